@@ -1,0 +1,145 @@
+// Package storage keeps everything Hookscope records in one SQLite file:
+// deliveries byte-exact, their analysis and events, the dedupe ledger, OAuth
+// profiles, tokens and transcripts. Domain packages define the small
+// interfaces they need; DB implements them.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
+)
+
+// AppID is the application id shared with FyneApp.toml; the default store
+// lives in the same per-user folder Fyne uses for this app.
+const AppID = "io.hookscope.app"
+
+// DefaultPath returns the default store file: <user config dir>/fyne/<app id>/hookscope.db,
+// the folder Fyne's preferences use for this app id.
+func DefaultPath() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("find user config directory: %w", err)
+	}
+	return filepath.Join(dir, "fyne", AppID, "hookscope.db"), nil
+}
+
+// DB is an open store.
+type DB struct {
+	path string
+	sql  *sql.DB
+	w    *writer
+}
+
+// migration is one versioned schema step. Steps are append-only: a released
+// step is never edited, a change is a new step.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations lists every schema step in order. Each step's SQL lives beside
+// the code that uses it.
+func migrations() []migration {
+	return []migration{
+		{1, "deliveries", schemaDeliveries},
+	}
+}
+
+// Open opens (creating when needed, with 0600 permissions) the store at
+// path and brings its schema up to date.
+func Open(path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("open store: empty path")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
+	}
+	// Create the file ourselves so it is 0600 from its first byte; SQLite
+	// would create it with the process umask.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	f.Close()
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_txlock=immediate"
+	sqlDB, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	db := &DB{path: path, sql: sqlDB}
+	if err := db.migrate(context.Background()); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	// WAL side files inherit the umask; tighten them too.
+	for _, side := range []string{path + "-wal", path + "-shm"} {
+		if _, err := os.Stat(side); err == nil {
+			_ = os.Chmod(side, 0o600)
+		}
+	}
+	db.w = newWriter(db)
+	return db, nil
+}
+
+// Path returns the file the store lives in.
+func (db *DB) Path() string { return db.path }
+
+// SQL exposes the underlying handle for packages of this module that keep
+// their own tables (tests and benchmarks use it too).
+func (db *DB) SQL() *sql.DB { return db.sql }
+
+// Close flushes pending writes and closes the store.
+func (db *DB) Close() error {
+	if db.w != nil {
+		db.w.close()
+	}
+	if err := db.sql.Close(); err != nil {
+		return fmt.Errorf("close store %s: %w", db.path, err)
+	}
+	return nil
+}
+
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.sql.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("create migrations table: %w", err)
+	}
+	var current int
+	if err := db.sql.QueryRowContext(ctx, `SELECT COALESCE(MAX(version),0) FROM schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	steps := migrations()
+	if latest := steps[len(steps)-1].version; current > latest {
+		return fmt.Errorf("store schema version %d is newer than this Hookscope understands (%d): upgrade Hookscope", current, latest)
+	}
+	for _, m := range steps {
+		if m.version <= current {
+			continue
+		}
+		tx, err := db.sql.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migration %d %s: %w", m.version, m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d %s: %w", m.version, m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version,name,applied_at) VALUES(?,?,strftime('%Y-%m-%dT%H:%M:%fZ','now'))`, m.version, m.name); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d %s: %w", m.version, m.name, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d %s: %w", m.version, m.name, err)
+		}
+	}
+	return nil
+}
