@@ -1,0 +1,85 @@
+package inspector
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// SignatureHeader is the header the service signs deliveries with.
+const SignatureHeader = "X-Service-Signature"
+
+// Sign returns the signature the service would send for body under secret:
+// lowercase hex HMAC-SHA256 of the raw body.
+func Sign(secret, body []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Verify judges a delivery's signature header against every configured
+// secret. received is the header value and present says whether the header
+// was there at all. Several secrets are allowed so a rotation can be
+// watched: the first that matches is reported.
+func Verify(received string, present bool, body []byte, secrets [][]byte) SignatureResult {
+	r := SignatureResult{SecretIndex: -1, Received: strings.TrimSpace(received)}
+	for _, s := range secrets {
+		r.Expected = append(r.Expected, Sign(s, body))
+	}
+	switch {
+	case !present:
+		r.Status = SignatureMissing
+		r.Reason = "the delivery has no " + SignatureHeader + " header"
+		return r
+	case len(secrets) == 0:
+		r.Status = SignatureUnverified
+		r.Reason = "no webhook secret is configured, so the signature cannot be checked"
+		return r
+	}
+	got := r.Received
+	// Some senders prefix the algorithm; the service does not. Accept it
+	// but say so, since a consumer comparing strings would fail.
+	if i := strings.Index(got, "="); i > 0 && strings.EqualFold(got[:i], "sha256") {
+		got = got[i+1:]
+	}
+	raw, err := hex.DecodeString(got)
+	if err != nil || len(raw) != sha256.Size {
+		r.Status = SignatureInvalid
+		switch {
+		case got == "":
+			r.Reason = "the " + SignatureHeader + " header is empty"
+		case err != nil:
+			r.Reason = fmt.Sprintf("the signature is not hex (%d characters); the service sends 64 lowercase hex characters", len(got))
+		default:
+			r.Reason = fmt.Sprintf("the signature is %d bytes; an HMAC-SHA256 is 32 bytes (64 hex characters)", len(raw))
+		}
+		return r
+	}
+	r.UpperCase = got != strings.ToLower(got)
+	for i, s := range secrets {
+		m := hmac.New(sha256.New, s)
+		m.Write(body)
+		if hmac.Equal(m.Sum(nil), raw) {
+			r.Status = SignatureValid
+			r.SecretIndex = i
+			switch {
+			case r.UpperCase:
+				r.Reason = fmt.Sprintf("matches secret #%d, but in upper-case hex: the service sends lower case, so a consumer comparing strings would reject it", i+1)
+			case got != r.Received:
+				r.Reason = fmt.Sprintf("matches secret #%d after removing a %q prefix the service does not send", i+1, r.Received[:len(r.Received)-len(got)])
+			default:
+				r.Reason = fmt.Sprintf("matches secret #%d", i+1)
+			}
+			return r
+		}
+	}
+	r.Status = SignatureInvalid
+	if len(secrets) == 1 {
+		r.Reason = "the digest does not match the configured secret: the body was changed after signing, or the secret is not the one entered in the service's webhook settings"
+	} else {
+		r.Reason = fmt.Sprintf("the digest matches none of the %d configured secrets: the body was changed after signing, or the webhook uses another secret", len(secrets))
+	}
+	return r
+}
