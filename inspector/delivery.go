@@ -45,6 +45,12 @@ type Delivery struct {
 	Rejected bool `json:"rejected,omitempty"`
 	// Truncated marks a body larger than the cap; Body holds its first cap bytes.
 	Truncated bool `json:"truncated,omitempty"`
+	// ReadError says why reading the request stopped early (client gone,
+	// read timeout); the bytes that did arrive are kept.
+	ReadError string `json:"read_error,omitempty"`
+	// Answer is the receiver's answer mode when it was not a plain answer:
+	// "hang" (held without answering) or "close" (connection closed).
+	Answer string `json:"answer,omitempty"`
 	// Source tells where the delivery came from: "receiver" (default),
 	// "import" or "replay".
 	Source string `json:"source,omitempty"`

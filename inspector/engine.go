@@ -1,0 +1,543 @@
+package inspector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hookscope/hookscope/inspector/catalog"
+)
+
+// AnswerMode is how the receiver answers, so a developer can provoke the
+// service's re-sends on purpose.
+type AnswerMode string
+
+// The answer modes. Every mode stores the delivery first.
+const (
+	Answer200   AnswerMode = "200"   // 200 OK at once (the normal mode)
+	Answer500   AnswerMode = "500"   // 500 at once: the service should retry
+	AnswerHang  AnswerMode = "hang"  // no answer for 15 s: past the service's 10 s timeout
+	AnswerClose AnswerMode = "close" // close the connection without an answer
+)
+
+// ParseAnswerMode checks a user-supplied mode.
+func ParseAnswerMode(s string) (AnswerMode, error) {
+	switch m := AnswerMode(s); m {
+	case Answer200, Answer500, AnswerHang, AnswerClose:
+		return m, nil
+	case "":
+		return Answer200, nil
+	}
+	return "", fmt.Errorf("unknown answer mode %q (expected 200, 500, hang or close)", s)
+}
+
+// DefaultMaxBody is the default body cap: far above any real message, small
+// enough that a runaway client cannot fill the disk quickly.
+const DefaultMaxBody = 10 << 20
+
+// HangFor is how long AnswerHang holds a request: longer than the
+// service's 10 s timeout so the service gives up and re-sends.
+const HangFor = 15 * time.Second
+
+// Options configures an Engine.
+type Options struct {
+	// Secrets are the webhook secret keys, several during a rotation.
+	Secrets [][]byte
+	// MaxBody caps the stored body; larger bodies are answered 413 and kept
+	// truncated. Zero means DefaultMaxBody.
+	MaxBody int64
+	// Answer is the answer mode; empty means Answer200.
+	Answer AnswerMode
+	// Logf receives operational messages (never secrets). Nil discards.
+	Logf func(format string, args ...any)
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+	// QueueBytes bounds the bodies held in memory awaiting analysis; beyond
+	// it, queued deliveries are re-read from the store. Zero means 64 MiB.
+	QueueBytes int64
+}
+
+// Engine receives deliveries, stores them, and analyses them in order on
+// one goroutine so the ledger's decisions are consistent.
+type Engine struct {
+	store Store
+	logf  func(string, ...any)
+	now   func() time.Time
+
+	mu      sync.RWMutex
+	secrets [][]byte
+	answer  AnswerMode
+	maxBody int64
+
+	q queue
+
+	subMu   sync.Mutex
+	subs    map[int]func(*Record)
+	nextSub int
+}
+
+// NewEngine returns an engine over store. Call Run to analyse.
+func NewEngine(store Store, opts Options) *Engine {
+	e := &Engine{
+		store:   store,
+		logf:    opts.Logf,
+		now:     opts.Now,
+		maxBody: opts.MaxBody,
+		answer:  opts.Answer,
+		subs:    map[int]func(*Record){},
+	}
+	if e.logf == nil {
+		e.logf = func(string, ...any) {}
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.maxBody <= 0 {
+		e.maxBody = DefaultMaxBody
+	}
+	if e.answer == "" {
+		e.answer = Answer200
+	}
+	e.q.limit = opts.QueueBytes
+	if e.q.limit <= 0 {
+		e.q.limit = 64 << 20
+	}
+	e.q.kick = make(chan struct{}, 1)
+	e.SetSecrets(opts.Secrets)
+	return e
+}
+
+// SetSecrets replaces the webhook secrets used for deliveries analysed from
+// now on; call Reverify to judge stored ones again.
+func (e *Engine) SetSecrets(secrets [][]byte) {
+	cp := make([][]byte, 0, len(secrets))
+	for _, s := range secrets {
+		if len(s) > 0 {
+			cp = append(cp, append([]byte(nil), s...))
+		}
+	}
+	e.mu.Lock()
+	e.secrets = cp
+	e.mu.Unlock()
+}
+
+// SecretCount says how many secrets are configured (never the secrets).
+func (e *Engine) SecretCount() int {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return len(e.secrets)
+}
+
+// SetAnswerMode changes how the receiver answers from the next request on.
+func (e *Engine) SetAnswerMode(m AnswerMode) {
+	e.mu.Lock()
+	e.answer = m
+	e.mu.Unlock()
+}
+
+// AnswerMode returns the current answer mode.
+func (e *Engine) AnswerMode() AnswerMode {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.answer
+}
+
+// SetMaxBody changes the body cap from the next request on.
+func (e *Engine) SetMaxBody(n int64) {
+	if n <= 0 {
+		n = DefaultMaxBody
+	}
+	e.mu.Lock()
+	e.maxBody = n
+	e.mu.Unlock()
+}
+
+// Subscribe registers fn to be called, on the analysis goroutine, with
+// every record once it is analysed (or re-verified). fn must not block for
+// long: the UI hands the record to its bridge, the CLI prints a line.
+func (e *Engine) Subscribe(fn func(*Record)) (cancel func()) {
+	e.subMu.Lock()
+	id := e.nextSub
+	e.nextSub++
+	e.subs[id] = fn
+	e.subMu.Unlock()
+	return func() {
+		e.subMu.Lock()
+		delete(e.subs, id)
+		e.subMu.Unlock()
+	}
+}
+
+func (e *Engine) notify(r *Record) {
+	e.subMu.Lock()
+	fns := make([]func(*Record), 0, len(e.subs))
+	for _, fn := range e.subs {
+		fns = append(fns, fn)
+	}
+	e.subMu.Unlock()
+	for _, fn := range fns {
+		fn(r)
+	}
+}
+
+// Ingest stores a delivery durably and queues it for analysis. It is what
+// the receiver calls before answering, and what import uses. It returns
+// the stored id.
+func (e *Engine) Ingest(ctx context.Context, d *Delivery) (int64, error) {
+	id, err := e.store.InsertDelivery(ctx, d)
+	if err != nil {
+		return 0, fmt.Errorf("store delivery: %w", err)
+	}
+	d.ID = id
+	e.q.push(d)
+	return id, nil
+}
+
+// Run analyses deliveries until ctx ends: first whatever a previous run
+// stored but did not analyse (a crash between ack and analysis), then each
+// new delivery as it is ingested.
+func (e *Engine) Run(ctx context.Context) error {
+	if err := e.recover(ctx); err != nil {
+		return err
+	}
+	for {
+		batch := e.q.take()
+		if len(batch) == 0 {
+			select {
+			case <-ctx.Done():
+				// Drain what is queued so a clean stop leaves nothing pending.
+				for _, d := range e.q.take() {
+					e.analyseQueued(context.WithoutCancel(ctx), d)
+				}
+				return nil
+			case <-e.q.kick:
+				continue
+			}
+		}
+		for _, d := range batch {
+			e.analyseQueued(ctx, d)
+		}
+	}
+}
+
+// Drain analyses everything queued now, on the caller's goroutine. Tests
+// and one-shot commands use it instead of Run.
+func (e *Engine) Drain(ctx context.Context) error {
+	if err := e.recover(ctx); err != nil {
+		return err
+	}
+	for {
+		batch := e.q.take()
+		if len(batch) == 0 {
+			return nil
+		}
+		for _, d := range batch {
+			e.analyseQueued(ctx, d)
+		}
+	}
+}
+
+func (e *Engine) recover(ctx context.Context) error {
+	var after int64
+	for {
+		ds, err := e.store.Unanalyzed(ctx, after, 500)
+		if err != nil {
+			return fmt.Errorf("find unanalysed deliveries: %w", err)
+		}
+		if len(ds) == 0 {
+			return nil
+		}
+		for _, d := range ds {
+			if err := e.analyse(ctx, d); err != nil {
+				return err
+			}
+			after = d.ID
+		}
+	}
+}
+
+func (e *Engine) analyseQueued(ctx context.Context, d *Delivery) {
+	if d.Body == nil && d.BodyLength > 0 {
+		// The body was dropped from memory under load: read it back.
+		ds, err := e.store.Unanalyzed(ctx, d.ID-1, 1)
+		if err != nil || len(ds) == 0 || ds[0].ID != d.ID {
+			e.logf("analyse delivery %d: reload from store failed: %v", d.ID, err)
+			return
+		}
+		d = ds[0]
+	}
+	if err := e.analyse(ctx, d); err != nil {
+		e.logf("%v", err)
+	}
+}
+
+func (e *Engine) analyse(ctx context.Context, d *Delivery) error {
+	a := e.Analyse(ctx, d)
+	if err := e.ledger(ctx, d, a); err != nil {
+		return fmt.Errorf("analyse delivery %d: %w", d.ID, err)
+	}
+	if err := e.store.SaveAnalysis(ctx, a); err != nil {
+		return fmt.Errorf("save analysis of delivery %d: %w", d.ID, err)
+	}
+	e.notify(&Record{Delivery: d, Analysis: a})
+	return nil
+}
+
+// Analyse verifies, decodes and checks one delivery without touching the
+// ledger: the pure part of analysis, also used to preview an edited body.
+func (e *Engine) Analyse(ctx context.Context, d *Delivery) *Analysis {
+	e.mu.RLock()
+	secrets := e.secrets
+	e.mu.RUnlock()
+	a := &Analysis{DeliveryID: d.ID, AnalyzedAt: e.now().UTC(), Events: []EventAnalysis{}}
+	sig, present := d.Header(SignatureHeader)
+	a.Signature = Verify(sig, present, d.Body, secrets)
+	if d.Rejected {
+		a.Error = &DecodeError{Reason: fmt.Sprintf("not a webhook delivery: the method was %s (the service always POSTs)", d.Method), Offset: -1}
+		return a
+	}
+	a.Problems = catalog.CheckDelivery(d.HTTPHeader(), d.BodyLength)
+	msg, err := DecodeMessage(d.Body)
+	if err != nil {
+		var de *DecodeError
+		if !errors.As(err, &de) {
+			de = &DecodeError{Reason: err.Error(), Offset: -1}
+		}
+		if d.Truncated {
+			de.Reason = fmt.Sprintf("the body was cut at the %d-byte cap (the client sent %d bytes or more): %s", len(d.Body), d.BodyLength, de.Reason)
+		}
+		a.Error = de
+		return a
+	}
+	a.HookUUID = msg.HookUUID
+	for i, ev := range msg.Events {
+		cat := catalog.DecodeEvent(ev.Raw)
+		a.Events = append(a.Events, EventAnalysis{
+			Index:        i,
+			UUID:         ev.UUID,
+			Type:         ev.Type,
+			AccountID:    ev.AccountID,
+			GeneratedRaw: ev.GeneratedRaw,
+			GeneratedAt:  ev.GeneratedAt,
+			Raw:          ev.Raw,
+			Subject:      Subject(ev.Type, ev.Payload),
+			Hash:         CanonicalHash(ev.Raw),
+			Copies:       1,
+			Summary:      cat.Summary,
+			Problems:     cat.Problems,
+		})
+	}
+	return a
+}
+
+// ledger fills the dedupe and order facts of a from what was analysed
+// before it. Events earlier in the same message count as "before".
+func (e *Engine) ledger(ctx context.Context, d *Delivery, a *Analysis) error {
+	if a.HookUUID != "" {
+		first, found, err := e.store.FirstHookDelivery(ctx, a.HookUUID)
+		if err != nil {
+			return fmt.Errorf("look up hook %s: %w", a.HookUUID, err)
+		}
+		if found && first != d.ID {
+			a.Resend, a.ResendOf = true, first
+		}
+	}
+	type seen struct {
+		hash   string
+		copies int
+	}
+	inMsg := map[string]*seen{}
+	latest := map[string]EventAnalysis{}
+	for i := range a.Events {
+		ev := &a.Events[i]
+		ev.FirstDeliveryID = d.ID
+		if ev.UUID != "" {
+			first, copies, found, err := e.store.FirstEventCopy(ctx, ev.UUID)
+			if err != nil {
+				return fmt.Errorf("look up event %s: %w", ev.UUID, err)
+			}
+			// A re-analysis of the same delivery must not count itself.
+			if found && first.DeliveryID == d.ID {
+				found = false
+			}
+			local := inMsg[ev.UUID]
+			switch {
+			case found:
+				ev.Duplicate = true
+				ev.FirstDeliveryID = first.DeliveryID
+				ev.Copies = copies + 1
+				ev.Divergent = first.Hash != ev.Hash
+				if local != nil {
+					ev.Copies += local.copies
+				}
+			case local != nil:
+				ev.Duplicate = true
+				ev.Copies = local.copies + 1
+				ev.Divergent = local.hash != ev.Hash
+			}
+			if local == nil {
+				inMsg[ev.UUID] = &seen{hash: ev.Hash, copies: 1}
+			} else {
+				local.copies++
+			}
+		}
+		if ev.Subject == "" || ev.Duplicate || ev.GeneratedAt.IsZero() {
+			continue
+		}
+		uuid, at, found, err := e.store.LatestForSubject(ctx, ev.Subject)
+		if err != nil {
+			return fmt.Errorf("look up subject %s: %w", ev.Subject, err)
+		}
+		if prev, ok := latest[ev.Subject]; ok && (!found || prev.GeneratedAt.After(at)) {
+			uuid, at, found = prev.UUID, prev.GeneratedAt, true
+		}
+		if found && uuid != ev.UUID && at.After(ev.GeneratedAt) {
+			ev.OutOfOrder = true
+			ev.OrderNote = fmt.Sprintf("arrived after event %s about the same %s, generated later (%s vs %s): order by generated_at, not by arrival",
+				uuid, subjectKind(ev.Subject), at.UTC().Format(time.RFC3339Nano), ev.GeneratedAt.UTC().Format(time.RFC3339Nano))
+		}
+		if p, ok := latest[ev.Subject]; !ok || ev.GeneratedAt.After(p.GeneratedAt) {
+			latest[ev.Subject] = *ev
+		}
+	}
+	return nil
+}
+
+func subjectKind(subject string) string {
+	for i := 0; i < len(subject); i++ {
+		if subject[i] == ':' {
+			return subject[:i]
+		}
+	}
+	return subject
+}
+
+// Subject names what an event is about, for ordering: the viewing session
+// for viewing_session.* events, the live event for registrations, else the
+// media. Empty when the payload names none.
+func Subject(eventType string, payload json.RawMessage) string {
+	var p struct {
+		Media *struct {
+			ID json.RawMessage `json:"id"`
+		} `json:"media"`
+		ViewingSession *struct {
+			ID json.RawMessage `json:"id"`
+		} `json:"viewing_session"`
+		LiveEvent *struct {
+			ID json.RawMessage `json:"id"`
+		} `json:"live_event"`
+	}
+	if len(payload) == 0 || json.Unmarshal(payload, &p) != nil {
+		return ""
+	}
+	id := func(raw json.RawMessage) string {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return ""
+	}
+	if p.ViewingSession != nil {
+		if s := id(p.ViewingSession.ID); s != "" {
+			return "viewing_session:" + s
+		}
+	}
+	if p.LiveEvent != nil {
+		if s := id(p.LiveEvent.ID); s != "" {
+			return "live_event:" + s
+		}
+	}
+	if p.Media != nil {
+		if s := id(p.Media.ID); s != "" {
+			return "media:" + s
+		}
+	}
+	return ""
+}
+
+// ReverifySource is what Reverify needs from the store.
+type ReverifySource interface {
+	// EachRecord calls fn for every stored record, oldest first.
+	EachRecord(ctx context.Context, fn func(*Record) error) error
+	UpdateSignature(ctx context.Context, id int64, r SignatureResult) error
+}
+
+// Reverify judges every stored delivery's signature again with the current
+// secrets (after a secret was added, fixed or rotated) and notifies
+// subscribers of each record whose verdict changed. It returns how many
+// changed.
+func (e *Engine) Reverify(ctx context.Context, src ReverifySource) (int, error) {
+	e.mu.RLock()
+	secrets := e.secrets
+	e.mu.RUnlock()
+	changed := 0
+	err := src.EachRecord(ctx, func(r *Record) error {
+		sig, present := r.Delivery.Header(SignatureHeader)
+		res := Verify(sig, present, r.Delivery.Body, secrets)
+		if r.Analysis != nil && sameVerdict(r.Analysis.Signature, res) {
+			return nil
+		}
+		if err := src.UpdateSignature(ctx, r.Delivery.ID, res); err != nil {
+			return fmt.Errorf("update signature of delivery %d: %w", r.Delivery.ID, err)
+		}
+		changed++
+		if r.Analysis != nil {
+			r.Analysis.Signature = res
+			e.notify(r)
+		}
+		return nil
+	})
+	if err != nil {
+		return changed, fmt.Errorf("re-verify deliveries: %w", err)
+	}
+	return changed, nil
+}
+
+func sameVerdict(a, b SignatureResult) bool {
+	if a.Status != b.Status || a.SecretIndex != b.SecretIndex || len(a.Expected) != len(b.Expected) {
+		return false
+	}
+	for i := range a.Expected {
+		if a.Expected[i] != b.Expected[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// queue holds deliveries awaiting analysis in arrival order. Bodies are
+// kept up to a byte limit; past it only the id is kept and the body is
+// read back from the store, so a flood cannot exhaust memory.
+type queue struct {
+	mu    sync.Mutex
+	items []*Delivery
+	bytes int64
+	limit int64
+	kick  chan struct{}
+}
+
+func (q *queue) push(d *Delivery) {
+	q.mu.Lock()
+	if q.bytes+int64(len(d.Body)) > q.limit && len(d.Body) > 0 {
+		d = &Delivery{ID: d.ID, BodyLength: max(d.BodyLength, 1)}
+	}
+	q.bytes += int64(len(d.Body))
+	q.items = append(q.items, d)
+	q.mu.Unlock()
+	select {
+	case q.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (q *queue) take() []*Delivery {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	items := q.items
+	q.items = nil
+	q.bytes = 0
+	return items
+}

@@ -1,0 +1,255 @@
+package inspector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+// MaxHeaderBytes is the receiver's header limit. It is well above Go's
+// 1 MB default so that absurd requests (a 1 MB path, 10,000 headers) reach
+// the handler and are recorded rather than refused unseen.
+const MaxHeaderBytes = 4 << 20
+
+// Handler returns the receiver: it accepts a POST on any path, stores the
+// request byte-exact, and only then answers. Everything else about the
+// delivery is worked out after the answer, by Run.
+func (e *Engine) Handler() http.Handler {
+	return http.HandlerFunc(e.serveHTTP)
+}
+
+// ackBody is the tiny body of a positive answer.
+const ackBody = "ok\n"
+
+func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	received := e.now().UTC()
+	e.mu.RLock()
+	maxBody, mode := e.maxBody, e.answer
+	e.mu.RUnlock()
+
+	d := &Delivery{
+		ReceivedAt: received,
+		Method:     r.Method,
+		Path:       r.URL.Path,
+		Query:      r.URL.RawQuery,
+		RemoteAddr: r.RemoteAddr,
+		Source:     "receiver",
+	}
+	if d.Path == "" {
+		d.Path = r.URL.Opaque
+	}
+	d.Headers, d.HeadersReconstructed = requestHeaders(r)
+
+	body, n, readErr := readCapped(r.Body, maxBody)
+	d.Body = body
+	d.BodyLength = n
+	if readErr != nil {
+		d.ReadError = readErr.Error()
+	}
+	if n > maxBody {
+		d.Truncated = true
+		if r.ContentLength > n {
+			d.BodyLength = r.ContentLength
+		}
+	}
+
+	status := http.StatusOK
+	switch {
+	case r.Method != http.MethodPost:
+		d.Rejected = true
+		status = http.StatusMethodNotAllowed
+	case d.Truncated:
+		status = http.StatusRequestEntityTooLarge
+	case readErr != nil:
+		status = http.StatusBadRequest
+	case mode == Answer500:
+		status = http.StatusInternalServerError
+	}
+	switch mode {
+	case AnswerHang, AnswerClose:
+		if status == http.StatusOK || status == http.StatusInternalServerError {
+			d.Answer = string(mode)
+			status = 0
+		}
+	}
+	d.Status = status
+
+	if _, err := e.Ingest(r.Context(), d); err != nil {
+		// Not stored, so not acknowledged: the sender must try again.
+		e.logf("receiver: %v", err)
+		http.Error(w, "hookscope could not store the delivery; send it again", http.StatusServiceUnavailable)
+		return
+	}
+
+	switch {
+	case status == 0 && mode == AnswerClose:
+		closeConn(w)
+		return
+	case status == 0 && mode == AnswerHang:
+		t := time.NewTimer(HangFor)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		}
+		status = http.StatusOK
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Hookscope-Delivery", fmt.Sprint(d.ID))
+	if status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", http.MethodPost)
+	}
+	if status == http.StatusRequestEntityTooLarge || d.Truncated {
+		// The rest of the body is not read; do not keep the connection.
+		w.Header().Set("Connection", "close")
+	}
+	w.WriteHeader(status)
+	if status == http.StatusOK {
+		io.WriteString(w, ackBody)
+	} else {
+		fmt.Fprintf(w, "%d %s (recorded by hookscope as delivery %d)\n", status, http.StatusText(status), d.ID)
+	}
+}
+
+// readCapped reads up to max+1 bytes so a body over the cap is detected
+// without reading all of it. It returns at most max bytes and the count read.
+func readCapped(r io.Reader, max int64) ([]byte, int64, error) {
+	if r == nil || r == http.NoBody {
+		return nil, 0, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	n := int64(len(b))
+	if n > max {
+		b = b[:max]
+	}
+	return b, n, err
+}
+
+func closeConn(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	c, _, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	c.Close()
+}
+
+// requestHeaders returns the headers as written on the wire when the
+// listener captured them, else Go's parsed headers (sorted, canonical) and
+// true.
+func requestHeaders(r *http.Request) ([]Header, bool) {
+	if cc, ok := r.Context().Value(connKey{}).(*captureConn); ok {
+		if block, ok := cc.next(); ok {
+			line, hs := parseHeaderBlock(block)
+			if strings.HasPrefix(line, r.Method+" ") {
+				return hs, false
+			}
+		}
+	}
+	var hs []Header
+	if r.Host != "" {
+		hs = append(hs, Header{Name: "Host", Value: r.Host})
+	}
+	names := make([]string, 0, len(r.Header))
+	for k := range r.Header {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		for _, v := range r.Header[k] {
+			hs = append(hs, Header{Name: k, Value: v})
+		}
+	}
+	if r.ContentLength >= 0 && r.Header.Get("Content-Length") == "" && len(r.TransferEncoding) == 0 && r.ContentLength > 0 {
+		hs = append(hs, Header{Name: "Content-Length", Value: fmt.Sprint(r.ContentLength)})
+	}
+	return hs, true
+}
+
+// Server is a running receiver.
+type Server struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan error
+}
+
+// Serve listens on addr and serves h with the receiver's timeouts and
+// raw-header capture. It returns once the socket is bound, so the address
+// is known (addr may use port 0).
+func Serve(addr string, h http.Handler) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ServeListener(ln, h), nil
+}
+
+// ServeListener serves h on an existing listener (tests, socket activation).
+func ServeListener(ln net.Listener, h http.Handler) *Server {
+	baseCtx, cancel := context.WithCancel(context.Background())
+	srv := &http.Server{
+		Handler: h,
+		// A slow client cannot pin a connection: headers within 10 s
+		// (slowloris), a whole body within a minute.
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      HangFor + 15*time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ConnContext:       withCaptureConn,
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+		ErrorLog:          nil,
+	}
+	// Shutdown waits for handlers; a request held by the "hang" answer
+	// mode must let go at once.
+	srv.RegisterOnShutdown(cancel)
+	s := &Server{srv: srv, ln: ln, done: make(chan error, 1)}
+	cl := &captureListener{Listener: ln, maxHeader: MaxHeaderBytes + 64<<10}
+	go func() {
+		err := srv.Serve(cl)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		cancel()
+		s.done <- err
+	}()
+	return s
+}
+
+// Addr is the bound address, e.g. 127.0.0.1:8787.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Shutdown stops accepting, lets in-flight requests finish (each is stored
+// before it is answered) and returns when they have, or ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		s.srv.Close()
+		return fmt.Errorf("stop receiver on %s: %w", s.Addr(), err)
+	}
+	return <-s.done
+}
+
+// IsLoopback reports whether addr (host:port) binds only the loopback
+// interface. An empty host binds every interface.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,423 @@
+package inspector
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var testSecret = []byte("whsec_receiver_test")
+
+// harness runs a receiver on a loopback port over a memStore and collects
+// analysed records.
+type harness struct {
+	t     *testing.T
+	store *memStore
+	eng   *Engine
+	srv   *Server
+	url   string
+
+	mu   sync.Mutex
+	recs []*Record
+	got  chan *Record
+}
+
+func newHarness(t *testing.T, opts Options) *harness {
+	t.Helper()
+	h := &harness{t: t, store: newMemStore(), got: make(chan *Record, 1000)}
+	h.eng = NewEngine(h.store, opts)
+	h.eng.Subscribe(func(r *Record) {
+		h.mu.Lock()
+		h.recs = append(h.recs, r)
+		h.mu.Unlock()
+		h.got <- r
+	})
+	srv, err := Serve("127.0.0.1:0", h.eng.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv = srv
+	h.url = "http://" + srv.Addr()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.eng.Run(ctx) }()
+	t.Cleanup(func() {
+		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c()
+		srv.Shutdown(sctx)
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("engine: %v", err)
+		}
+	})
+	return h
+}
+
+// next waits for the next analysed record.
+func (h *harness) next() *Record {
+	h.t.Helper()
+	select {
+	case r := <-h.got:
+		return r
+	case <-time.After(10 * time.Second):
+		h.t.Fatal("no delivery analysed within 10 s")
+		return nil
+	}
+}
+
+func (h *harness) post(path string, body []byte, headers map[string]string) *http.Response {
+	h.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, h.url+path, bytes.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Service-Webhooks/0.0.47")
+	for k, v := range headers {
+		if v == "" {
+			req.Header.Del(k)
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
+}
+
+func (h *harness) postSigned(body []byte) *http.Response {
+	return h.post("/webhooks", body, map[string]string{SignatureHeader: Sign(testSecret, body)})
+}
+
+func event(uuid, typ, mediaID, at string) string {
+	return fmt.Sprintf(`{"uuid":%q,"type":%q,"payload":{"media":{"id":%q,"name":"Intro","url":"https://example.com/medias/%s","duration":12.5,"thumbnail":{"url":"https://example.com/t.jpg"}}},"metadata":{"account_id":"acc1"},"generated_at":%q}`, uuid, typ, mediaID, mediaID, at)
+}
+
+func message(hook string, events ...string) []byte {
+	return []byte(fmt.Sprintf(`{"hook":{"uuid":%q},"events":[%s]}`, hook, strings.Join(events, ",")))
+}
+
+func TestReceiverSignatureStatuses(t *testing.T) {
+	h := newHarness(t, Options{Secrets: [][]byte{testSecret}})
+	body := message("h1", event("e1", "media.ready", "m1", "2026-01-01T00:00:00Z"))
+
+	if resp := h.postSigned(body); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if r := h.next(); r.Analysis.Signature.Status != SignatureValid || r.Analysis.Signature.SecretIndex != 0 {
+		t.Fatalf("valid: %+v", r.Analysis.Signature)
+	}
+	h.post("/webhooks", body, map[string]string{SignatureHeader: Sign([]byte("other"), body)})
+	r := h.next()
+	if r.Analysis.Signature.Status != SignatureInvalid || r.Analysis.Signature.Expected[0] != Sign(testSecret, body) {
+		t.Fatalf("invalid: %+v", r.Analysis.Signature)
+	}
+	if r.Delivery.Status != 200 {
+		t.Fatalf("an invalid signature is still acknowledged (it is stored), got %d", r.Delivery.Status)
+	}
+	h.post("/webhooks", body, nil)
+	if r := h.next(); r.Analysis.Signature.Status != SignatureMissing {
+		t.Fatalf("missing: %+v", r.Analysis.Signature)
+	}
+
+	h2 := newHarness(t, Options{})
+	h2.postSigned(body)
+	if r := h2.next(); r.Analysis.Signature.Status != SignatureUnverified {
+		t.Fatalf("unverified: %+v", r.Analysis.Signature)
+	}
+}
+
+func TestReceiverStoresBeforeAnswering(t *testing.T) {
+	h := newHarness(t, Options{})
+	body := []byte("not json at all \x00\xff")
+	resp := h.post("/hooks/custom", body, map[string]string{"Content-Type": "text/plain"})
+	id := resp.Header.Get("X-Hookscope-Delivery")
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("status %d id %q", resp.StatusCode, id)
+	}
+	// The row exists as soon as the answer arrived, analysed or not.
+	h.store.mu.Lock()
+	d := h.store.rows[1]
+	h.store.mu.Unlock()
+	if d == nil || !bytes.Equal(d.Body, body) || d.Path != "/hooks/custom" {
+		t.Fatalf("stored %+v", d)
+	}
+	r := h.next()
+	if r.Analysis.Error == nil || !strings.Contains(r.Analysis.Error.Reason, "UTF-8") {
+		t.Fatalf("malformed body not flagged: %+v", r.Analysis.Error)
+	}
+}
+
+func TestReceiverMalformedAndWrongShape(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.postSigned([]byte(`{"hook":{"uuid":"x"},"events":[`))
+	if r := h.next(); r.Analysis.Error == nil || r.Analysis.Error.Offset < 0 {
+		t.Fatalf("malformed JSON: %+v", r.Analysis.Error)
+	}
+	h.postSigned([]byte(`{"hook":{"uuid":"x"},"events":{}}`))
+	if r := h.next(); r.Analysis.Error == nil || !strings.Contains(r.Analysis.Error.Reason, "events") {
+		t.Fatalf("wrong shape: %+v", r.Analysis.Error)
+	}
+}
+
+func TestLedger(t *testing.T) {
+	h := newHarness(t, Options{Secrets: [][]byte{testSecret}})
+	e1 := event("e1", "media.created", "m1", "2026-01-01T00:00:01Z")
+	e2 := event("e2", "media.processing", "m1", "2026-01-01T00:00:02Z")
+	e3 := event("e3", "media.ready", "m1", "2026-01-01T00:00:03Z")
+
+	// A batched message: two events, both new.
+	h.postSigned(message("h1", e1, e2))
+	r := h.next()
+	if len(r.Analysis.Events) != 2 || r.Analysis.Duplicates() != 0 || r.Analysis.Resend {
+		t.Fatalf("batch: %+v", r.Analysis)
+	}
+	// The same message sent again: a re-send, both events duplicates.
+	h.postSigned(message("h1", e1, e2))
+	r = h.next()
+	if !r.Analysis.Resend || r.Analysis.ResendOf != 1 || r.Analysis.Duplicates() != 2 {
+		t.Fatalf("resend: %+v", r.Analysis)
+	}
+	if ev := r.Analysis.Events[0]; ev.Copies != 2 || ev.FirstDeliveryID != 1 || ev.Divergent {
+		t.Fatalf("duplicate facts: %+v", ev)
+	}
+	// e2 again in a new message with different content: divergent.
+	e2b := strings.Replace(e2, `"Intro"`, `"Intro (edited)"`, 1)
+	h.postSigned(message("h2", e2b))
+	r = h.next()
+	if ev := r.Analysis.Events[0]; !ev.Duplicate || !ev.Divergent || ev.Copies != 3 || r.Analysis.Resend {
+		t.Fatalf("divergent: %+v", ev)
+	}
+	// Same content, other formatting: a plain duplicate, not divergent.
+	h.postSigned([]byte(strings.ReplaceAll(string(message("h3", e1)), ",", " ,\n ")))
+	r = h.next()
+	if ev := r.Analysis.Events[0]; !ev.Duplicate || ev.Divergent {
+		t.Fatalf("reformatted duplicate: %+v", ev)
+	}
+	// e3 (generated 00:03) arrives, then an older event for the same media.
+	h.postSigned(message("h4", e3))
+	if r = h.next(); r.Analysis.Events[0].OutOfOrder {
+		t.Fatal("in-order event flagged")
+	}
+	old := event("e0", "media.updated", "m1", "2026-01-01T00:00:02.5Z")
+	h.postSigned(message("h5", old))
+	r = h.next()
+	if ev := r.Analysis.Events[0]; !ev.OutOfOrder || !strings.Contains(ev.OrderNote, "e3") {
+		t.Fatalf("out of order: %+v", ev)
+	}
+	// Another media is a different subject.
+	h.postSigned(message("h6", event("x1", "media.created", "m2", "2025-01-01T00:00:00Z")))
+	if r = h.next(); r.Analysis.Events[0].OutOfOrder {
+		t.Fatal("other subject flagged out of order")
+	}
+	// Within one message: the same uuid twice, and a later-then-earlier pair.
+	h.postSigned(message("h7",
+		event("y1", "media.created", "m3", "2026-02-01T00:00:05Z"),
+		event("y1", "media.created", "m3", "2026-02-01T00:00:05Z"),
+		event("y2", "media.created", "m3", "2026-02-01T00:00:01Z")))
+	r = h.next()
+	evs := r.Analysis.Events
+	if evs[0].Duplicate || !evs[1].Duplicate || evs[1].Copies != 2 || !evs[2].OutOfOrder {
+		t.Fatalf("in-message ledger: %+v", evs)
+	}
+}
+
+func TestReceiverRejectsAndTruncates(t *testing.T) {
+	h := newHarness(t, Options{MaxBody: 1024})
+	resp, err := http.Get(h.url + "/webhooks?x=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" {
+		t.Fatalf("GET answered %d", resp.StatusCode)
+	}
+	r := h.next()
+	if !r.Delivery.Rejected || r.Delivery.Method != "GET" || r.Delivery.Query != "x=1" || r.Analysis.Error == nil {
+		t.Fatalf("GET record: %+v", r.Delivery)
+	}
+
+	big := bytes.Repeat([]byte("a"), 5000)
+	resp = h.post("/webhooks", big, nil)
+	if resp.StatusCode != 413 {
+		t.Fatalf("oversize answered %d", resp.StatusCode)
+	}
+	r = h.next()
+	if !r.Delivery.Truncated || len(r.Delivery.Body) != 1024 || r.Delivery.BodyLength != 5000 || r.Delivery.Status != 413 {
+		t.Fatalf("oversize record: truncated=%v len=%d bodylen=%d", r.Delivery.Truncated, len(r.Delivery.Body), r.Delivery.BodyLength)
+	}
+	if !strings.Contains(r.Analysis.Error.Reason, "cap") {
+		t.Fatalf("truncation not explained: %s", r.Analysis.Error.Reason)
+	}
+}
+
+func TestReceiverKeepsRawHeaders(t *testing.T) {
+	h := newHarness(t, Options{})
+	conn, err := net.Dial("tcp", h.srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body1 := `{"hook":{"uuid":"a"},"events":[]}`
+	// Two requests on one connection: Content-Length, then chunked with a
+	// trailer, with headers in an order and case Go would not keep.
+	raw := "POST /webhooks HTTP/1.1\r\nhost: example.test\r\nX-Service-Signature: abc\r\nuser-agent: Service-Webhooks/0.0.47\r\nX-Dup: 1\r\nx-dup: 2\r\nContent-Type: application/json\r\ncontent-length: " + fmt.Sprint(len(body1)) + "\r\n\r\n" + body1 +
+		"POST /second HTTP/1.1\r\nHost: example.test\r\nZ-Last: z\r\nTransfer-Encoding: chunked\r\nA-First: a\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nTrailer-X: t\r\n\r\n"
+	if _, err := io.WriteString(conn, raw); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	for i := 0; i < 2; i++ {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	r1, r2 := h.next(), h.next()
+	want1 := []Header{{"host", "example.test"}, {"X-Service-Signature", "abc"}, {"user-agent", "Service-Webhooks/0.0.47"}, {"X-Dup", "1"}, {"x-dup", "2"}, {"Content-Type", "application/json"}, {"content-length", fmt.Sprint(len(body1))}}
+	if fmt.Sprint(r1.Delivery.Headers) != fmt.Sprint(want1) || r1.Delivery.HeadersReconstructed {
+		t.Fatalf("headers 1:\n got %v\nwant %v", r1.Delivery.Headers, want1)
+	}
+	want2 := []Header{{"Host", "example.test"}, {"Z-Last", "z"}, {"Transfer-Encoding", "chunked"}, {"A-First", "a"}}
+	if fmt.Sprint(r2.Delivery.Headers) != fmt.Sprint(want2) || string(r2.Delivery.Body) != "hello world" || r2.Delivery.Path != "/second" {
+		t.Fatalf("request 2: %v %q", r2.Delivery.Headers, r2.Delivery.Body)
+	}
+	v, ok := r1.Delivery.Header("x-service-signature")
+	if !ok || v != "abc" {
+		t.Fatal("case-insensitive lookup failed")
+	}
+}
+
+func TestAnswerModes(t *testing.T) {
+	h := newHarness(t, Options{Answer: Answer500})
+	body := message("h1", event("e1", "media.ready", "m1", "2026-01-01T00:00:00Z"))
+	if resp := h.post("/webhooks", body, nil); resp.StatusCode != 500 {
+		t.Fatalf("500 mode answered %d", resp.StatusCode)
+	}
+	if r := h.next(); r.Delivery.Status != 500 {
+		t.Fatalf("stored status %d", r.Delivery.Status)
+	}
+	h.eng.SetAnswerMode(AnswerClose)
+	req, _ := http.NewRequest(http.MethodPost, h.url+"/webhooks", bytes.NewReader(body))
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("close mode answered")
+	}
+	if r := h.next(); r.Delivery.Answer != "close" || r.Delivery.Status != 0 || !bytes.Equal(r.Delivery.Body, body) {
+		t.Fatalf("close mode record: %+v", r.Delivery)
+	}
+	h.eng.SetAnswerMode(AnswerHang)
+	client := &http.Client{Timeout: 300 * time.Millisecond}
+	req, _ = http.NewRequest(http.MethodPost, h.url+"/webhooks", bytes.NewReader(body))
+	if _, err := client.Do(req); err == nil {
+		t.Fatal("hang mode answered before the client's timeout")
+	}
+	if r := h.next(); r.Delivery.Answer != "hang" {
+		t.Fatalf("hang mode record: %+v", r.Delivery)
+	}
+}
+
+
+func TestStoreFailureIsNotAcknowledged(t *testing.T) {
+	ms := newMemStore()
+	ms.failWrite = errors.New("disk full")
+	eng := NewEngine(ms, Options{})
+	srv, err := Serve("127.0.0.1:0", eng.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	resp, err := http.Post("http://"+srv.Addr()+"/webhooks", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("unstored delivery answered %d, want 503", resp.StatusCode)
+	}
+}
+
+func TestRecoveryAnalysesWhatACrashLeft(t *testing.T) {
+	ms := newMemStore()
+	for i := 0; i < 3; i++ {
+		ms.InsertDelivery(context.Background(), &Delivery{Method: "POST", Path: "/webhooks", Body: message(fmt.Sprint("h", i), event(fmt.Sprint("e", i), "media.ready", "m", "2026-01-01T00:00:00Z"))})
+	}
+	eng := NewEngine(ms, Options{})
+	var n int
+	eng.Subscribe(func(*Record) { n++ })
+	if err := eng.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 || len(ms.analyses) != 3 {
+		t.Fatalf("recovered %d, stored analyses %d", n, len(ms.analyses))
+	}
+}
+
+func TestReverify(t *testing.T) {
+	h := newHarness(t, Options{})
+	body := message("h1", event("e1", "media.ready", "m1", "2026-01-01T00:00:00Z"))
+	h.postSigned(body)
+	if r := h.next(); r.Analysis.Signature.Status != SignatureUnverified {
+		t.Fatal(r.Analysis.Signature)
+	}
+	h.eng.SetSecrets([][]byte{[]byte("wrong"), testSecret})
+	n, err := h.eng.Reverify(context.Background(), h.store)
+	if err != nil || n != 1 {
+		t.Fatalf("reverify: %d %v", n, err)
+	}
+	if r := h.next(); r.Analysis.Signature.Status != SignatureValid || r.Analysis.Signature.SecretIndex != 1 {
+		t.Fatalf("after reverify: %+v", r.Analysis.Signature)
+	}
+	if n, _ := h.eng.Reverify(context.Background(), h.store); n != 0 {
+		t.Fatalf("second reverify changed %d", n)
+	}
+}
+
+func TestConcurrentDeliveries(t *testing.T) {
+	h := newHarness(t, Options{Secrets: [][]byte{testSecret}})
+	const n = 200
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			body := message(fmt.Sprint("h", i), event(fmt.Sprint("e", i), "media.ready", fmt.Sprint("m", i), "2026-01-01T00:00:00Z"))
+			req, _ := http.NewRequest(http.MethodPost, h.url+"/webhooks", bytes.NewReader(body))
+			req.Header.Set(SignatureHeader, Sign(testSecret, body))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+		}(i)
+	}
+	wg.Wait()
+	for i := 0; i < n; i++ {
+		if r := h.next(); r.Analysis.Signature.Status != SignatureValid {
+			t.Fatalf("delivery %d: %s", r.Delivery.ID, r.Analysis.Signature.Status)
+		}
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:1": true, "localhost:1": true, "[::1]:1": true, ":8787": false, "0.0.0.0:1": false, "192.168.1.2:1": false, "bad": false} {
+		if IsLoopback(addr) != want {
+			t.Errorf("IsLoopback(%q) != %v", addr, want)
+		}
+	}
+}
