@@ -331,7 +331,6 @@ func TestAnswerModes(t *testing.T) {
 	}
 }
 
-
 func TestStoreFailureIsNotAcknowledged(t *testing.T) {
 	ms := newMemStore()
 	ms.failWrite = errors.New("disk full")
