@@ -1,0 +1,285 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Event is one decoded, checked and rendered event.
+type Event struct {
+	// Type is the event's type as sent ("" when it has none or it is not a string).
+	Type string
+	// Known is true for the 17 types the spec lists.
+	Known bool
+	// UUID, AccountID and GeneratedAt are the envelope's values as sent
+	// ("" when missing or not strings).
+	UUID        string
+	AccountID   string
+	GeneratedAt string
+	// Payload points to the typed payload for Type (for example
+	// *MediaReady); *Generic for an unknown type; nil when the payload is
+	// not an object.
+	Payload any
+	// Summary is one line for list rows.
+	Summary string
+	// Fields is the ordered field list for the detail view.
+	Fields []Field
+	// Problems are the contract problems found, most of them with a path.
+	Problems []Problem
+}
+
+// Field is one labelled value of an event for the detail view.
+type Field struct {
+	Label string
+	Value string
+	// Path is the JSON path into the event, e.g. "payload.media.duration".
+	Path string
+}
+
+// DecodeEvent decodes one event object (the raw JSON of one element of
+// events[]) into its typed payload, runs the contract checks and renders it.
+// It never fails: an unknown type gives Known=false, a notice, and generic
+// fields; input that is not even JSON gives an error problem.
+func DecodeEvent(raw json.RawMessage) Event {
+	// About one node per 12 bytes of event JSON: sized once, rarely grown.
+	t, err := parse(raw, make([]node, 0, len(raw)/12+8))
+	if err != nil {
+		return Event{
+			Summary:  "(not JSON) " + err.Error(),
+			Problems: []Problem{{Severity: SeverityError, Path: "", Message: "the event is not valid JSON: " + err.Error()}},
+		}
+	}
+	const root = 0
+	ev := Event{}
+	if t.kindOf(root) == kindObject {
+		ev.Type = t.text(t.get(root, "type"))
+		ev.UUID = t.text(t.get(root, "uuid"))
+		ev.GeneratedAt = t.text(t.get(root, "generated_at"))
+		ev.AccountID = t.text(t.get(t.get(root, "metadata"), "account_id"))
+	}
+	et := lookup(ev.Type)
+	ev.Known = et != nil
+	ev.Problems = check(t, et)
+	p := t.get(root, "payload")
+	if p >= 0 && t.kindOf(p) == kindObject {
+		if et != nil {
+			ev.Payload = typed(t, p, et.name)
+		} else {
+			g := &Generic{Fields: map[string]json.RawMessage{}}
+			for m := t.nodes[p].first; m >= 0; m = t.nodes[m].next {
+				g.Fields[t.key(m)] = append(json.RawMessage(nil), t.json(m)...)
+			}
+			ev.Payload = g
+		}
+	}
+	ev.Fields = fields(t, et)
+	ev.Summary = summary(&ev)
+	return ev
+}
+
+// --- typed payloads, read from the tree without reflection ---
+
+func str(t *tree, obj int32, k string) string { return t.text(t.get(obj, k)) }
+
+func optStr(t *tree, obj int32, k string) *string {
+	m := t.get(obj, k)
+	if m < 0 || t.kindOf(m) != kindString {
+		return nil
+	}
+	s := t.text(m)
+	return &s
+}
+
+func optNum(t *tree, obj int32, k string) *float64 {
+	if v, ok := t.num(t.get(obj, k)); ok {
+		return &v
+	}
+	return nil
+}
+
+// sub returns the member object k of obj, or -1 when it is absent or not an
+// object, in which case the typed field stays nil.
+func sub(t *tree, obj int32, k string) int32 {
+	m := t.get(obj, k)
+	if m < 0 || t.kindOf(m) != kindObject {
+		return -1
+	}
+	return m
+}
+
+func readMedia(t *tree, p int32) *Media {
+	o := sub(t, p, "media")
+	if o < 0 {
+		return nil
+	}
+	m := &Media{ID: str(t, o, "id"), Name: str(t, o, "name"), URL: str(t, o, "url"), Duration: optNum(t, o, "duration")}
+	if th := sub(t, o, "thumbnail"); th >= 0 {
+		m.Thumbnail = &Thumbnail{URL: str(t, th, "url")}
+	}
+	return m
+}
+
+func readProject(t *tree, p int32) *Project {
+	o := sub(t, p, "project")
+	if o < 0 {
+		return nil
+	}
+	return &Project{ID: str(t, o, "id"), Name: str(t, o, "name")}
+}
+
+func readVisitor(t *tree, p int32) *Visitor {
+	o := sub(t, p, "visitor")
+	if o < 0 {
+		return nil
+	}
+	return &Visitor{ID: str(t, o, "id"), Email: optStr(t, o, "email"), Name: optStr(t, o, "name")}
+}
+
+func readSession(t *tree, p int32) *ViewingSession {
+	o := sub(t, p, "viewing_session")
+	if o < 0 {
+		return nil
+	}
+	return &ViewingSession{ID: str(t, o, "id")}
+}
+
+func readStringMap(t *tree, obj int32, k string) map[string]string {
+	o := sub(t, obj, k)
+	if o < 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for m := t.nodes[o].first; m >= 0; m = t.nodes[m].next {
+		if t.kindOf(m) == kindString {
+			out[t.key(m)] = t.text(m)
+		}
+	}
+	return out
+}
+
+// typed builds the typed payload of a known type from payload object p.
+func typed(t *tree, p int32, typ string) any {
+	switch typ {
+	case TypeMediaCreated:
+		return &MediaCreated{Media: readMedia(t, p), Project: readProject(t, p)}
+	case TypeMediaProcessing:
+		return &MediaProcessing{Media: readMedia(t, p), Project: readProject(t, p)}
+	case TypeMediaReady:
+		return &MediaReady{Media: readMedia(t, p)}
+	case TypeMediaFailed:
+		return &MediaFailed{Media: readMedia(t, p)}
+	case TypeMediaUpdated:
+		v := &MediaUpdated{Media: readMedia(t, p), Project: readProject(t, p)}
+		if pa := t.get(p, "previous_attributes"); pa >= 0 {
+			v.PreviousAttributes = append(json.RawMessage(nil), t.json(pa)...)
+		}
+		return v
+	case TypeMediaTranscriptUpdated:
+		v := &MediaTranscriptUpdated{Media: readMedia(t, p), Project: readProject(t, p)}
+		if o := sub(t, p, "transcript"); o >= 0 {
+			v.Transcript = &Transcript{HashedID: str(t, o, "hashed_id"), LanguageCode: str(t, o, "language_code")}
+		}
+		return v
+	case TypeMediaTranscriptFailed:
+		v := &MediaTranscriptFailed{Media: readMedia(t, p), Project: readProject(t, p)}
+		if o := sub(t, p, "transcript"); o >= 0 {
+			v.Transcript = &FailedTranscript{HashedID: str(t, o, "hashed_id"), LanguageCode: str(t, o, "language_code"), Reason: optStr(t, o, "reason")}
+		}
+		return v
+	case TypeMediaDeleted:
+		v := &MediaDeleted{Project: readProject(t, p)}
+		if o := sub(t, p, "media"); o >= 0 {
+			v.Media = &DeletedMedia{ID: str(t, o, "id")}
+		}
+		return v
+	case TypeMediaTranslationCreated:
+		v := &MediaTranslationCreated{Media: readMedia(t, p), Project: readProject(t, p)}
+		if o := sub(t, p, "transcript"); o >= 0 {
+			v.Transcript = &Translation{
+				HashedID: str(t, o, "hashed_id"), ISO6392LanguageCode: str(t, o, "iso639_2_language_code"),
+				LanguageCode: str(t, o, "language_code"), LanguageName: str(t, o, "language_name"),
+				LanguageNativeName: str(t, o, "language_native_name"), TranscriptText: str(t, o, "transcript_text"),
+			}
+		}
+		return v
+	case TypeMediaLocalizationCreated:
+		v := &MediaLocalizationCreated{Media: readMedia(t, p), Project: readProject(t, p)}
+		if o := sub(t, p, "localization"); o >= 0 {
+			l := &Localization{
+				HashedID: str(t, o, "hashed_id"), CreatedAt: str(t, o, "created_at"),
+				EnabledAt: str(t, o, "enabled_at"), OrderedAt: str(t, o, "ordered_at"), UpdatedAt: str(t, o, "updated_at"),
+				ISO6392LanguageCode: str(t, o, "iso639_2_language_code"), LanguageCode: str(t, o, "language_code"),
+				LanguageName: str(t, o, "language_name"), NativeLanguageName: str(t, o, "native_language_name"),
+			}
+			if e := t.get(o, "enabled"); e >= 0 && t.kindOf(e) == kindBool {
+				l.Enabled = string(t.raw(e)) == "true"
+			}
+			if s := sub(t, o, "source_media"); s >= 0 {
+				l.SourceMedia = &SourceMedia{CreatedAt: str(t, s, "created_at"), Duration: optNum(t, s, "duration"),
+					HashedID: str(t, s, "hashed_id"), Name: str(t, s, "name"), UpdatedAt: str(t, s, "updated_at")}
+			}
+			if s := sub(t, o, "transcript"); s >= 0 {
+				l.Transcript = &LocalizationTranscript{CreatedAt: str(t, s, "created_at"), HashedID: str(t, s, "hashed_id"),
+					LanguageName: str(t, s, "language_name"), NativeLanguageName: str(t, s, "native_language_name"),
+					Text: str(t, s, "text"), UpdatedAt: str(t, s, "updated_at")}
+			}
+			v.Localization = l
+		}
+		return v
+	case TypeMediaLocalizationFailed:
+		v := &MediaLocalizationFailed{Media: readMedia(t, p), Project: readProject(t, p)}
+		if o := sub(t, p, "localization"); o >= 0 {
+			v.Localization = &FailedLocalization{HashedID: str(t, o, "hashed_id"), LanguageCode: str(t, o, "language_code"), LanguageName: str(t, o, "language_name")}
+		}
+		return v
+	case TypeViewingPlay:
+		return &ViewingPlay{Visitor: readVisitor(t, p), ViewingSession: readSession(t, p), Media: readMedia(t, p)}
+	case TypeViewingPercentWatched:
+		v := &ViewingPercentWatched{Visitor: readVisitor(t, p), ViewingSession: readSession(t, p), Media: readMedia(t, p)}
+		if f := optNum(t, p, "percent_watched"); f != nil && *f == float64(int(*f)) {
+			n := int(*f)
+			v.PercentWatched = &n
+		}
+		return v
+	case TypeViewingTurnstile:
+		return &ViewingTurnstileConverted{Visitor: readVisitor(t, p), ViewingSession: readSession(t, p),
+			Name: optStr(t, p, "name"), Email: str(t, p, "email"), Media: readMedia(t, p)}
+	case TypeViewingCallToAction:
+		return &ViewingCallToActionConverted{Visitor: readVisitor(t, p), ViewingSession: readSession(t, p), URL: str(t, p, "url"), Media: readMedia(t, p)}
+	case TypeViewingAnnotation:
+		return &ViewingAnnotationConverted{Visitor: readVisitor(t, p), ViewingSession: readSession(t, p), URL: str(t, p, "url"), Media: readMedia(t, p)}
+	case TypeLiveEventRegistration:
+		v := &LiveEventRegistration{Location: readStringMap(t, p, "location"), UTM: readStringMap(t, p, "utm"), ReferrerURL: str(t, p, "referrer_url")}
+		if o := sub(t, p, "live_event"); o >= 0 {
+			v.LiveEvent = &LiveEvent{ID: str(t, o, "id"), Name: str(t, o, "name"), URL: str(t, o, "url"), StartsAt: str(t, o, "starts_at")}
+		}
+		if o := sub(t, p, "registration"); o >= 0 {
+			v.Registration = &Registration{VisitorKey: str(t, o, "visitor_key"), RegisteredAt: str(t, o, "registered_at"), Fields: readStringMap(t, o, "fields")}
+		}
+		return v
+	}
+	panic(fmt.Sprintf("catalog: type %q is in the table but has no typed payload", typ))
+}
+
+// SplitMessage splits a webhook message body into its hook uuid and the raw
+// JSON of each element of events[], without decoding the events. It is the
+// fast path for large batches; it fails on invalid JSON or when the body is
+// not an object with an events array. The returned slices alias body.
+func SplitMessage(body []byte) (hookUUID string, events []json.RawMessage, err error) {
+	t, err := parse(body, make([]node, 0, len(body)/16))
+	if err != nil {
+		return "", nil, fmt.Errorf("message is not valid JSON: %w", err)
+	}
+	if t.kindOf(0) != kindObject {
+		return "", nil, fmt.Errorf("message is %s, not an object with hook and events", t.kindOf(0))
+	}
+	hookUUID = t.text(t.get(t.get(0, "hook"), "uuid"))
+	evs := t.get(0, "events")
+	if evs < 0 || t.kindOf(evs) != kindArray {
+		return hookUUID, nil, fmt.Errorf("message has no events array")
+	}
+	for e := t.nodes[evs].first; e >= 0; e = t.nodes[e].next {
+		events = append(events, json.RawMessage(t.json(e)))
+	}
+	return hookUUID, events, nil
+}

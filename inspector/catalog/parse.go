@@ -1,0 +1,448 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// The catalogue parses events with its own small JSON parser instead of
+// encoding/json: a checked event must be walked generically (unknown
+// fields, wrong types, nulls) and also filled into typed structs, and doing
+// both with encoding/json means two reflection-driven passes, which on a
+// 1 MiB delivery costs several times the whole budget. One pass builds a
+// flat tree of spans into the input; checks, typed payloads and field lists
+// all read that tree.
+
+// kind is a JSON value kind.
+type kind uint8
+
+const (
+	kindNull kind = iota
+	kindBool
+	kindNumber
+	kindString
+	kindObject
+	kindArray
+)
+
+func (k kind) String() string {
+	switch k {
+	case kindNull:
+		return "null"
+	case kindBool:
+		return "a boolean"
+	case kindNumber:
+		return "a number"
+	case kindString:
+		return "a string"
+	case kindObject:
+		return "an object"
+	case kindArray:
+		return "an array"
+	}
+	return "unknown"
+}
+
+// node is one JSON value. Children of objects and arrays are linked through
+// first/next indexes into the tree's node slice, so a whole event is one
+// allocation (plus growth).
+type node struct {
+	kind kind
+	// esc marks a string (value or key) holding backslash escapes.
+	esc, keyEsc bool
+	// start/end span the value in the input; for strings, the bytes
+	// between the quotes.
+	start, end int32
+	// keyStart/keyEnd span an object member's key (between the quotes).
+	keyStart, keyEnd int32
+	first, next      int32
+}
+
+// tree is a parsed JSON document.
+type tree struct {
+	src   []byte
+	nodes []node
+}
+
+// maxDepth bounds nesting so hostile input cannot exhaust the stack.
+const maxDepth = 256
+
+// syntaxError is a JSON syntax error at a byte offset.
+type syntaxError struct {
+	off int
+	msg string
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("%s at byte offset %d", e.msg, e.off) }
+
+type parser struct {
+	src    []byte
+	pos    int
+	nodes  []node
+	record bool
+}
+
+// parse parses src as a single JSON value (whitespace around it allowed).
+func parse(src []byte, nodes []node) (*tree, error) {
+	p := parser{src: src, nodes: nodes[:0], record: true}
+	if _, err := p.document(); err != nil {
+		return nil, err
+	}
+	return &tree{src: src, nodes: p.nodes}, nil
+}
+
+// valid reports whether src is a single well-formed JSON value, without
+// building a tree.
+func valid(src []byte) bool {
+	p := parser{src: src}
+	_, err := p.document()
+	return err == nil
+}
+
+func (p *parser) document() (int32, error) {
+	p.ws()
+	root, err := p.value(0)
+	if err != nil {
+		return -1, err
+	}
+	p.ws()
+	if p.pos != len(p.src) {
+		return -1, p.fail("unexpected data after the JSON value")
+	}
+	return root, nil
+}
+
+func (p *parser) fail(msg string) error { return &syntaxError{off: p.pos, msg: msg} }
+
+func (p *parser) ws() {
+	for p.pos < len(p.src) {
+		switch p.src[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) add(n node) int32 {
+	if !p.record {
+		return -1
+	}
+	p.nodes = append(p.nodes, n)
+	return int32(len(p.nodes) - 1)
+}
+
+func (p *parser) value(depth int) (int32, error) {
+	if depth > maxDepth {
+		return -1, p.fail(fmt.Sprintf("JSON nested deeper than %d levels", maxDepth))
+	}
+	if p.pos >= len(p.src) {
+		return -1, p.fail("unexpected end of JSON")
+	}
+	switch c := p.src[p.pos]; {
+	case c == '{':
+		return p.object(depth)
+	case c == '[':
+		return p.array(depth)
+	case c == '"':
+		s, e, esc, err := p.str()
+		if err != nil {
+			return -1, err
+		}
+		return p.add(node{kind: kindString, start: int32(s), end: int32(e), esc: esc, first: -1, next: -1}), nil
+	case c == 't':
+		return p.lit("true", kindBool)
+	case c == 'f':
+		return p.lit("false", kindBool)
+	case c == 'n':
+		return p.lit("null", kindNull)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	default:
+		return -1, p.fail(fmt.Sprintf("unexpected character %q", c))
+	}
+}
+
+func (p *parser) lit(word string, k kind) (int32, error) {
+	if len(p.src)-p.pos < len(word) || string(p.src[p.pos:p.pos+len(word)]) != word {
+		return -1, p.fail("invalid literal")
+	}
+	s := p.pos
+	p.pos += len(word)
+	return p.add(node{kind: k, start: int32(s), end: int32(p.pos), first: -1, next: -1}), nil
+}
+
+func (p *parser) digits() int {
+	s := p.pos
+	for p.pos < len(p.src) && p.src[p.pos] >= '0' && p.src[p.pos] <= '9' {
+		p.pos++
+	}
+	return p.pos - s
+}
+
+func (p *parser) number() (int32, error) {
+	s := p.pos
+	if p.src[p.pos] == '-' {
+		p.pos++
+	}
+	if p.pos < len(p.src) && p.src[p.pos] == '0' {
+		p.pos++
+	} else if p.digits() == 0 {
+		return -1, p.fail("invalid number")
+	}
+	if p.pos < len(p.src) && p.src[p.pos] == '.' {
+		p.pos++
+		if p.digits() == 0 {
+			return -1, p.fail("invalid number: no digits after the decimal point")
+		}
+	}
+	if p.pos < len(p.src) && (p.src[p.pos] == 'e' || p.src[p.pos] == 'E') {
+		p.pos++
+		if p.pos < len(p.src) && (p.src[p.pos] == '+' || p.src[p.pos] == '-') {
+			p.pos++
+		}
+		if p.digits() == 0 {
+			return -1, p.fail("invalid number: no digits in the exponent")
+		}
+	}
+	return p.add(node{kind: kindNumber, start: int32(s), end: int32(p.pos), first: -1, next: -1}), nil
+}
+
+// str scans a string starting at its opening quote and returns the span
+// between the quotes.
+func (p *parser) str() (start, end int, esc bool, err error) {
+	p.pos++ // opening quote
+	start = p.pos
+	for p.pos < len(p.src) {
+		c := p.src[p.pos]
+		switch {
+		case c == '"':
+			end = p.pos
+			p.pos++
+			return start, end, esc, nil
+		case c == '\\':
+			esc = true
+			p.pos++
+			if p.pos >= len(p.src) {
+				return 0, 0, false, p.fail("unterminated string")
+			}
+			switch p.src[p.pos] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p.pos++
+			case 'u':
+				p.pos++
+				if len(p.src)-p.pos < 4 {
+					return 0, 0, false, p.fail("invalid \\u escape")
+				}
+				for i := 0; i < 4; i++ {
+					if !isHex(p.src[p.pos+i]) {
+						return 0, 0, false, p.fail("invalid \\u escape")
+					}
+				}
+				p.pos += 4
+			default:
+				return 0, 0, false, p.fail("invalid escape in string")
+			}
+		case c < 0x20:
+			return 0, 0, false, p.fail("control character in string")
+		default:
+			p.pos++
+		}
+	}
+	return 0, 0, false, p.fail("unterminated string")
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func (p *parser) object(depth int) (int32, error) {
+	s := p.pos
+	p.pos++
+	self := p.add(node{kind: kindObject, start: int32(s), first: -1, next: -1})
+	prev := int32(-1)
+	p.ws()
+	if p.pos < len(p.src) && p.src[p.pos] == '}' {
+		p.pos++
+		p.close(self)
+		return self, nil
+	}
+	for {
+		p.ws()
+		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
+			return -1, p.fail("expected a string key in object")
+		}
+		ks, ke, kesc, err := p.str()
+		if err != nil {
+			return -1, err
+		}
+		p.ws()
+		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
+			return -1, p.fail("expected ':' after object key")
+		}
+		p.pos++
+		p.ws()
+		child, err := p.value(depth + 1)
+		if err != nil {
+			return -1, err
+		}
+		if p.record {
+			c := &p.nodes[child]
+			c.keyStart, c.keyEnd, c.keyEsc = int32(ks), int32(ke), kesc
+			p.link(self, prev, child)
+			prev = child
+		}
+		p.ws()
+		if p.pos >= len(p.src) {
+			return -1, p.fail("unterminated object")
+		}
+		switch p.src[p.pos] {
+		case ',':
+			p.pos++
+		case '}':
+			p.pos++
+			p.close(self)
+			return self, nil
+		default:
+			return -1, p.fail("expected ',' or '}' in object")
+		}
+	}
+}
+
+func (p *parser) array(depth int) (int32, error) {
+	s := p.pos
+	p.pos++
+	self := p.add(node{kind: kindArray, start: int32(s), first: -1, next: -1})
+	prev := int32(-1)
+	p.ws()
+	if p.pos < len(p.src) && p.src[p.pos] == ']' {
+		p.pos++
+		p.close(self)
+		return self, nil
+	}
+	for {
+		p.ws()
+		child, err := p.value(depth + 1)
+		if err != nil {
+			return -1, err
+		}
+		if p.record {
+			p.link(self, prev, child)
+			prev = child
+		}
+		p.ws()
+		if p.pos >= len(p.src) {
+			return -1, p.fail("unterminated array")
+		}
+		switch p.src[p.pos] {
+		case ',':
+			p.pos++
+		case ']':
+			p.pos++
+			p.close(self)
+			return self, nil
+		default:
+			return -1, p.fail("expected ',' or ']' in array")
+		}
+	}
+}
+
+func (p *parser) link(parent, prev, child int32) {
+	if prev < 0 {
+		p.nodes[parent].first = child
+	} else {
+		p.nodes[prev].next = child
+	}
+}
+
+func (p *parser) close(self int32) {
+	if p.record {
+		p.nodes[self].end = int32(p.pos)
+	}
+}
+
+// --- reading the tree ---
+
+// raw returns the value's bytes as they appear in the input (strings
+// without their quotes).
+func (t *tree) raw(i int32) []byte {
+	n := &t.nodes[i]
+	return t.src[n.start:n.end]
+}
+
+// json returns the value's JSON text (strings with their quotes).
+func (t *tree) json(i int32) []byte {
+	n := &t.nodes[i]
+	if n.kind == kindString {
+		return t.src[n.start-1 : n.end+1]
+	}
+	return t.src[n.start:n.end]
+}
+
+// text returns a string value decoded, or "" for other kinds.
+func (t *tree) text(i int32) string {
+	if i < 0 || t.nodes[i].kind != kindString {
+		return ""
+	}
+	n := &t.nodes[i]
+	if !n.esc {
+		return string(t.src[n.start:n.end])
+	}
+	return unescape(t.src[n.start-1 : n.end+1])
+}
+
+// key returns an object member's key decoded.
+func (t *tree) key(i int32) string {
+	n := &t.nodes[i]
+	if !n.keyEsc {
+		return string(t.src[n.keyStart:n.keyEnd])
+	}
+	return unescape(t.src[n.keyStart-1 : n.keyEnd+1])
+}
+
+// keyIs compares an object member's key without allocating.
+func (t *tree) keyIs(i int32, k string) bool {
+	n := &t.nodes[i]
+	if n.keyEsc {
+		return t.key(i) == k
+	}
+	return string(t.src[n.keyStart:n.keyEnd]) == k
+}
+
+// get returns the member of object i named k, or -1.
+func (t *tree) get(i int32, k string) int32 {
+	if i < 0 || t.nodes[i].kind != kindObject {
+		return -1
+	}
+	for c := t.nodes[i].first; c >= 0; c = t.nodes[c].next {
+		if t.keyIs(c, k) {
+			return c
+		}
+	}
+	return -1
+}
+
+// kindOf returns the kind of node i; callers check i >= 0 first.
+func (t *tree) kindOf(i int32) kind { return t.nodes[i].kind }
+
+// num returns a number value, or ok=false for other kinds.
+func (t *tree) num(i int32) (float64, bool) {
+	if i < 0 || t.nodes[i].kind != kindNumber {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(t.raw(i)), 64)
+	return f, err == nil
+}
+
+// unescape decodes a quoted JSON string with escapes. The parser already
+// validated it, so encoding/json cannot fail here; it is only reached for
+// the rare string that has escapes.
+func unescape(quoted []byte) string {
+	var s string
+	if err := json.Unmarshal(quoted, &s); err != nil {
+		return string(quoted)
+	}
+	return s
+}

@@ -1,0 +1,372 @@
+package catalog
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/pretty"
+)
+
+// CurrentSenderVersion is the Service-Webhooks version the spec calls current.
+const CurrentSenderVersion = "0.0.47"
+
+// UserAgentPrefix starts the User-Agent of every delivery the service sends.
+const UserAgentPrefix = "Service-Webhooks/"
+
+// Pretty returns body indented for people. The input is never modified;
+// input that is not a single JSON value is returned unchanged, because
+// reformatting it would hide what actually arrived.
+func Pretty(body []byte) []byte {
+	if !valid(body) {
+		return body
+	}
+	return pretty.Pretty(body)
+}
+
+// PrettyColor is Pretty with ANSI terminal colours.
+func PrettyColor(body []byte) []byte {
+	if !valid(body) {
+		return body
+	}
+	return pretty.Color(pretty.Pretty(body), nil)
+}
+
+// CheckDelivery runs the delivery-level checks of spec 4.3 on a request's
+// headers: User-Agent Service-Webhooks/<version>, Content-Type
+// application/json, and a Content-Length equal to the body's length.
+func CheckDelivery(h http.Header, bodyLen int64) []Problem {
+	var out []Problem
+	add := func(sev Severity, path, format string, a ...any) {
+		out = append(out, Problem{Severity: sev, Path: path, Message: fmt.Sprintf(format, a...)})
+	}
+	ua, hasUA := h["User-Agent"]
+	switch {
+	case !hasUA || len(ua) == 0:
+		add(SeverityWarning, "User-Agent", "the delivery has no User-Agent; the service sends %s<version> (currently %s)", UserAgentPrefix, CurrentSenderVersion)
+	case !strings.HasPrefix(ua[0], UserAgentPrefix) || len(ua[0]) == len(UserAgentPrefix):
+		add(SeverityWarning, "User-Agent", "User-Agent is %q; the service sends %s<version> (currently %s), so this did not come from the service as documented", ua[0], UserAgentPrefix, CurrentSenderVersion)
+	case ua[0][len(UserAgentPrefix):] != CurrentSenderVersion:
+		add(SeverityNotice, "User-Agent", "the sender is version %s; the spec documents %s as current, so payloads may differ from it", ua[0][len(UserAgentPrefix):], CurrentSenderVersion)
+	}
+	ct := h.Get("Content-Type")
+	if ct == "" {
+		add(SeverityError, "Content-Type", "the delivery has no Content-Type; the service always sends application/json")
+	} else if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		add(SeverityError, "Content-Type", "Content-Type is %q; the service always sends application/json", ct)
+	}
+	cl, hasCL := h["Content-Length"]
+	switch {
+	case !hasCL || len(cl) == 0:
+		add(SeverityWarning, "Content-Length", "the delivery has no Content-Length (chunked?); the service sends the body's byte length (%d)", bodyLen)
+	default:
+		n, err := strconv.ParseInt(strings.TrimSpace(cl[0]), 10, 64)
+		switch {
+		case err != nil || n < 0:
+			add(SeverityError, "Content-Length", "Content-Length is %q, not a byte count", cl[0])
+		case n != bodyLen:
+			add(SeverityError, "Content-Length", "Content-Length says %d bytes but the body has %d", n, bodyLen)
+		}
+	}
+	return out
+}
+
+// --- field lists ---
+
+type renderer struct {
+	t   *tree
+	out []Field
+}
+
+func (r *renderer) value(m int32, unit string) string {
+	t := r.t
+	switch t.kindOf(m) {
+	case kindString:
+		return t.text(m)
+	case kindNumber:
+		return string(t.raw(m)) + unit
+	}
+	return string(t.json(m))
+}
+
+// object renders the listed members of obj in spec order, then unlisted ones.
+func (r *renderer) object(obj int32, fs []field, path string) {
+	t := r.t
+	for i := range fs {
+		f := &fs[i]
+		m := t.get(obj, f.name)
+		if m < 0 {
+			continue
+		}
+		switch {
+		case f.kind == vObject && t.kindOf(m) == kindObject:
+			r.object(m, f.sub, f.path)
+		case (f.kind == vStringMap || f.kind == vAnyObject) && t.kindOf(m) == kindObject:
+			r.flatten(m, f.path, f.label, "")
+		default:
+			r.out = append(r.out, Field{Label: f.label, Value: r.value(m, f.unit), Path: f.path})
+		}
+	}
+	for m := t.nodes[obj].first; m >= 0; m = t.nodes[m].next {
+		if !listed(t, m, fs) {
+			p := join(path, t.key(m))
+			r.out = append(r.out, Field{Label: p, Value: r.value(m, ""), Path: p})
+		}
+	}
+}
+
+// flatten renders an open object leaf by leaf: label "Form first_name",
+// "Previous thumbnail.url".
+func (r *renderer) flatten(obj int32, path, label, rel string) {
+	t := r.t
+	if t.nodes[obj].first < 0 {
+		r.out = append(r.out, Field{Label: strings.TrimSpace(label + " " + rel), Value: "{}", Path: path})
+		return
+	}
+	for m := t.nodes[obj].first; m >= 0; m = t.nodes[m].next {
+		k := t.key(m)
+		p, rk := join(path, k), join(rel, k)
+		if t.kindOf(m) == kindObject {
+			r.flatten(m, p, label, rk)
+			continue
+		}
+		r.out = append(r.out, Field{Label: label + " " + rk, Value: r.value(m, ""), Path: p})
+	}
+}
+
+// fields renders the event's field list: envelope first, then the payload.
+func fields(t *tree, et *eventType) []Field {
+	const root = 0
+	r := &renderer{t: t, out: make([]Field, 0, 24)}
+	if t.kindOf(root) != kindObject {
+		return []Field{{Label: "Event", Value: r.value(root, ""), Path: ""}}
+	}
+	for _, f := range envelope {
+		if f.name == "payload" {
+			continue
+		}
+		m := t.get(root, f.name)
+		if m < 0 {
+			continue
+		}
+		if f.kind == vObject && t.kindOf(m) == kindObject {
+			r.object(m, f.sub, f.path)
+			continue
+		}
+		r.out = append(r.out, Field{Label: f.label, Value: r.value(m, ""), Path: f.path})
+	}
+	if p := t.get(root, "payload"); p >= 0 {
+		switch {
+		case t.kindOf(p) != kindObject:
+			r.out = append(r.out, Field{Label: "Payload", Value: r.value(p, ""), Path: "payload"})
+		case et != nil:
+			r.object(p, et.payload, "payload")
+		default:
+			r.flatten(p, "payload", "Payload", "")
+		}
+	}
+	for m := t.nodes[root].first; m >= 0; m = t.nodes[m].next {
+		if !listed(t, m, envelope) {
+			k := t.key(m)
+			r.out = append(r.out, Field{Label: k, Value: r.value(m, ""), Path: k})
+		}
+	}
+	return r.out
+}
+
+// --- summaries ---
+
+// shorten cuts s to n runes with an ellipsis, for ids in list rows.
+func shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j] + "…"
+		}
+		i++
+	}
+	return s
+}
+
+// maskEmail keeps an address recognisable in a list row without showing
+// it whole: "jane@…".
+func maskEmail(s string) string {
+	if i := strings.IndexByte(s, '@'); i > 0 {
+		return s[:i+1] + "…"
+	}
+	return shorten(s, 12)
+}
+
+func quoteName(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return `"` + shorten(s, 60) + `"`
+}
+
+func mediaText(m *Media) string {
+	if m == nil {
+		return "(no media)"
+	}
+	return quoteName(m.Name) + " (" + m.ID + ")"
+}
+
+func mediaName(m *Media) string {
+	if m == nil {
+		return "(no media)"
+	}
+	return quoteName(m.Name)
+}
+
+func durationText(d *float64) string {
+	if d == nil {
+		return "duration unknown"
+	}
+	return strconv.FormatFloat(*d, 'f', -1, 64) + " s"
+}
+
+func visitorText(v *Visitor) string {
+	if v == nil {
+		return "an unknown visitor"
+	}
+	return "visitor " + shorten(v.ID, 5)
+}
+
+func startsText(s string) string {
+	if t, zoned := parseISO(s); !t.IsZero() {
+		if zoned {
+			t = t.UTC()
+		}
+		return t.Format("2006-01-02 15:04") + " UTC"
+	}
+	return s
+}
+
+func summary(ev *Event) string {
+	typ := ev.Type
+	if typ == "" {
+		typ = "(no type)"
+	}
+	s := summaryBody(ev)
+	if s == "" {
+		return typ
+	}
+	return typ + " — " + s
+}
+
+func summaryBody(ev *Event) string {
+	switch p := ev.Payload.(type) {
+	case *MediaCreated:
+		return mediaText(p.Media) + projectText(p.Project)
+	case *MediaProcessing:
+		return mediaText(p.Media) + projectText(p.Project)
+	case *MediaReady:
+		if p.Media == nil {
+			return mediaText(nil)
+		}
+		return mediaText(p.Media) + " " + durationText(p.Media.Duration)
+	case *MediaFailed:
+		return mediaText(p.Media)
+	case *MediaUpdated:
+		changed := previousKeys(p)
+		if changed == "" {
+			return mediaText(p.Media) + " updated"
+		}
+		return mediaText(p.Media) + ": " + changed + " changed"
+	case *MediaTranscriptUpdated:
+		if p.Transcript == nil {
+			return "captions for " + mediaText(p.Media)
+		}
+		return p.Transcript.LanguageCode + " captions for " + mediaText(p.Media)
+	case *MediaTranscriptFailed:
+		if p.Transcript == nil {
+			return "captions failed for " + mediaText(p.Media)
+		}
+		s := p.Transcript.LanguageCode + " captions failed for " + mediaText(p.Media)
+		if p.Transcript.Reason != nil {
+			s += ": " + shorten(*p.Transcript.Reason, 80)
+		}
+		return s
+	case *MediaDeleted:
+		id := "(no media)"
+		if p.Media != nil {
+			id = p.Media.ID
+		}
+		return id + projectText(p.Project)
+	case *MediaTranslationCreated:
+		if p.Transcript == nil {
+			return "translation of " + mediaText(p.Media)
+		}
+		return p.Transcript.LanguageName + " (" + p.Transcript.LanguageCode + ") translation of " + mediaText(p.Media)
+	case *MediaLocalizationCreated:
+		if p.Localization == nil {
+			return "localization of " + mediaText(p.Media)
+		}
+		s := p.Localization.LanguageName + " (" + p.Localization.LanguageCode + ") localization of " + mediaText(p.Media)
+		if p.Localization.Enabled {
+			s += ", enabled"
+		}
+		return s
+	case *MediaLocalizationFailed:
+		if p.Localization == nil {
+			return "localization failed for " + mediaText(p.Media)
+		}
+		return p.Localization.LanguageName + " (" + p.Localization.LanguageCode + ") localization failed for " + mediaText(p.Media)
+	case *ViewingPlay:
+		return mediaName(p.Media) + " played by " + visitorText(p.Visitor)
+	case *ViewingPercentWatched:
+		pct := "?"
+		if p.PercentWatched != nil {
+			pct = strconv.Itoa(*p.PercentWatched)
+		}
+		return pct + "% of " + mediaName(p.Media) + " by " + visitorText(p.Visitor)
+	case *ViewingTurnstileConverted:
+		return maskEmail(p.Email) + " via the form on " + mediaName(p.Media) + " (" + visitorText(p.Visitor) + ")"
+	case *ViewingCallToActionConverted:
+		return visitorText(p.Visitor) + " clicked " + shorten(p.URL, 60) + " on " + mediaName(p.Media)
+	case *ViewingAnnotationConverted:
+		return visitorText(p.Visitor) + " followed " + shorten(p.URL, 60) + " on " + mediaName(p.Media)
+	case *LiveEventRegistration:
+		who := "someone"
+		if p.Registration != nil {
+			if e := p.Registration.Fields["email"]; e != "" {
+				who = maskEmail(e)
+			} else if p.Registration.VisitorKey != "" {
+				who = "visitor " + shorten(p.Registration.VisitorKey, 5)
+			}
+		}
+		if p.LiveEvent == nil {
+			return who + " registered"
+		}
+		return who + " for " + quoteName(p.LiveEvent.Name) + " (starts " + startsText(p.LiveEvent.StartsAt) + ")"
+	case *Generic:
+		return fmt.Sprintf("unknown type, %d payload fields", len(p.Fields))
+	}
+	return ""
+}
+
+func projectText(p *Project) string {
+	if p == nil {
+		return ""
+	}
+	return " in " + quoteName(p.Name)
+}
+
+// previousKeys lists the attributes a media.updated says changed.
+func previousKeys(p *MediaUpdated) string {
+	t, err := parse(p.PreviousAttributes, nil)
+	if err != nil || t.kindOf(0) != kindObject {
+		return ""
+	}
+	var keys []string
+	for m := t.nodes[0].first; m >= 0; m = t.nodes[m].next {
+		keys = append(keys, t.key(m))
+	}
+	return strings.Join(keys, ", ")
+}
