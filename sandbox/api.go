@@ -1,0 +1,5 @@
+package sandbox
+
+import "net/http"
+
+func (s *Server) apiRoutes(mux *http.ServeMux) {}

@@ -1,0 +1,5 @@
+package sandbox
+
+type hookSender struct{}
+
+func newHookSender(s *Server) *hookSender { return &hookSender{} }
