@@ -1,0 +1,343 @@
+package oauthflow
+
+import (
+	"encoding/base64"
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Step names one stage of the flow.
+type Step string
+
+// The steps of the flow, in order.
+const (
+	StepAuthorize Step = "authorize"
+	StepCallback  Step = "callback"
+	StepExchange  Step = "exchange"
+	StepRefresh   Step = "refresh"
+	StepCall      Step = "call"
+)
+
+// maxRecordedBody caps a recorded body; larger bodies are cut and marked,
+// because a transcript is for reading, not for archiving downloads.
+const maxRecordedBody = 4 << 20
+
+// Request is a request exactly as sent (or, for the callback, received).
+type Request struct {
+	Method string      `json:"method"`
+	URL    string      `json:"url"`
+	Header http.Header `json:"headers,omitempty"`
+	Body   string      `json:"body,omitempty"`
+}
+
+// Response is a response exactly as received (or, for the callback, sent).
+type Response struct {
+	Status int `json:"status"`
+	// StatusText is the status line after the code, e.g. "Bad Request".
+	StatusText string      `json:"status_text,omitempty"`
+	Proto      string      `json:"proto,omitempty"`
+	Header     http.Header `json:"headers,omitempty"`
+	Body       string      `json:"body,omitempty"`
+	// Truncated is true when Body holds only the first bytes.
+	Truncated bool          `json:"truncated,omitempty"`
+	Duration  time.Duration `json:"duration_ns"`
+}
+
+// Transcript is the record of one step: what went out, what came back,
+// and what it means.
+type Transcript struct {
+	// ID is the store's id once saved (0 before).
+	ID      int64  `json:"id,omitempty"`
+	FlowID  string `json:"flow_id"`
+	Profile string `json:"profile,omitempty"`
+	Step    Step   `json:"step"`
+	// Label tells side-by-side records apart, e.g. "header" for a call
+	// that sent the token in the Authorization header.
+	Label string `json:"label,omitempty"`
+	// Inbound marks a request the flow received (the callback) rather
+	// than sent.
+	Inbound  bool      `json:"inbound,omitempty"`
+	Time     time.Time `json:"time"`
+	Request  Request   `json:"request"`
+	Response *Response `json:"response,omitempty"`
+	// Error says in plain words what went wrong; Fix the likely remedy.
+	Error string `json:"error,omitempty"`
+	Fix   string `json:"fix,omitempty"`
+	// Notes are observations that are not failures: deviations from the
+	// spec the parser forgave, warnings, hints.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// OK reports whether the step succeeded.
+func (t Transcript) OK() bool { return t.Error == "" }
+
+// Title is a short heading for lists and reports.
+func (t Transcript) Title() string {
+	s := string(t.Step)
+	if t.Label != "" {
+		s += " (" + t.Label + ")"
+	}
+	return s
+}
+
+// Redacted is what replaces a secret in anything displayed or exported.
+const Redacted = "REDACTED"
+
+// secretParams are query, form and JSON names whose values are secrets.
+var secretParamNames = "client_secret|code|access_token|bearer_token|refresh_token|code_verifier"
+
+// The patterns are compiled per call rather than kept in package variables
+// (the house keeps no package-level mutable state); they are cheap next to
+// a network round trip.
+func redactPatterns() (query, jsonField *regexp.Regexp) {
+	query = regexp.MustCompile(`(?i)((?:^|[?&;\s"'#])(?:` + secretParamNames + `)=)[^&#\s"'<>]*`)
+	jsonField = regexp.MustCompile(`(?i)("(?:` + secretParamNames + `)"\s*:\s*)"(?:[^"\\]|\\.)*"`)
+	return query, jsonField
+}
+
+// RenderOptions controls displays and exports. The zero value redacts.
+type RenderOptions struct {
+	// Reveal shows secrets as they are. Only on the user's explicit ask.
+	Reveal bool
+	// Secrets are extra values to hide wherever they appear (the flow's
+	// client secret, codes and tokens), beyond the parameters, fields
+	// and headers that are redacted by name.
+	Secrets []string
+}
+
+// Redact returns a copy of t with secrets hidden: values of the
+// client_secret, code, access_token, bearer_token, refresh_token and
+// code_verifier parameters and JSON fields, the Authorization header's
+// credentials, and every occurrence of the given secret values.
+func Redact(t Transcript, secrets ...string) Transcript {
+	r := newRedactor(secrets)
+	out := t
+	out.Request = Request{Method: t.Request.Method, URL: r.text(t.Request.URL), Header: r.header(t.Request.Header), Body: r.text(t.Request.Body)}
+	if t.Response != nil {
+		resp := *t.Response
+		resp.Header = r.header(resp.Header)
+		resp.Body = r.text(resp.Body)
+		out.Response = &resp
+	}
+	out.Error = r.text(t.Error)
+	out.Fix = r.text(t.Fix)
+	if t.Notes != nil {
+		out.Notes = make([]string, len(t.Notes))
+		for i, n := range t.Notes {
+			out.Notes[i] = r.text(n)
+		}
+	}
+	return out
+}
+
+type redactor struct {
+	query, json *regexp.Regexp
+	values      []string
+}
+
+func newRedactor(secrets []string) *redactor {
+	q, j := redactPatterns()
+	r := &redactor{query: q, json: j}
+	seen := map[string]bool{}
+	for _, s := range secrets {
+		// Very short values would blank out ordinary words; real secrets,
+		// codes and tokens are longer.
+		if len(s) < 4 {
+			continue
+		}
+		for _, v := range []string{s, url.QueryEscape(s), url.PathEscape(s), html.EscapeString(s)} {
+			if !seen[v] {
+				seen[v] = true
+				r.values = append(r.values, v)
+			}
+		}
+	}
+	// Longest first so a secret containing another is hidden whole.
+	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
+	return r
+}
+
+func (r *redactor) text(s string) string {
+	if s == "" {
+		return s
+	}
+	for _, v := range r.values {
+		s = strings.ReplaceAll(s, v, Redacted)
+	}
+	s = r.query.ReplaceAllString(s, "${1}"+Redacted)
+	s = r.json.ReplaceAllString(s, `${1}"`+Redacted+`"`)
+	return s
+}
+
+func (r *redactor) header(h http.Header) http.Header {
+	if h == nil {
+		return nil
+	}
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		nv := make([]string, len(vs))
+		for i, v := range vs {
+			if strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "Proxy-Authorization") {
+				scheme, _, found := strings.Cut(v, " ")
+				if found {
+					nv[i] = scheme + " " + Redacted
+				} else {
+					nv[i] = Redacted
+				}
+				continue
+			}
+			nv[i] = r.text(v)
+		}
+		out[k] = nv
+	}
+	return out
+}
+
+func (o RenderOptions) apply(t Transcript) Transcript {
+	if o.Reveal {
+		return t
+	}
+	return Redact(t, o.Secrets...)
+}
+
+// curlSkipHeaders are set by curl itself.
+var curlSkipHeaders = map[string]bool{"Content-Length": true, "Host": true}
+
+// Curl renders the step's request as a curl command a developer can paste
+// into a shell: redacted unless o.Reveal. Inbound steps (the callback) and
+// the authorize URL render as a curl of the URL too, for completeness.
+func (t Transcript) Curl(o RenderOptions) string {
+	t = o.apply(t)
+	var b strings.Builder
+	b.WriteString("curl -sS -i")
+	if t.Request.Method != "" && t.Request.Method != http.MethodGet {
+		b.WriteString(" -X " + t.Request.Method)
+	}
+	b.WriteString(" " + shellQuote(t.Request.URL))
+	for _, k := range sortedKeys(t.Request.Header) {
+		if curlSkipHeaders[http.CanonicalHeaderKey(k)] {
+			continue
+		}
+		for _, v := range t.Request.Header[k] {
+			b.WriteString(" \\\n  -H " + shellQuote(k+": "+v))
+		}
+	}
+	if t.Request.Body != "" {
+		b.WriteString(" \\\n  --data-binary " + shellQuote(t.Request.Body))
+	} else if t.Request.Method == http.MethodPost || t.Request.Method == http.MethodPut {
+		// An explicit empty body, as the spec's token endpoint expects.
+		b.WriteString(" \\\n  --data-binary ''")
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for POSIX shells.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func sortedKeys(h http.Header) []string {
+	ks := make([]string, 0, len(h))
+	for k := range h {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Markdown renders transcripts as a report: per step the request, the
+// response, what went wrong and the fix, and the curl command. Redacted
+// unless o.Reveal.
+func Markdown(title string, ts []Transcript, o RenderOptions) string {
+	var b strings.Builder
+	if title == "" {
+		title = "OAuth flow transcript"
+	}
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	if !o.Reveal {
+		b.WriteString("Secrets (client secret, codes, access and refresh tokens) are shown as `" + Redacted + "`.\n\n")
+	}
+	for i, t := range ts {
+		t = o.apply(t)
+		status := "ok"
+		if !t.OK() {
+			status = "failed"
+		}
+		fmt.Fprintf(&b, "## %d. %s — %s\n\n", i+1, t.Title(), status)
+		fmt.Fprintf(&b, "- Time: %s\n", t.Time.UTC().Format(time.RFC3339Nano))
+		if t.Response != nil {
+			fmt.Fprintf(&b, "- Status: %d %s\n- Duration: %s\n", t.Response.Status, t.Response.StatusText, t.Response.Duration.Round(time.Microsecond))
+		}
+		if t.Error != "" {
+			fmt.Fprintf(&b, "- Error: %s\n", t.Error)
+		}
+		if t.Fix != "" {
+			fmt.Fprintf(&b, "- Likely fix: %s\n", t.Fix)
+		}
+		for _, n := range t.Notes {
+			fmt.Fprintf(&b, "- Note: %s\n", n)
+		}
+		dir := "Request"
+		if t.Inbound {
+			dir = "Request (received)"
+		}
+		fmt.Fprintf(&b, "\n### %s\n\n", dir)
+		b.WriteString(fence(httpText(t.Request.Method+" "+t.Request.URL, t.Request.Header, t.Request.Body)))
+		if t.Response != nil {
+			b.WriteString("\n### Response\n\n")
+			body := t.Response.Body
+			if t.Response.Truncated {
+				body += "\n[… body truncated]"
+			}
+			b.WriteString(fence(httpText(fmt.Sprintf("%s %d %s", orDefault(t.Response.Proto, "HTTP/1.1"), t.Response.Status, t.Response.StatusText), t.Response.Header, body)))
+		}
+		if !t.Inbound && t.Step != StepAuthorize {
+			b.WriteString("\n### curl\n\n")
+			b.WriteString(fence(t.Curl(RenderOptions{Reveal: true}))) // already redacted above when asked
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func httpText(first string, h http.Header, body string) string {
+	var b strings.Builder
+	b.WriteString(first + "\n")
+	for _, k := range sortedKeys(h) {
+		for _, v := range h[k] {
+			b.WriteString(k + ": " + v + "\n")
+		}
+	}
+	if body != "" {
+		b.WriteString("\n" + body + "\n")
+	}
+	return b.String()
+}
+
+// fence wraps text in a Markdown code fence long enough not to be closed
+// by backticks inside it.
+func fence(s string) string {
+	f := "```"
+	for strings.Contains(s, f) {
+		f += "`"
+	}
+	return f + "\n" + strings.TrimRight(s, "\n") + "\n" + f + "\n"
+}
+
+// basicAuth is the value of an HTTP Basic Authorization header.
+func basicAuth(user, pass string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(user)+":"+url.QueryEscape(pass)))
+}
