@@ -76,6 +76,7 @@ var pageTemplates = map[string]string{
 <button type="submit" name="action" value="deny" class="secondary">Deny</button>
 </form>
 {{template "who" .}}{{end}}`,
+	"raw": `{{define "body"}}{{.Raw}}{{end}}`,
 	"error": `{{define "body"}}
 <h1>{{.Title}}</h1>
 <p class="error" id="message">{{.Error}}</p>
@@ -113,11 +114,17 @@ type pageData struct {
 	RedirectHost string
 	Details      [][2]string
 	Hints        []string
+	Raw          template.HTML
 }
 
 func (s *Server) render(w http.ResponseWriter, page string, status int, d pageData) {
+	s.renderAs(w, page, page, status, d)
+}
+
+// renderAs executes template tmpl and labels the response as page.
+func (s *Server) renderAs(w http.ResponseWriter, tmpl, page string, status int, d pageData) {
 	var buf bytes.Buffer
-	if err := s.tmpl[page].Execute(&buf, d); err != nil {
+	if err := s.tmpl[tmpl].Execute(&buf, d); err != nil {
 		// The templates are fixed; failing here is a programming error.
 		s.cfg.Logf("sandbox: render %s: %v", page, err)
 		http.Error(w, "page rendering failed", http.StatusInternalServerError)
@@ -155,4 +162,9 @@ func (s *Server) renderConsent(w http.ResponseWriter, req *authRequest, u *User,
 		d.RedirectHost = ru.Scheme + "://" + ru.Host + ru.Path
 	}
 	s.render(w, "consent", http.StatusOK, d)
+}
+
+// renderRaw shows already-escaped HTML inside the layout.
+func (s *Server) renderRaw(w http.ResponseWriter, page, title, body string) {
+	s.renderAs(w, "raw", page, http.StatusOK, pageData{Title: title, Raw: template.HTML(body)}) //nolint:gosec // body is built with htmlEsc
 }

@@ -133,6 +133,9 @@ type Config struct {
 	// events batched together, occasional duplicate messages, and
 	// messages sent out of order.
 	AtLeastOnce bool
+	// ProcessingDelay is the time between the steps of an upload's life
+	// cycle (created, processing, ready); default 2s.
+	ProcessingDelay time.Duration
 	// Seed seeds the at-least-once randomness; 0 picks a random seed.
 	Seed uint64
 	// Strict refuses token requests whose parameters are not in the URL
@@ -364,6 +367,10 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("webhook URL %q: want an absolute http or https URL", redactURL(cfg.WebhookURL))
 		}
 		s.hooks = newHookSender(s)
+		s.spawn(func() { s.hooks.run(s.ctx) })
+		if len(cfg.WebhookSecret) == 0 {
+			cfg.Logf("webhook: no secret configured, so deliveries go out without %s", "X-Service-Signature")
+		}
 	}
 	s.tmpl = parseTemplates()
 	s.handler = s.routes()
@@ -433,7 +440,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // for a server made by Start, the listener.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
-		s.stop()
+		s.shutdown()
 		if s.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			_ = s.httpSrv.Shutdown(ctx)
@@ -441,6 +448,14 @@ func (s *Server) Close() {
 		}
 		s.wg.Wait()
 	})
+}
+
+// shutdown cancels the server's context under mu, so spawn never adds to
+// the wait group after Close has started waiting.
+func (s *Server) shutdown() {
+	s.mu.Lock()
+	s.stop()
+	s.mu.Unlock()
 }
 
 // Start builds a sandbox and serves it on addr (DefaultAddr when empty)
@@ -478,7 +493,7 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, string, error
 		select {
 		case <-ctx.Done():
 			// Close waits on wg, so shut the listener down here instead.
-			s.stop()
+			s.shutdown()
 			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			_ = s.httpSrv.Shutdown(sctx)
 			cancel()

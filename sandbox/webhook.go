@@ -1,5 +1,224 @@
 package sandbox
 
-type hookSender struct{}
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
 
-func newHookSender(s *Server) *hookSender { return &hookSender{} }
+	"github.com/hookscope/hookscope/inspector/simulate"
+)
+
+// WebhookTimeout is the service's webhook request time-out (spec 8).
+const WebhookTimeout = 10 * time.Second
+
+// hookSender turns emitted events into signed webhook messages and posts
+// them from one worker goroutine, so deliveries leave in the order events
+// happened unless at-least-once mode mixes them up on purpose.
+type hookSender struct {
+	s      *Server
+	client *http.Client
+	queue  chan simulate.Event
+	// The randomness and knobs below are touched only by the worker.
+	rng *rand.Rand
+	// batchWindow is how long the worker waits for more events to batch
+	// with the first one (at-least-once mode only).
+	batchWindow time.Duration
+	maxBatch    int
+	dupRate     float64 // chance a message is sent a second time
+	shuffleRate float64 // chance a window's messages leave in reverse order
+	retryDelays []time.Duration
+}
+
+func newHookSender(s *Server) *hookSender {
+	c := s.cfg.HTTPClient
+	if c == nil {
+		c = &http.Client{Timeout: WebhookTimeout}
+	}
+	seed := s.cfg.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	return &hookSender{
+		s: s, client: c, queue: make(chan simulate.Event, 1024),
+		rng:         rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d)),
+		batchWindow: 250 * time.Millisecond, maxBatch: 3,
+		dupRate: 0.25, shuffleRate: 0.3,
+		retryDelays: []time.Duration{2 * time.Second, 10 * time.Second},
+	}
+}
+
+// emit queues an event of type typ about account for delivery. Without a
+// webhook URL it only logs.
+func (s *Server) emit(typ, accountID string, payload any) {
+	ev := simulate.Event{
+		UUID:        randomHex(16),
+		Type:        typ,
+		Payload:     payload,
+		Metadata:    simulate.Metadata{AccountID: accountID},
+		GeneratedAt: s.cfg.Now().UTC().Format("2006-01-02T15:04:05Z"),
+	}
+	if s.hooks == nil {
+		s.cfg.Logf("event %s (%s) not delivered: no webhook URL configured", typ, ev.UUID)
+		return
+	}
+	select {
+	case s.hooks.queue <- ev:
+	default:
+		s.cfg.Logf("event %s (%s) dropped: the webhook queue is full (the receiver is too slow)", typ, ev.UUID)
+	}
+}
+
+// run is the worker: it forms messages and sends them until ctx ends.
+func (h *hookSender) run(ctx context.Context) {
+	for {
+		var first simulate.Event
+		select {
+		case <-ctx.Done():
+			return
+		case first = <-h.queue:
+		}
+		events := []simulate.Event{first}
+		if h.s.cfg.AtLeastOnce {
+			events = h.collect(ctx, events)
+		}
+		for _, m := range h.arrange(events) {
+			if ctx.Err() != nil {
+				return
+			}
+			h.deliver(ctx, m, 1)
+		}
+	}
+}
+
+// collect gathers the events that occur within the batch window after the
+// first: the spec batches "events occurring within a very short time".
+func (h *hookSender) collect(ctx context.Context, events []simulate.Event) []simulate.Event {
+	t := time.NewTimer(h.batchWindow)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return events
+		case <-t.C:
+			return events
+		case ev := <-h.queue:
+			events = append(events, ev)
+		}
+	}
+}
+
+// arrange splits events into messages. In order mode every event is its own
+// message. At-least-once mode batches 1..maxBatch events per message,
+// sometimes reverses the order of the messages, and sometimes sends a
+// message again (same hook uuid, same bytes), as spec 6 warns.
+func (h *hookSender) arrange(events []simulate.Event) []simulate.Message {
+	var msgs []simulate.Message
+	if !h.s.cfg.AtLeastOnce {
+		for _, e := range events {
+			msgs = append(msgs, simulate.Message{Hook: simulate.Hook{UUID: randomHex(16)}, Events: []simulate.Event{e}})
+		}
+		return msgs
+	}
+	for len(events) > 0 {
+		n := min(1+h.rng.IntN(h.maxBatch), len(events))
+		msgs = append(msgs, simulate.Message{Hook: simulate.Hook{UUID: randomHex(16)}, Events: append([]simulate.Event(nil), events[:n]...)})
+		events = events[n:]
+	}
+	if len(msgs) > 1 && h.rng.Float64() < h.shuffleRate {
+		for i, j := 0, len(msgs)-1; i < j; i, j = i+1, j-1 {
+			msgs[i], msgs[j] = msgs[j], msgs[i]
+		}
+	}
+	var dups []simulate.Message
+	for _, m := range msgs {
+		if h.rng.Float64() < h.dupRate {
+			dups = append(dups, m)
+		}
+	}
+	return append(msgs, dups...)
+}
+
+// deliver posts one message. A failure is logged and retried later (the
+// spec does not show the service's schedule; the sandbox retries twice).
+func (h *hookSender) deliver(ctx context.Context, m simulate.Message, attempt int) {
+	body := m.Body()
+	req, err := simulate.NewRequest(ctx, h.s.cfg.WebhookURL, body, h.s.cfg.WebhookSecret)
+	if err != nil {
+		h.s.cfg.Logf("webhook: %v", err)
+		return
+	}
+	types := strings.Join(m.Types(), ",")
+	start := time.Now()
+	resp, err := h.client.Do(req)
+	var failure string
+	switch {
+	case err != nil:
+		if ctx.Err() != nil {
+			return
+		}
+		failure = fmt.Sprintf("%v", redactErr(err, h.s.cfg.WebhookURL))
+	default:
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			failure = fmt.Sprintf("HTTP %d (the service expects 200)", resp.StatusCode)
+		}
+	}
+	if failure == "" {
+		h.s.cfg.Logf("webhook: message %s [%s] delivered to %s in %s (attempt %d)", m.Hook.UUID, types, redactURL(h.s.cfg.WebhookURL), time.Since(start).Round(time.Millisecond), attempt)
+		return
+	}
+	if attempt > len(h.retryDelays) {
+		h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; giving up after %d attempts", m.Hook.UUID, types, redactURL(h.s.cfg.WebhookURL), failure, attempt)
+		return
+	}
+	delay := h.retryDelays[attempt-1]
+	h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; retrying in %s", m.Hook.UUID, types, redactURL(h.s.cfg.WebhookURL), failure, delay)
+	h.s.spawn(func() {
+		if h.s.sleep(delay) {
+			h.deliver(h.s.ctx, m, attempt+1)
+		}
+	})
+}
+
+// redactErr keeps a transport error but without the URL's query, which may
+// hold a token.
+func redactErr(err error, rawURL string) string {
+	msg := err.Error()
+	if rawURL != "" {
+		msg = strings.ReplaceAll(msg, rawURL, redactURL(rawURL))
+	}
+	return msg
+}
+
+// spawn runs f on a goroutine that Close waits for, unless the server is
+// already closing.
+func (s *Server) spawn(f func()) {
+	s.mu.Lock()
+	if s.ctx.Err() != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// sleep waits d and reports false if the server closed meanwhile.
+func (s *Server) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
