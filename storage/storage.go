@@ -49,6 +49,7 @@ type migration struct {
 func migrations() []migration {
 	return []migration{
 		{1, "deliveries", schemaDeliveries},
+		{2, "oauth", schemaOAuth},
 	}
 }
 
