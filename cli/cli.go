@@ -43,6 +43,7 @@ func commands() []command {
 	return []command{
 		{"listen", "receive webhook deliveries, verify, decode and store them", runListen},
 		{"version", "print the Hookscope version", runVersion},
+		{"sandbox", "run a local emulation of the service: OAuth pages, token endpoint, Data/Upload API, webhooks", runSandbox},
 	}
 }
 
