@@ -1,0 +1,682 @@
+package oauthflow_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookscope/hookscope/oauthflow"
+	"github.com/hookscope/hookscope/sandbox"
+)
+
+// testEnv is a sandbox on httptest with one app whose redirect URI is a
+// free loopback port, and the matching profile.
+type testEnv struct {
+	sb      *sandbox.Server
+	base    string
+	app     sandbox.App
+	profile oauthflow.Profile
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
+}
+
+func newEnv(t *testing.T, redirectURI string, mutate func(*sandbox.Config)) *testEnv {
+	t.Helper()
+	if redirectURI == "" {
+		redirectURI = "http://127.0.0.1:" + strconv.Itoa(freePort(t)) + "/callback"
+	}
+	app := sandbox.DefaultApp()
+	app.RedirectURI = redirectURI
+	cfg := sandbox.Config{Apps: []sandbox.App{app}, Logf: func(string, ...any) {}}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	sb, err := sandbox.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb.Handler())
+	t.Cleanup(func() { srv.Close(); sb.Close() })
+	return &testEnv{sb: sb, base: srv.URL, app: app, profile: oauthflow.Profile{
+		Name: "test", BaseURL: srv.URL, AuthURL: srv.URL, ClientID: app.ClientID, ClientSecret: app.ClientSecret,
+		RedirectURI: redirectURI, Scopes: []string{"all:all"},
+	}}
+}
+
+// memRecorder keeps what a flow persists.
+type memRecorder struct {
+	mu          sync.Mutex
+	transcripts []oauthflow.Transcript
+	states      []oauthflow.State
+	tokens      map[string]oauthflow.Token
+}
+
+func (m *memRecorder) SaveTranscript(_ context.Context, t oauthflow.Transcript) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.transcripts = append(m.transcripts, t)
+	return int64(len(m.transcripts)), nil
+}
+
+func (m *memRecorder) SaveFlowState(_ context.Context, s oauthflow.State) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.states = append(m.states, s)
+	return nil
+}
+
+func (m *memRecorder) SaveToken(_ context.Context, profile string, t oauthflow.Token) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tokens == nil {
+		m.tokens = map[string]oauthflow.Token{}
+	}
+	m.tokens[profile] = t
+	return nil
+}
+
+// browse plays the user: walk the sandbox's pages, then follow the final
+// redirect to the callback (as a browser would) and return its status.
+func browse(ctx context.Context, t *testing.T, b *sandbox.Browser, authorizeURL string) (int, error) {
+	loc, err := b.Authorize(ctx, authorizeURL)
+	if err != nil {
+		return 0, err
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, loc.String(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// playBrowser returns an Opener that browses in the background and
+// reports the outcome on the returned channel.
+func playBrowser(t *testing.T, b *sandbox.Browser) (oauthflow.Opener, <-chan error) {
+	done := make(chan error, 1)
+	return func(ctx context.Context, u string) error {
+		go func() {
+			_, err := browse(ctx, t, b, u)
+			done <- err
+		}()
+		return nil
+	}, done
+}
+
+func login(t *testing.T, e *testEnv, o oauthflow.Options, b *sandbox.Browser) (*oauthflow.Flow, *oauthflow.CallbackResult, *oauthflow.Token) {
+	t.Helper()
+	f, err := oauthflow.New(e.profile, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, done := playBrowser(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, tok, err := f.Login(ctx, oauthflow.LoginOptions{Open: open, Timeout: 15 * time.Second})
+	if err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	return f, res, tok
+}
+
+func owner() *sandbox.Browser {
+	b := sandbox.NewBrowser("owner@example.com", "owner")
+	b.AccountID = "741302"
+	return b
+}
+
+func TestLoginSuccess(t *testing.T) {
+	e := newEnv(t, "", nil)
+	rec := &memRecorder{}
+	f, res, tok := login(t, e, oauthflow.Options{Recorder: rec}, owner())
+	if res.Code == "" || res.AccountID != "741302" || res.AccountName != "Acme Studio" || res.AccountURL == "" ||
+		res.ContactID != "5001" || res.ContactName != "Olivia Owner" || res.ContactEmail != "owner@example.com" {
+		t.Fatalf("callback = %+v", res)
+	}
+	if v, ok := res.Get(oauthflow.DefaultStateParam); !ok || v == "" {
+		t.Fatalf("the service did not pass hs_state back: %+v", res.Params)
+	}
+	if tok.AccessToken == "" || tok.RefreshToken == "" || tok.TokenType != "bearer" || tok.ExpiresIn <= 0 ||
+		len(tok.Scope) != 1 || tok.Scope[0] != "all:all" || tok.ExpiresAt.Sub(tok.ObtainedAt) != time.Duration(tok.ExpiresIn)*time.Second {
+		t.Fatalf("token = %+v", tok)
+	}
+	if left := tok.TimeLeft(time.Now()); left <= 0 {
+		t.Fatalf("time left %v", left)
+	}
+	ts := f.Transcripts(true)
+	var steps []string
+	for _, tr := range ts {
+		steps = append(steps, string(tr.Step))
+	}
+	if got := strings.Join(steps, ","); got != "authorize,callback,exchange" {
+		t.Fatalf("steps = %s", got)
+	}
+	ex := ts[2]
+	if ex.Request.Method != "POST" || ex.Request.Body != "" || !strings.Contains(ex.Request.URL, "/oauth/token?client_id=") ||
+		!strings.Contains(ex.Request.URL, "grant_type=authorization_code") || ex.Response.Status != 200 || ex.Response.Duration <= 0 {
+		t.Fatalf("exchange transcript = %+v", ex)
+	}
+	if len(ex.Notes) == 0 {
+		t.Fatalf("exchange has no token summary note")
+	}
+	for _, n := range ex.Notes {
+		if strings.Contains(n, "deviation") {
+			t.Errorf("sandbox answer reported as deviating: %s", n)
+		}
+	}
+	cb := ts[1]
+	if !cb.Inbound || cb.Response == nil || !strings.Contains(cb.Response.Body, "Authorization received") || !strings.Contains(cb.Response.Body, "close this window") {
+		t.Fatalf("callback transcript = %+v", cb)
+	}
+	if len(rec.transcripts) != 3 || rec.tokens["test"].AccessToken != tok.AccessToken || len(rec.states) == 0 {
+		t.Fatalf("recorder: %d transcripts, token %v, %d states", len(rec.transcripts), rec.tokens, len(rec.states))
+	}
+	last := rec.states[len(rec.states)-1]
+	if last.Callback == nil || len(last.Spent) != 1 {
+		t.Fatalf("saved state = %+v", last)
+	}
+	if err := f.RecordErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoginWithPKCEAndStandardState(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, res, tok := login(t, e, oauthflow.Options{PKCE: true, StandardState: true}, owner())
+	if res.State == "" || tok.AccessToken == "" {
+		t.Fatalf("state %q token %+v", res.State, tok)
+	}
+	ts := f.Transcripts(true)
+	if !strings.Contains(ts[0].Request.URL, "code_challenge_method=S256") || !strings.Contains(ts[2].Request.URL, "code_verifier=") {
+		t.Fatalf("PKCE not sent: %s / %s", ts[0].Request.URL, ts[2].Request.URL)
+	}
+}
+
+func startAuth(t *testing.T, e *testEnv, o oauthflow.Options) (*oauthflow.Flow, string) {
+	t.Helper()
+	f, err := oauthflow.New(e.profile, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := f.ListenCallback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	u, err := f.AuthorizeURL(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, u
+}
+
+func TestDenialAndViewer(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		browser *sandbox.Browser
+		want    string
+	}{
+		{"owner denies", func() *sandbox.Browser { b := owner(); b.Deny = true; return b }(), "denied"},
+		{"viewer refused", sandbox.NewBrowser("viewer@example.com", "viewer"), "Only account managers and owners"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, "", nil)
+			f, u := startAuth(t, e, oauthflow.Options{})
+			status, err := browse(context.Background(), t, tc.browser, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status != http.StatusBadRequest {
+				t.Errorf("callback page status %d", status)
+			}
+			res, err := f.AwaitCallback(context.Background(), 5*time.Second)
+			var de *oauthflow.DeniedError
+			if !errors.As(err, &de) || de.Code != "access_denied" || !strings.Contains(de.Description, tc.want) {
+				t.Fatalf("AwaitCallback = %+v, %v", res, err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "managers and owners") || !strings.Contains(msg, "OAuth must be enabled") {
+				t.Errorf("denial not explained: %s", msg)
+			}
+			if _, err := f.Exchange(context.Background(), "", false); !errors.Is(err, oauthflow.ErrNoCode) {
+				t.Errorf("exchange after denial: %v", err)
+			}
+		})
+	}
+}
+
+func TestRedirectMismatch(t *testing.T) {
+	e := newEnv(t, "", nil)
+	p := e.profile
+	p.RedirectURI = strings.Replace(p.RedirectURI, "127.0.0.1", "localhost", 1)
+	var found bool
+	for _, w := range oauthflow.Preflight(p) {
+		if w.Code == "exact-match" && strings.Contains(w.Message, "exactly") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("pre-flight does not explain exact matching: %+v", oauthflow.Preflight(p))
+	}
+	f, err := oauthflow.New(p, oauthflow.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := f.AuthorizeURL(context.Background())
+	_, err = owner().Authorize(context.Background(), u)
+	var pe *sandbox.PageError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Message, "exactly") {
+		t.Fatalf("mismatched redirect_uri: %v", err)
+	}
+}
+
+func TestCodeReuseWarnsThenServiceRefuses(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, res, _ := login(t, e, oauthflow.Options{}, owner())
+	before := len(f.Transcripts(true))
+	_, err := f.Exchange(context.Background(), "", false)
+	if !errors.Is(err, oauthflow.ErrCodeSpent) || !strings.Contains(err.Error(), "single-use") {
+		t.Fatalf("second exchange: %v", err)
+	}
+	if n := len(f.Transcripts(true)); n != before {
+		t.Fatalf("the warning sent a request: %d transcripts, was %d", n, before)
+	}
+	_, err = f.Exchange(context.Background(), res.Code, true)
+	var se *oauthflow.StepError
+	if !errors.As(err, &se) || se.OAuth == nil || se.OAuth.Code != "invalid_grant" || se.Status != 400 {
+		t.Fatalf("forced exchange: %v", err)
+	}
+	if strings.Contains(err.Error(), res.Code) {
+		t.Fatalf("error message leaks the code: %s", err)
+	}
+}
+
+func TestWrongSecret(t *testing.T) {
+	e := newEnv(t, "", nil)
+	e.profile.ClientSecret = "not-the-secret"
+	f, u := startAuth(t, e, oauthflow.Options{})
+	if _, err := browse(context.Background(), t, owner(), u); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.AwaitCallback(context.Background(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.Exchange(context.Background(), "", false)
+	var se *oauthflow.StepError
+	if !errors.As(err, &se) || se.Status != 401 || se.OAuth == nil || se.OAuth.Code != "invalid_client" || !strings.Contains(se.Fix, "client ID and secret") {
+		t.Fatalf("wrong secret: %v", err)
+	}
+	if strings.Contains(err.Error(), "not-the-secret") {
+		t.Fatal("error message leaks the secret")
+	}
+	ts := f.Transcripts(false)
+	last := ts[len(ts)-1]
+	if last.OK() || !strings.Contains(last.Error, "invalid_client") {
+		t.Fatalf("transcript error = %q", last.Error)
+	}
+}
+
+func TestRefreshKeepsRefreshToken(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, _, tok := login(t, e, oauthflow.Options{}, owner())
+	r, err := f.Refresh(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.RefreshTokenChanged || r.Token.RefreshToken != tok.RefreshToken || r.Token.AccessToken == tok.AccessToken || !strings.Contains(r.Note, "stayed the same") {
+		t.Fatalf("refresh = %+v", r)
+	}
+	cur, _ := f.Token()
+	if cur.AccessToken != r.Token.AccessToken {
+		t.Fatal("flow did not adopt the refreshed token")
+	}
+}
+
+func TestCallEachTokenMethod(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, _, _ := login(t, e, oauthflow.Options{}, owner())
+	id := e.sb.Medias()[0].HashedID
+	all, _ := oauthflow.ParseTokenMethods("all")
+	results, err := f.Call(context.Background(), oauthflow.CallRequest{Path: oauthflow.DefaultCallPath(id), Methods: all})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 3 {
+		t.Fatalf("%d results", len(results))
+	}
+	for _, r := range results {
+		if !r.OK || r.Status != 200 || !strings.Contains(r.Transcript.Response.Body, id) {
+			t.Errorf("%s: %d %s", r.Method, r.Status, r.Transcript.Error)
+		}
+	}
+	if !strings.Contains(results[0].Transcript.Request.URL, "access_token=") || !strings.Contains(results[1].Transcript.Request.URL, "bearer_token=") ||
+		!strings.HasPrefix(results[2].Transcript.Request.Header.Get("Authorization"), "Bearer ") {
+		t.Fatal("token not placed as asked")
+	}
+	// A token that is not valid is explained.
+	f.SetToken(oauthflow.Token{AccessToken: "bogus-token"})
+	results, err = f.Call(context.Background(), oauthflow.CallRequest{Path: oauthflow.DefaultCallPath(id)})
+	if err != nil || results[0].Status != 401 || !strings.Contains(results[0].Transcript.Error, "401") {
+		t.Fatalf("bogus token: %+v, %v", results, err)
+	}
+}
+
+func TestUploadAPIRefusesHeader(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, _, _ := login(t, e, oauthflow.Options{}, owner())
+	all, _ := oauthflow.ParseTokenMethods("all")
+	results, err := f.Call(context.Background(), oauthflow.CallRequest{Method: "POST", Path: "/upload?name=clip", Body: "not really a video", ContentType: "video/mp4", Methods: all})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		switch r.Method {
+		case oauthflow.MethodHeader:
+			if r.Status != 401 || !strings.Contains(r.Transcript.Fix, "access_token or bearer_token query") {
+				t.Errorf("header on the Upload API: %d %q", r.Status, r.Transcript.Fix)
+			}
+		default:
+			if !r.OK {
+				t.Errorf("%s on the Upload API: %d %s %s", r.Method, r.Status, r.Transcript.Error, r.Transcript.Response.Body)
+			}
+		}
+	}
+}
+
+func TestForgedCallbackRefused(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, _ := startAuth(t, e, oauthflow.Options{})
+	forged := e.profile.RedirectURI + "?hs_state=guessed&code=attacker-code&account_id=1"
+	resp, err := http.Get(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("forged callback answered %d", resp.StatusCode)
+	}
+	_, err = f.AwaitCallback(context.Background(), 5*time.Second)
+	if !errors.Is(err, oauthflow.ErrStateMismatch) {
+		t.Fatalf("forged callback: %v", err)
+	}
+	if _, err := f.Exchange(context.Background(), "", false); !errors.Is(err, oauthflow.ErrNoCode) {
+		t.Fatalf("the forged code was kept: %v", err)
+	}
+	// A second request to the one-shot listener changes nothing.
+	resp, err = http.Get(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict {
+		t.Errorf("second callback answered %d", resp.StatusCode)
+	}
+	// Without hs_state at all.
+	f2, _ := oauthflow.New(e.profile, oauthflow.Options{})
+	if _, err := f2.AuthorizeURL(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f2.AcceptCallbackURL(context.Background(), e.profile.RedirectURI+"?code=x"); !errors.Is(err, oauthflow.ErrStateMismatch) {
+		t.Fatalf("callback without hs_state: %v", err)
+	}
+}
+
+func TestBusyCallbackPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	e := newEnv(t, "http://127.0.0.1:"+strconv.Itoa(port)+"/callback", nil)
+	var blocking *oauthflow.Warning
+	for _, w := range oauthflow.Preflight(e.profile) {
+		if w.Code == "port-busy" {
+			w := w
+			blocking = &w
+		}
+	}
+	if blocking == nil || !blocking.Blocking || !strings.Contains(blocking.Message, strconv.Itoa(port)) {
+		t.Fatalf("pre-flight: %+v", oauthflow.Preflight(e.profile))
+	}
+	f, _ := oauthflow.New(e.profile, oauthflow.Options{})
+	_, err = f.ListenCallback()
+	var pb *oauthflow.PortBusyError
+	if !errors.As(err, &pb) || pb.Port != port {
+		t.Fatalf("ListenCallback on a busy port: %v", err)
+	}
+	msg := err.Error()
+	if strings.Contains(strings.ToLower(msg), "state") || !strings.Contains(msg, "already in use") || !strings.Contains(msg, "free port") {
+		t.Fatalf("busy port message: %s", msg)
+	}
+	_, _, err = f.Login(context.Background(), oauthflow.LoginOptions{})
+	if !errors.As(err, &pb) {
+		t.Fatalf("Login on a busy port: %v", err)
+	}
+}
+
+func TestPlacementBodyAndBasic(t *testing.T) {
+	for _, pl := range []oauthflow.Placement{oauthflow.PlacementBody, oauthflow.PlacementBasic} {
+		t.Run(string(pl), func(t *testing.T) {
+			e := newEnv(t, "", nil)
+			f, _, tok := login(t, e, oauthflow.Options{Placement: pl}, owner())
+			if tok.AccessToken == "" {
+				t.Fatal("no token")
+			}
+			ts := f.Transcripts(true)
+			ex := ts[len(ts)-1]
+			if strings.Contains(ex.Request.URL, "?") || !strings.Contains(ex.Request.Body, "grant_type=authorization_code") ||
+				ex.Request.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
+				t.Fatalf("request = %+v", ex.Request)
+			}
+			basic := strings.HasPrefix(ex.Request.Header.Get("Authorization"), "Basic ")
+			if basic != (pl == oauthflow.PlacementBasic) || strings.Contains(ex.Request.Body, "client_secret") == basic {
+				t.Fatalf("credentials placement wrong: %+v", ex.Request)
+			}
+			var noted bool
+			for _, n := range ex.Notes {
+				noted = noted || strings.Contains(n, "outside the URL query")
+			}
+			if !noted {
+				t.Errorf("the sandbox's note about placement is not shown: %v", ex.Notes)
+			}
+		})
+	}
+	// In strict mode the sandbox refuses, and the fix points at the query.
+	e := newEnv(t, "", func(c *sandbox.Config) { c.Strict = true })
+	f, u := startAuth(t, e, oauthflow.Options{Placement: oauthflow.PlacementBody})
+	if _, err := browse(context.Background(), t, owner(), u); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.AwaitCallback(context.Background(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.Exchange(context.Background(), "", false)
+	if err == nil || !strings.Contains(err.Error(), "placement query") {
+		t.Fatalf("strict sandbox with body placement: %v", err)
+	}
+}
+
+func TestPastedCallbackForRemoteRedirect(t *testing.T) {
+	e := newEnv(t, "https://tunnel.example.com/oauth/callback", nil)
+	f, err := oauthflow.New(e.profile, oauthflow.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ListenCallback(); !errors.Is(err, oauthflow.ErrNotLocal) {
+		t.Fatalf("ListenCallback for a remote URI: %v", err)
+	}
+	u, _ := f.AuthorizeURL(context.Background())
+	loc, err := owner().Authorize(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.AcceptCallbackURL(context.Background(), "  "+loc.String()+"\n")
+	if err != nil || res.AccountID != "741302" {
+		t.Fatalf("pasted: %+v, %v", res, err)
+	}
+	if _, err := f.Exchange(context.Background(), "", false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHandleCallbackFromAnotherServer(t *testing.T) {
+	// The webhook receiver serves /oauth/callback on its tunnel URL and
+	// hands the request to the waiting flow.
+	var f *oauthflow.Flow
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.HandleCallback(w, r) }))
+	defer recv.Close()
+	e := newEnv(t, recv.URL+"/oauth/callback", nil)
+	var err error
+	f, err = oauthflow.New(e.profile, oauthflow.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := f.AuthorizeURL(context.Background())
+	if status, err := browse(context.Background(), t, owner(), u); err != nil || status != 200 {
+		t.Fatalf("browse: %d %v", status, err)
+	}
+	res, err := f.AwaitCallback(context.Background(), 5*time.Second)
+	if err != nil || res.Code == "" {
+		t.Fatalf("AwaitCallback: %+v %v", res, err)
+	}
+}
+
+func TestCallbackTimeout(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, _ := startAuth(t, e, oauthflow.Options{})
+	_, err := f.AwaitCallback(context.Background(), 20*time.Millisecond)
+	if !errors.Is(err, oauthflow.ErrCallbackTimeout) || !strings.Contains(err.Error(), "no callback arrived") {
+		t.Fatalf("timeout: %v", err)
+	}
+}
+
+func TestAutoRefresh(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, _, tok := login(t, e, oauthflow.Options{}, owner())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan *oauthflow.RefreshResult, 1)
+	go f.AutoRefresh(ctx, 2*time.Duration(tok.ExpiresIn)*time.Second, func(r *oauthflow.RefreshResult, err error) {
+		if err != nil {
+			t.Errorf("auto-refresh: %v", err)
+		}
+		select {
+		case got <- r:
+		default:
+		}
+		cancel()
+	})
+	select {
+	case r := <-got:
+		if r == nil || r.Token.AccessToken == tok.AccessToken {
+			t.Fatalf("auto-refresh result %+v", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no auto-refresh")
+	}
+}
+
+func TestRedactionEverywhere(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, res, _ := login(t, e, oauthflow.Options{PKCE: true}, owner())
+	if _, err := f.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := oauthflow.ParseTokenMethods("all")
+	if _, err := f.Call(context.Background(), oauthflow.CallRequest{Path: oauthflow.DefaultCallPath(e.sb.Medias()[0].HashedID), Methods: all}); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.Exchange(context.Background(), "", true) // a failed, forced exchange too
+	tok, _ := f.Token()
+	var oldAccess string
+	for _, tr := range f.Transcripts(true) {
+		if tr.Step == oauthflow.StepExchange && tr.Response != nil && tr.Response.Status == 200 {
+			var body struct {
+				AccessToken string `json:"access_token"`
+			}
+			_ = json.Unmarshal([]byte(tr.Response.Body), &body)
+			oldAccess = body.AccessToken
+		}
+	}
+	secrets := map[string]string{"client secret": e.app.ClientSecret, "code": res.Code, "access token": tok.AccessToken,
+		"first access token": oldAccess, "refresh token": tok.RefreshToken, "verifier": f.State().Verifier}
+	for name, s := range secrets {
+		if s == "" {
+			t.Fatalf("test setup: no %s", name)
+		}
+	}
+	render := func(reveal bool) string {
+		var b strings.Builder
+		ts := f.Transcripts(reveal)
+		js, _ := json.Marshal(ts)
+		b.Write(js)
+		o := f.RenderOptions(reveal)
+		for _, tr := range f.Transcripts(true) {
+			b.WriteString(tr.Curl(o))
+		}
+		har, err := oauthflow.HAR(f.Transcripts(true), "test", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(har)
+		b.WriteString(oauthflow.Markdown("", f.Transcripts(true), o))
+		// Structural redaction alone (a transcript loaded from the store
+		// without the flow's secret list) still hides them.
+		b.WriteString(oauthflow.Markdown("", f.Transcripts(true), oauthflow.RenderOptions{}))
+		return b.String()
+	}
+	red := render(false)
+	for name, s := range secrets {
+		if strings.Contains(red, s) || strings.Contains(red, url.QueryEscape(s)) {
+			t.Errorf("%s appears in a redacted rendering", name)
+		}
+	}
+	if !strings.Contains(red, oauthflow.Redacted) || !strings.Contains(red, "741302") {
+		t.Error("redacted rendering lost its content")
+	}
+	revealed := render(true)
+	for name, s := range secrets {
+		if !strings.Contains(revealed, s) && !strings.Contains(revealed, url.QueryEscape(s)) {
+			t.Errorf("%s missing when revealed", name)
+		}
+	}
+	var har struct {
+		Log struct {
+			Version string `json:"version"`
+			Entries []struct {
+				Request struct {
+					Method string `json:"method"`
+				} `json:"request"`
+				Response struct {
+					Status int `json:"status"`
+				} `json:"response"`
+			} `json:"entries"`
+		} `json:"log"`
+	}
+	b, _ := oauthflow.HAR(f.Transcripts(false), "test", oauthflow.RenderOptions{})
+	if err := json.Unmarshal(b, &har); err != nil || har.Log.Version != "1.2" || len(har.Log.Entries) != 6 {
+		t.Fatalf("HAR: %v, %+v", err, har)
+	}
+}
