@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unsafe"
 )
 
 // The catalogue parses events with its own small JSON parser instead of
@@ -59,9 +60,11 @@ type node struct {
 	first, next      int32
 }
 
-// tree is a parsed JSON document.
+// tree is a parsed JSON document. The source is a string so that every
+// unescaped string value can be handed out as a substring without copying:
+// one allocation per event instead of one per field.
 type tree struct {
-	src   []byte
+	src   string
 	nodes []node
 }
 
@@ -77,14 +80,18 @@ type syntaxError struct {
 func (e *syntaxError) Error() string { return fmt.Sprintf("%s at byte offset %d", e.msg, e.off) }
 
 type parser struct {
-	src    []byte
+	src    string
 	pos    int
 	nodes  []node
 	record bool
 }
 
 // parse parses src as a single JSON value (whitespace around it allowed).
-func parse(src []byte, nodes []node) (*tree, error) {
+func parse(src string, nodes []node) (*tree, error) {
+	if nodes == nil {
+		// About one node per 16 bytes of JSON: sized once, rarely grown.
+		nodes = make([]node, 0, len(src)/16+8)
+	}
 	p := parser{src: src, nodes: nodes[:0], record: true}
 	if _, err := p.document(); err != nil {
 		return nil, err
@@ -95,7 +102,11 @@ func parse(src []byte, nodes []node) (*tree, error) {
 // valid reports whether src is a single well-formed JSON value, without
 // building a tree.
 func valid(src []byte) bool {
-	p := parser{src: src}
+	if len(src) == 0 {
+		return false
+	}
+	// The string view is only read during this call and never retained.
+	p := parser{src: unsafe.String(&src[0], len(src))}
 	_, err := p.document()
 	return err == nil
 }
@@ -166,7 +177,7 @@ func (p *parser) value(depth int) (int32, error) {
 }
 
 func (p *parser) lit(word string, k kind) (int32, error) {
-	if len(p.src)-p.pos < len(word) || string(p.src[p.pos:p.pos+len(word)]) != word {
+	if len(p.src)-p.pos < len(word) || p.src[p.pos:p.pos+len(word)] != word {
 		return -1, p.fail("invalid literal")
 	}
 	s := p.pos
@@ -210,48 +221,60 @@ func (p *parser) number() (int32, error) {
 	return p.add(node{kind: kindNumber, start: int32(s), end: int32(p.pos), first: -1, next: -1}), nil
 }
 
+// plain marks the bytes a string can hold without a closer look: not a
+// quote, not a backslash, not a control character. Read-only.
+var plain = func() (t [256]bool) {
+	for i := range t {
+		t[i] = i >= 0x20 && i != '"' && i != '\\'
+	}
+	return t
+}()
+
 // str scans a string starting at its opening quote and returns the span
 // between the quotes.
 func (p *parser) str() (start, end int, esc bool, err error) {
 	p.pos++ // opening quote
 	start = p.pos
-	for p.pos < len(p.src) {
-		c := p.src[p.pos]
-		switch {
+	src := p.src
+	i := p.pos
+	for {
+		for i < len(src) && plain[src[i]] {
+			i++
+		}
+		if i >= len(src) {
+			p.pos = i
+			return 0, 0, false, p.fail("unterminated string")
+		}
+		switch c := src[i]; {
 		case c == '"':
-			end = p.pos
-			p.pos++
-			return start, end, esc, nil
+			p.pos = i + 1
+			return start, i, esc, nil
 		case c == '\\':
 			esc = true
-			p.pos++
-			if p.pos >= len(p.src) {
+			i++
+			if i >= len(src) {
+				p.pos = i
 				return 0, 0, false, p.fail("unterminated string")
 			}
-			switch p.src[p.pos] {
+			switch src[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p.pos++
+				i++
 			case 'u':
-				p.pos++
-				if len(p.src)-p.pos < 4 {
+				i++
+				if len(src)-i < 4 || !isHex(src[i]) || !isHex(src[i+1]) || !isHex(src[i+2]) || !isHex(src[i+3]) {
+					p.pos = i
 					return 0, 0, false, p.fail("invalid \\u escape")
 				}
-				for i := 0; i < 4; i++ {
-					if !isHex(p.src[p.pos+i]) {
-						return 0, 0, false, p.fail("invalid \\u escape")
-					}
-				}
-				p.pos += 4
+				i += 4
 			default:
+				p.pos = i
 				return 0, 0, false, p.fail("invalid escape in string")
 			}
-		case c < 0x20:
-			return 0, 0, false, p.fail("control character in string")
 		default:
-			p.pos++
+			p.pos = i
+			return 0, 0, false, p.fail("control character in string")
 		}
 	}
-	return 0, 0, false, p.fail("unterminated string")
 }
 
 func isHex(c byte) bool {
@@ -365,15 +388,15 @@ func (p *parser) close(self int32) {
 
 // --- reading the tree ---
 
-// raw returns the value's bytes as they appear in the input (strings
+// raw returns the value's text as it appears in the input (strings
 // without their quotes).
-func (t *tree) raw(i int32) []byte {
+func (t *tree) raw(i int32) string {
 	n := &t.nodes[i]
 	return t.src[n.start:n.end]
 }
 
 // json returns the value's JSON text (strings with their quotes).
-func (t *tree) json(i int32) []byte {
+func (t *tree) json(i int32) string {
 	n := &t.nodes[i]
 	if n.kind == kindString {
 		return t.src[n.start-1 : n.end+1]
@@ -388,7 +411,7 @@ func (t *tree) text(i int32) string {
 	}
 	n := &t.nodes[i]
 	if !n.esc {
-		return string(t.src[n.start:n.end])
+		return t.src[n.start:n.end]
 	}
 	return unescape(t.src[n.start-1 : n.end+1])
 }
@@ -397,7 +420,7 @@ func (t *tree) text(i int32) string {
 func (t *tree) key(i int32) string {
 	n := &t.nodes[i]
 	if !n.keyEsc {
-		return string(t.src[n.keyStart:n.keyEnd])
+		return t.src[n.keyStart:n.keyEnd]
 	}
 	return unescape(t.src[n.keyStart-1 : n.keyEnd+1])
 }
@@ -408,7 +431,7 @@ func (t *tree) keyIs(i int32, k string) bool {
 	if n.keyEsc {
 		return t.key(i) == k
 	}
-	return string(t.src[n.keyStart:n.keyEnd]) == k
+	return t.src[n.keyStart:n.keyEnd] == k
 }
 
 // get returns the member of object i named k, or -1.
@@ -432,17 +455,17 @@ func (t *tree) num(i int32) (float64, bool) {
 	if i < 0 || t.nodes[i].kind != kindNumber {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(string(t.raw(i)), 64)
+	f, err := strconv.ParseFloat(t.raw(i), 64)
 	return f, err == nil
 }
 
 // unescape decodes a quoted JSON string with escapes. The parser already
 // validated it, so encoding/json cannot fail here; it is only reached for
 // the rare string that has escapes.
-func unescape(quoted []byte) string {
+func unescape(quoted string) string {
 	var s string
-	if err := json.Unmarshal(quoted, &s); err != nil {
-		return string(quoted)
+	if err := json.Unmarshal([]byte(quoted), &s); err != nil {
+		return quoted
 	}
 	return s
 }

@@ -74,109 +74,6 @@ func CheckDelivery(h http.Header, bodyLen int64) []Problem {
 	return out
 }
 
-// --- field lists ---
-
-type renderer struct {
-	t   *tree
-	out []Field
-}
-
-func (r *renderer) value(m int32, unit string) string {
-	t := r.t
-	switch t.kindOf(m) {
-	case kindString:
-		return t.text(m)
-	case kindNumber:
-		return string(t.raw(m)) + unit
-	}
-	return string(t.json(m))
-}
-
-// object renders the listed members of obj in spec order, then unlisted ones.
-func (r *renderer) object(obj int32, fs []field, path string) {
-	t := r.t
-	for i := range fs {
-		f := &fs[i]
-		m := t.get(obj, f.name)
-		if m < 0 {
-			continue
-		}
-		switch {
-		case f.kind == vObject && t.kindOf(m) == kindObject:
-			r.object(m, f.sub, f.path)
-		case (f.kind == vStringMap || f.kind == vAnyObject) && t.kindOf(m) == kindObject:
-			r.flatten(m, f.path, f.label, "")
-		default:
-			r.out = append(r.out, Field{Label: f.label, Value: r.value(m, f.unit), Path: f.path})
-		}
-	}
-	for m := t.nodes[obj].first; m >= 0; m = t.nodes[m].next {
-		if !listed(t, m, fs) {
-			p := join(path, t.key(m))
-			r.out = append(r.out, Field{Label: p, Value: r.value(m, ""), Path: p})
-		}
-	}
-}
-
-// flatten renders an open object leaf by leaf: label "Form first_name",
-// "Previous thumbnail.url".
-func (r *renderer) flatten(obj int32, path, label, rel string) {
-	t := r.t
-	if t.nodes[obj].first < 0 {
-		r.out = append(r.out, Field{Label: strings.TrimSpace(label + " " + rel), Value: "{}", Path: path})
-		return
-	}
-	for m := t.nodes[obj].first; m >= 0; m = t.nodes[m].next {
-		k := t.key(m)
-		p, rk := join(path, k), join(rel, k)
-		if t.kindOf(m) == kindObject {
-			r.flatten(m, p, label, rk)
-			continue
-		}
-		r.out = append(r.out, Field{Label: label + " " + rk, Value: r.value(m, ""), Path: p})
-	}
-}
-
-// fields renders the event's field list: envelope first, then the payload.
-func fields(t *tree, et *eventType) []Field {
-	const root = 0
-	r := &renderer{t: t, out: make([]Field, 0, 24)}
-	if t.kindOf(root) != kindObject {
-		return []Field{{Label: "Event", Value: r.value(root, ""), Path: ""}}
-	}
-	for _, f := range envelope {
-		if f.name == "payload" {
-			continue
-		}
-		m := t.get(root, f.name)
-		if m < 0 {
-			continue
-		}
-		if f.kind == vObject && t.kindOf(m) == kindObject {
-			r.object(m, f.sub, f.path)
-			continue
-		}
-		r.out = append(r.out, Field{Label: f.label, Value: r.value(m, ""), Path: f.path})
-	}
-	if p := t.get(root, "payload"); p >= 0 {
-		switch {
-		case t.kindOf(p) != kindObject:
-			r.out = append(r.out, Field{Label: "Payload", Value: r.value(p, ""), Path: "payload"})
-		case et != nil:
-			r.object(p, et.payload, "payload")
-		default:
-			r.flatten(p, "payload", "Payload", "")
-		}
-	}
-	for m := t.nodes[root].first; m >= 0; m = t.nodes[m].next {
-		if !listed(t, m, envelope) {
-			k := t.key(m)
-			r.out = append(r.out, Field{Label: k, Value: r.value(m, ""), Path: k})
-		}
-	}
-	return r.out
-}
-
 // --- summaries ---
 
 // shorten cuts s to n runes with an ellipsis, for ids in list rows.
@@ -360,7 +257,7 @@ func projectText(p *Project) string {
 
 // previousKeys lists the attributes a media.updated says changed.
 func previousKeys(p *MediaUpdated) string {
-	t, err := parse(p.PreviousAttributes, nil)
+	t, err := parse(string(p.PreviousAttributes), nil)
 	if err != nil || t.kindOf(0) != kindObject {
 		return ""
 	}

@@ -134,9 +134,10 @@ var eventTypes = buildTypes()
 var envelope = build("", []field{
 	{name: "uuid", label: "Event UUID"},
 	{name: "type", label: "Type"},
-	{name: "payload", label: "Payload", kind: vAnyObject},
 	{name: "metadata", label: "Metadata", kind: vObject, sub: []field{{name: "account_id", label: "Account ID"}}},
 	{name: "generated_at", label: "Generated at", ts: tsUTC},
+	// Last, so the field list shows the envelope before the payload.
+	{name: "payload", label: "Payload", kind: vAnyObject},
 })
 
 func buildTypes() []eventType {
@@ -243,6 +244,9 @@ func buildTypes() []eventType {
 
 // build fills in the JSON paths of fs below prefix.
 func build(prefix string, fs []field) []field {
+	if len(fs) > maxFields {
+		panic("catalog: an object lists more than maxFields members; raise maxFields")
+	}
 	for i := range fs {
 		fs[i].path = join(prefix, fs[i].name)
 		if fs[i].sub != nil {
