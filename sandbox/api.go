@@ -153,7 +153,7 @@ func (s *Server) catalogMedia(m *Media) *catalog.Media {
 }
 
 func thumbnailURL(m *Media) string {
-	return "https://embed.video.example/deliveries/" + stableID("thumb", m.HashedID) + stableID("thumb2", m.HashedID+m.Name) + ".jpg?image_crop_resized=640x360"
+	return "https://embed.video.example/deliveries/" + stableID("thumb", m.HashedID) + stableID("thumb2", m.HashedID) + ".jpg?image_crop_resized=640x360"
 }
 
 func (s *Server) mediaView(m *Media) mediaJSON {

@@ -346,6 +346,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	code := randomHex(20)
 	s.mu.Lock()
+	s.pruneLocked(now)
 	s.codes[code] = &authCode{clientID: req.app.ClientID, contactID: user.ContactID, account: m.Account,
 		redirectURI: req.redirectURI, scopes: append([]string(nil), req.app.Scopes...),
 		expires: now.Add(s.cfg.CodeTTL), challenge: req.challenge}
@@ -504,7 +505,11 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, p := range []string{"client_id", "client_secret", "grant_type"} {
 		if get(p) == "" {
-			s.writeOAuthError(w, tokenError{400, "invalid_request", "missing required parameter " + p})
+			desc := "missing required parameter " + p + "; send the token inputs as URL query parameters (spec 4.2)"
+			if ct := strings.ToLower(r.Header.Get("Content-Type")); strings.Contains(ct, "json") {
+				desc += "; a JSON body is not read"
+			}
+			s.writeOAuthError(w, tokenError{400, "invalid_request", desc})
 			return
 		}
 	}
@@ -626,4 +631,20 @@ func validVerifierChars(v string) bool {
 		}
 	}
 	return true
+}
+
+// pruneLocked forgets codes an hour past expiry (long enough to still say
+// "expired" rather than "unknown") and ended sessions, so a sandbox left
+// running does not grow without bound. s.mu is held.
+func (s *Server) pruneLocked(now time.Time) {
+	for k, c := range s.codes {
+		if now.Sub(c.expires) > time.Hour {
+			delete(s.codes, k)
+		}
+	}
+	for k, sess := range s.sessions {
+		if now.After(sess.expires) {
+			delete(s.sessions, k)
+		}
+	}
 }
