@@ -224,7 +224,9 @@ const maxLifetime = int64(100 * 365 * 24 * 3600)
 
 func parseExpiresIn(v json.RawMessage) (int64, string) {
 	var n json.Number
-	if err := json.Unmarshal(v, &n); err == nil {
+	// json.Number also accepts a quoted number; the string case below
+	// must see those to report the deviation.
+	if jsonKind(v) == "a number" && json.Unmarshal(v, &n) == nil {
 		f, err := strconv.ParseFloat(string(n), 64)
 		if err != nil || math.IsNaN(f) || f < 0 {
 			return 0, fmt.Sprintf("expires_in %s is not a usable number of seconds; lifetime unknown", n)
