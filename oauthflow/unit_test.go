@@ -305,7 +305,7 @@ func TestRedactAndCurl(t *testing.T) {
 func TestMarkdownFencesAndHAR(t *testing.T) {
 	tr := Transcript{Step: StepCall, Label: "header", Time: t0, Request: Request{Method: "GET", URL: "https://x/v1/medias/a?x=1&y=2"},
 		Response: &Response{Status: 404, StatusText: "Not Found", Header: http.Header{"Content-Type": {"application/json"}}, Body: "```\n{}", Duration: 1500 * time.Microsecond},
-		Error: "HTTP 404", Fix: "check the id"}
+		Error:    "HTTP 404", Fix: "check the id"}
 	md := Markdown("Report", []Transcript{tr}, RenderOptions{})
 	if !strings.Contains(md, "````\n") || !strings.Contains(md, "## 1. call (header) — failed") || !strings.Contains(md, "Likely fix: check the id") || !strings.Contains(md, "curl -sS -i") {
 		t.Errorf("markdown:\n%s", md)
