@@ -1,0 +1,117 @@
+package storage
+
+// schemaDeliveries is migration 1: deliveries, their bodies, events, the
+// full-text index, counters for Stats and the key/value table.
+//
+// Layout choices, each measured in docs/storage.md:
+//   - deliveries holds only small columns (plus the analysis JSON, last) so
+//     list pages, filter walks and counts touch few pages; the raw body and
+//     the header block live in bodies, read only by Get, Each and Unanalyzed.
+//   - every list filter has an index ending in the delivery id, so a
+//     newest-first page is a backwards index walk that stops after one page;
+//     the rare flags use partial indexes that hold only the matching ids.
+//   - counters are kept by triggers in the same transaction as the rows they
+//     count, so Stats reads five rows instead of scanning a million.
+//   - search is a contentless FTS5 index (the text is already in bodies);
+//     contentless_delete lets Delete, Prune and re-analysis remove entries.
+const schemaDeliveries = `
+CREATE TABLE deliveries (
+	id                    INTEGER PRIMARY KEY,
+	received_at           INTEGER NOT NULL,
+	method                TEXT    NOT NULL,
+	path                  TEXT    NOT NULL,
+	query                 TEXT    NOT NULL DEFAULT '',
+	headers_reconstructed INTEGER NOT NULL DEFAULT 0,
+	body_length           INTEGER NOT NULL,
+	remote_addr           TEXT    NOT NULL DEFAULT '',
+	status                INTEGER NOT NULL DEFAULT 0,
+	rejected              INTEGER NOT NULL DEFAULT 0,
+	truncated             INTEGER NOT NULL DEFAULT 0,
+	source                TEXT    NOT NULL DEFAULT 'receiver',
+	analyzed              INTEGER NOT NULL DEFAULT 0,
+	signature             TEXT    NOT NULL DEFAULT '',
+	secret_index          INTEGER NOT NULL DEFAULT -1,
+	hook_uuid             TEXT,
+	resend                INTEGER NOT NULL DEFAULT 0,
+	decode_error          TEXT,
+	event_count           INTEGER NOT NULL DEFAULT 0,
+	first_type            TEXT    NOT NULL DEFAULT '',
+	first_summary         TEXT    NOT NULL DEFAULT '',
+	duplicates            INTEGER NOT NULL DEFAULT 0,
+	divergent             INTEGER NOT NULL DEFAULT 0,
+	out_of_order          INTEGER NOT NULL DEFAULT 0,
+	problem_count         INTEGER NOT NULL DEFAULT 0,
+	analysis              BLOB
+);
+CREATE INDEX deliveries_signature  ON deliveries(signature, id);
+CREATE INDEX deliveries_path       ON deliveries(path, id);
+CREATE INDEX deliveries_received   ON deliveries(received_at);
+CREATE INDEX deliveries_hook       ON deliveries(hook_uuid, id) WHERE hook_uuid IS NOT NULL;
+CREATE INDEX deliveries_unanalyzed ON deliveries(id) WHERE analyzed = 0;
+CREATE INDEX deliveries_duplicates ON deliveries(id) WHERE duplicates > 0 OR divergent = 1;
+CREATE INDEX deliveries_divergent  ON deliveries(id) WHERE divergent = 1;
+CREATE INDEX deliveries_problems   ON deliveries(id) WHERE problem_count > 0 OR decode_error IS NOT NULL;
+
+CREATE TABLE bodies (
+	delivery_id INTEGER PRIMARY KEY,
+	headers     TEXT NOT NULL,
+	body        BLOB NOT NULL
+);
+
+CREATE TABLE events (
+	delivery_id   INTEGER NOT NULL,
+	idx           INTEGER NOT NULL,
+	uuid          TEXT    NOT NULL,
+	type          TEXT    NOT NULL,
+	account_id    TEXT    NOT NULL DEFAULT '',
+	generated_at  INTEGER,
+	generated_raw TEXT    NOT NULL DEFAULT '',
+	subject       TEXT    NOT NULL DEFAULT '',
+	hash          TEXT    NOT NULL DEFAULT '',
+	duplicate     INTEGER NOT NULL DEFAULT 0,
+	divergent     INTEGER NOT NULL DEFAULT 0,
+	out_of_order  INTEGER NOT NULL DEFAULT 0,
+	problem_count INTEGER NOT NULL DEFAULT 0,
+	summary       TEXT    NOT NULL DEFAULT '',
+	PRIMARY KEY (delivery_id, idx)
+) WITHOUT ROWID;
+CREATE INDEX events_uuid    ON events(uuid, delivery_id);
+CREATE INDEX events_type    ON events(type, delivery_id);
+CREATE INDEX events_subject ON events(subject, generated_at) WHERE subject <> '' AND generated_at IS NOT NULL;
+
+CREATE VIRTUAL TABLE search USING fts5(body, summaries, content='', contentless_delete=1);
+
+CREATE TABLE counters (
+	name TEXT PRIMARY KEY,
+	n    INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO counters(name, n) VALUES ('deliveries', 0), ('events', 0), ('invalid', 0), ('duplicates', 0), ('divergent', 0);
+
+CREATE TRIGGER deliveries_count_insert AFTER INSERT ON deliveries BEGIN
+	UPDATE counters SET n = n + 1 WHERE name = 'deliveries';
+	UPDATE counters SET n = n + 1 WHERE name = 'invalid' AND new.signature = 'invalid';
+END;
+CREATE TRIGGER deliveries_count_delete AFTER DELETE ON deliveries BEGIN
+	UPDATE counters SET n = n - 1 WHERE name = 'deliveries';
+	UPDATE counters SET n = n - 1 WHERE name = 'invalid' AND old.signature = 'invalid';
+END;
+CREATE TRIGGER deliveries_count_signature AFTER UPDATE OF signature ON deliveries
+WHEN (old.signature = 'invalid') <> (new.signature = 'invalid') BEGIN
+	UPDATE counters SET n = n + (new.signature = 'invalid') - (old.signature = 'invalid') WHERE name = 'invalid';
+END;
+CREATE TRIGGER events_count_insert AFTER INSERT ON events BEGIN
+	UPDATE counters SET n = n + 1 WHERE name = 'events';
+	UPDATE counters SET n = n + 1 WHERE name = 'duplicates' AND new.duplicate <> 0;
+	UPDATE counters SET n = n + 1 WHERE name = 'divergent' AND new.divergent <> 0;
+END;
+CREATE TRIGGER events_count_delete AFTER DELETE ON events BEGIN
+	UPDATE counters SET n = n - 1 WHERE name = 'events';
+	UPDATE counters SET n = n - 1 WHERE name = 'duplicates' AND old.duplicate <> 0;
+	UPDATE counters SET n = n - 1 WHERE name = 'divergent' AND old.divergent <> 0;
+END;
+
+CREATE TABLE kv (
+	key   TEXT PRIMARY KEY,
+	value BLOB NOT NULL
+) WITHOUT ROWID;
+`

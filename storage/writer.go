@@ -1,0 +1,179 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// errClosed is returned for writes submitted after Close began.
+var errClosed = errors.New("store is closed")
+
+// maxBatch bounds one group commit so a flood of writers cannot hold the
+// SQLite write lock (and every reader's view of new rows) for long.
+const maxBatch = 256
+
+// op is one write that must be committed before its caller hears back.
+// run executes inside the batch transaction, under its own savepoint, so a
+// failing op is rolled back alone and the rest of the batch still commits.
+type op struct {
+	run  func(ctx context.Context, tx *batchTx) (int64, error)
+	done chan opResult
+}
+
+type opResult struct {
+	id  int64
+	err error
+}
+
+// writer is the group-commit loop. Every durable write of the hot path
+// (InsertDelivery, SaveAnalysis, UpdateSignature) is handed to its single
+// goroutine, which runs whatever has queued up in one transaction and one
+// fsync, then wakes each caller. There is no timer: while one batch is being
+// committed the next one queues, so batches grow exactly as far as the load
+// needs and a lone request is committed at once.
+type writer struct {
+	sql *sql.DB
+	ops chan *op
+
+	// mu guards closed; senders hold it for reading so close cannot close
+	// ops under them.
+	mu     sync.RWMutex
+	closed bool
+	done   chan struct{}
+}
+
+func newWriter(db *DB) *writer {
+	w := &writer{
+		sql:  db.sql,
+		ops:  make(chan *op, 4*maxBatch),
+		done: make(chan struct{}),
+	}
+	go w.loop()
+	return w
+}
+
+// do submits run and waits until the transaction holding it has committed
+// (or failed). Once submitted, it waits even if ctx is cancelled: the write
+// is going to happen anyway and the caller must learn its outcome, since a
+// receiver that gave up waiting must not ack.
+func (w *writer) do(ctx context.Context, run func(ctx context.Context, tx *batchTx) (int64, error)) (int64, error) {
+	o := &op{run: run, done: make(chan opResult, 1)}
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return 0, errClosed
+	}
+	select {
+	case w.ops <- o:
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		return 0, ctx.Err()
+	}
+	w.mu.RUnlock()
+	r := <-o.done
+	return r.id, r.err
+}
+
+// close stops accepting writes, commits everything already queued and
+// waits for the loop to finish.
+func (w *writer) close() {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.ops)
+	}
+	w.mu.Unlock()
+	<-w.done
+}
+
+func (w *writer) loop() {
+	defer close(w.done)
+	batch := make([]*op, 0, maxBatch)
+	for first := range w.ops {
+		batch = append(batch[:0], first)
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case o, ok := <-w.ops:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, o)
+			default:
+				break fill
+			}
+		}
+		w.commit(batch)
+	}
+}
+
+// commit runs one batch in one transaction. If the transaction itself fails
+// (not one op: the begin or the commit), every op in it gets the error.
+func (w *writer) commit(batch []*op) {
+	// The writes must outlive any one caller's context: a cancelled request
+	// must not roll back rows that other callers are about to ack.
+	ctx := context.Background()
+	results := make([]opResult, len(batch))
+	err := func() error {
+		sqlTx, err := w.sql.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("begin batch: %w", err)
+		}
+		tx := &batchTx{Tx: sqlTx, stmts: map[string]*sql.Stmt{}}
+		for i, o := range batch {
+			results[i] = runSavepoint(ctx, tx, o)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("commit batch of %d: %w", len(batch), err)
+		}
+		return nil
+	}()
+	for i, o := range batch {
+		if err != nil {
+			results[i] = opResult{err: err}
+		}
+		o.done <- results[i]
+	}
+}
+
+func runSavepoint(ctx context.Context, tx *batchTx, o *op) opResult {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
+		return opResult{err: fmt.Errorf("savepoint: %w", err)}
+	}
+	id, err := o.run(ctx, tx)
+	if err != nil {
+		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO op; RELEASE op"); rerr != nil {
+			return opResult{err: errors.Join(err, fmt.Errorf("roll back: %w", rerr))}
+		}
+		return opResult{err: err}
+	}
+	if _, err := tx.ExecContext(ctx, "RELEASE op"); err != nil {
+		return opResult{err: fmt.Errorf("release savepoint: %w", err)}
+	}
+	return opResult{id: id}
+}
+
+// batchTx is the transaction of one batch with its prepared statements:
+// a batch runs the same few statements hundreds of times, and preparing
+// them once per batch instead of once per row is measurable.
+type batchTx struct {
+	*sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+// exec runs query with args on a statement prepared once per batch.
+func (tx *batchTx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, ok := tx.stmts[query]
+	if !ok {
+		var err error
+		st, err = tx.PrepareContext(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		tx.stmts[query] = st
+	}
+	return st.ExecContext(ctx, args...)
+}
