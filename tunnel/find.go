@@ -1,0 +1,148 @@
+package tunnel
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Install help shown when cloudflared is missing. Hookscope cannot ship or
+// download cloudflared itself, so the best it can do is say exactly how.
+const (
+	installLinux = "Linux: add Cloudflare's package repository (https://pkg.cloudflare.com/) and run " +
+		"`sudo apt-get install cloudflared`, or download the .deb / binary for your architecture from " +
+		"https://github.com/cloudflare/cloudflared/releases/latest"
+	installMacOS   = "macOS: brew install cloudflared"
+	installWindows = "Windows: winget install --id Cloudflare.cloudflared"
+)
+
+// InstallHelp returns how to install cloudflared on goos ("linux",
+// "darwin", "windows"); any other value gets the help for all three.
+func InstallHelp(goos string) string {
+	switch goos {
+	case "linux":
+		return installLinux
+	case "darwin":
+		return installMacOS
+	case "windows":
+		return installWindows
+	}
+	return installLinux + "\n" + installMacOS + "\n" + installWindows
+}
+
+// NotInstalledError says cloudflared could not be found; Help tells the user
+// how to install it. Everything else in Hookscope keeps working locally.
+type NotInstalledError struct {
+	// Binary is what was looked for: the configured path or "cloudflared".
+	Binary string
+	// Help is the install help for the running OS.
+	Help string
+	// Err is the underlying lookup error.
+	Err error
+}
+
+func (e *NotInstalledError) Error() string {
+	return fmt.Sprintf("cloudflared not found (%s): install it to get a public URL; the receiver keeps working locally. %s", e.Binary, e.Help)
+}
+
+// Unwrap returns the lookup error.
+func (e *NotInstalledError) Unwrap() error { return e.Err }
+
+// Version is a parsed cloudflared release number (releases are named
+// YEAR.MONTH.PATCH).
+type Version struct {
+	Year, Month, Patch int
+	// Raw is the whole first line of `cloudflared --version`.
+	Raw string
+}
+
+// String returns the version as cloudflared prints it.
+func (v Version) String() string {
+	if v.Year == 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%d.%d.%d", v.Year, v.Month, v.Patch)
+}
+
+// Less reports whether v is an older release than o.
+func (v Version) Less(o Version) bool {
+	if v.Year != o.Year {
+		return v.Year < o.Year
+	}
+	if v.Month != o.Month {
+		return v.Month < o.Month
+	}
+	return v.Patch < o.Patch
+}
+
+// MinVersion returns the oldest cloudflared Hookscope drives. Older
+// releases predate the readiness endpoint and the --no-autoupdate/--metrics
+// behaviour the supervisor relies on; the threshold is deliberately
+// conservative rather than tied to one changelog entry. (A function, not a
+// variable, so no package state can be changed.)
+func MinVersion() Version { return Version{Year: 2022, Month: 1, Patch: 0} }
+
+var versionRE = regexp.MustCompile(`cloudflared version (\d{4})\.(\d{1,2})\.(\d+)`)
+
+// ParseVersion reads the output of `cloudflared --version`, e.g.
+// "cloudflared version 2024.8.2 (built 2024-08-05-1234 UTC)".
+func ParseVersion(out string) (Version, error) {
+	line := strings.TrimSpace(out)
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = strings.TrimSpace(line[:i])
+	}
+	m := versionRE.FindStringSubmatch(out)
+	if m == nil {
+		return Version{Raw: line}, fmt.Errorf("unrecognised cloudflared version output %q", truncate(line, 120))
+	}
+	y, _ := strconv.Atoi(m[1])
+	mo, _ := strconv.Atoi(m[2])
+	p, _ := strconv.Atoi(m[3])
+	return Version{Year: y, Month: mo, Patch: p, Raw: line}, nil
+}
+
+// Find locates cloudflared: binary when set (a path, or a name looked up on
+// PATH), else "cloudflared" on PATH. It returns a *NotInstalledError when
+// there is nothing to run.
+func Find(binary, goos string) (string, error) {
+	want := binary
+	if want == "" {
+		want = "cloudflared"
+	}
+	p, err := exec.LookPath(want)
+	if err != nil {
+		return "", &NotInstalledError{Binary: want, Help: InstallHelp(goos), Err: err}
+	}
+	return p, nil
+}
+
+// ReadVersion runs `path --version` and parses its answer.
+func ReadVersion(ctx context.Context, path string) (Version, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return Version{}, fmt.Errorf("%s --version: exited with code %d: %s", path, ee.ExitCode(), truncate(strings.TrimSpace(out.String()), 200))
+		}
+		return Version{}, fmt.Errorf("%s --version: %w", path, err)
+	}
+	return ParseVersion(out.String())
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,171 @@
+package tunnel
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseLogLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		line string
+		want LogInfo
+	}{
+		{"box URL", "2021-09-03T10:44:41Z INF |  https://symantec-transferred-lock-revenues.trycloudflare.com                              |",
+			LogInfo{Level: "INF", URL: "https://symantec-transferred-lock-revenues.trycloudflare.com"}},
+		{"box URL upper case", "2021-09-03T10:44:41Z INF |  https://Four-Dashed.TryCloudflare.com  |",
+			LogInfo{Level: "INF", URL: "https://four-dashed.trycloudflare.com"}},
+		{"box title", "2021-09-03T10:44:41Z INF |  Your quick Tunnel has been created! Visit it at (it may take some time to be reachable):  |",
+			LogInfo{Level: "INF"}},
+		{"box border", "2021-09-03T10:44:41Z INF +--------------------------------+", LogInfo{Level: "INF"}},
+		{"api URL in error", `failed to request quick Tunnel: Post "https://api.trycloudflare.com/tunnel": dial tcp: lookup api.trycloudflare.com: no such host`,
+			LogInfo{NoNetwork: true}},
+		{"api URL boxed is still not the tunnel", "INF |  https://api.trycloudflare.com  |", LogInfo{}},
+		{"bare URL outside a box", "see https://x-y.trycloudflare.com for details", LogInfo{}},
+		{"registered", "2024-08-05T10:00:00Z INF Registered tunnel connection connIndex=0 connection=abc event=0 ip=198.41.200.13 location=ams05 protocol=quic",
+			LogInfo{Level: "INF", Registered: true}},
+		{"registered old style", "2022-06-01T16:23:12Z INF Connection c206cf44 registered connIndex=0 location=ORD",
+			LogInfo{Level: "INF", Registered: true}},
+		{"rate limit 429", `2024-08-05T10:00:00Z ERR Error unmarshaling QuickTunnel response: error="invalid character 'e'" status_code="429 Too Many Requests"`,
+			LogInfo{Level: "ERR", RateLimited: true}},
+		{"rate limit 1015", "failed to unmarshal quick Tunnel: invalid character 'e' looking for beginning of value: error code: 1015",
+			LogInfo{RateLimited: true}},
+		{"edge unreachable", "2024-08-05T10:00:00Z ERR Failed to dial to edge with quic: timeout: no recent network activity",
+			LogInfo{Level: "ERR", NoNetwork: true}},
+		{"origin down is not no-network", `2024-08-05T10:00:00Z ERR  error="Unable to reach the origin service. The service may be down or it may not be responding to traffic from cloudflared: dial tcp 127.0.0.1:8080: connect: connection refused"`,
+			LogInfo{Level: "ERR", OriginUnreachable: true}},
+		{"bad token", "2024-08-05T10:00:00Z ERR Provided Tunnel token is not valid.", LogInfo{Level: "ERR", BadToken: true}},
+		{"empty", "", LogInfo{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ParseLogLine(tc.line); got != tc.want {
+				t.Fatalf("ParseLogLine(%q)\n got %+v\nwant %+v", tc.line, got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzParseLogLine(f *testing.F) {
+	for _, s := range []string{
+		"2021-09-03T10:44:41Z INF |  https://symantec-transferred-lock-revenues.trycloudflare.com  |",
+		`failed to request quick Tunnel: Post "https://api.trycloudflare.com/tunnel": dial tcp: lookup api.trycloudflare.com: no such host`,
+		"2024-08-05T10:00:00Z INF Registered tunnel connection connIndex=0",
+		"error code: 1015", "|  https://.  |", "| https://a.b |", "\x00|\xff",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		li := ParseLogLine(line)
+		if li.URL != "" {
+			if !strings.HasPrefix(li.URL, "https://") || strings.ContainsAny(li.URL[len("https://"):], " |/") {
+				t.Fatalf("bad URL %q from %q", li.URL, line)
+			}
+			if li.URL == "https://api.trycloudflare.com" {
+				t.Fatalf("api host taken for the tunnel URL from %q", line)
+			}
+			if !strings.Contains(strings.ToLower(line), strings.TrimPrefix(li.URL, "https://")) {
+				t.Fatalf("URL %q not in line %q", li.URL, line)
+			}
+		}
+		if red := redact(line, "sekret-token"); strings.Contains(red, "sekret-token") {
+			t.Fatalf("redact left the token in %q", red)
+		}
+	})
+}
+
+func TestParseVersion(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    string
+		wantErr bool
+	}{
+		{"cloudflared version 2024.8.2 (built 2024-08-05-1234 UTC)\n", "2024.8.2", false},
+		{"cloudflared version 2023.10.0 (built 2023-10-31-1534 UTC)", "2023.10.0", false},
+		{"cloudflared version DEV (built unknown)", "unknown", true},
+		{"", "unknown", true},
+	} {
+		v, err := ParseVersion(tc.in)
+		if (err != nil) != tc.wantErr || v.String() != tc.want {
+			t.Errorf("ParseVersion(%q) = %v, %v", tc.in, v, err)
+		}
+	}
+	old, _ := ParseVersion("cloudflared version 2021.12.4 (built x)")
+	if !old.Less(MinVersion()) {
+		t.Error("2021.12.4 should be older than MinVersion")
+	}
+	newer, _ := ParseVersion("cloudflared version 2022.1.0 (built x)")
+	if newer.Less(MinVersion()) {
+		t.Error("2022.1.0 should be supported")
+	}
+}
+
+func TestConsumerURL(t *testing.T) {
+	for _, tc := range []struct{ pub, path, want string }{
+		{"https://a-b.trycloudflare.com", "/webhooks", "https://a-b.trycloudflare.com/webhooks"},
+		{"https://a-b.trycloudflare.com/", "webhooks", "https://a-b.trycloudflare.com/webhooks"},
+		{"hooks.example.com", "/webhooks", "https://hooks.example.com/webhooks"},
+		{"https://hooks.example.com", "", "https://hooks.example.com/"},
+		{"", "/webhooks", ""},
+	} {
+		if got := ConsumerURL(tc.pub, tc.path); got != tc.want {
+			t.Errorf("ConsumerURL(%q, %q) = %q, want %q", tc.pub, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	const tok = "eyJhIjoiMDEyMzQ1Njc4OWFiY2RlZiIsInQiOiJzZWNyZXQifQ=="
+	for _, line := range []string{
+		"2024 INF token " + tok,
+		"cloudflared tunnel run --token " + tok,
+		"cloudflared tunnel run --token=" + tok,
+		"env TUNNEL_TOKEN=" + tok,
+		"other eyJzZWNvbmQtdG9rZW4tdGhhdC1pcy1sb25n",
+	} {
+		got := redact(line, tok)
+		if strings.Contains(got, tok) || strings.Contains(got, "eyJzZWNvbmQ") || !strings.Contains(got, "[redacted]") {
+			t.Errorf("redact(%q) = %q", line, got)
+		}
+	}
+	if got := redact("plain line", ""); got != "plain line" {
+		t.Errorf("redact changed a plain line: %q", got)
+	}
+}
+
+func TestRingKeepsNewest(t *testing.T) {
+	r := newRing(3)
+	if got := r.snapshot(); len(got) != 0 {
+		t.Fatalf("empty ring = %q", got)
+	}
+	for _, s := range []string{"a", "b", "c", "d", "e"} {
+		r.add(s)
+	}
+	if got := strings.Join(r.snapshot(), ","); got != "c,d,e" {
+		t.Fatalf("ring = %q", got)
+	}
+}
+
+func TestDefaultBackoff(t *testing.T) {
+	for attempt, want := range map[int]time.Duration{0: time.Second, 1: time.Second, 2: 2 * time.Second, 4: 8 * time.Second, 7: time.Minute, 50: time.Minute} {
+		if got := DefaultBackoff(attempt); got != want {
+			t.Errorf("DefaultBackoff(%d) = %s, want %s", attempt, got, want)
+		}
+	}
+}
+
+func TestLineWriterSplitsAndBounds(t *testing.T) {
+	var got []string
+	w := &lineWriter{fn: func(s string) { got = append(got, s) }}
+	w.Write([]byte("one\r\ntw"))
+	w.Write([]byte("o\nthree"))
+	w.flush()
+	if strings.Join(got, "|") != "one|two|three" {
+		t.Fatalf("lines = %q", got)
+	}
+	got = nil
+	w.Write([]byte(strings.Repeat("x", 70<<10)))
+	if len(got) != 1 {
+		t.Fatalf("runaway line not cut: %d lines", len(got))
+	}
+}

@@ -1,0 +1,298 @@
+package tunnel
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var quickURLRE = regexp.MustCompile(`^https://[a-z-]+-[0-9a-f]+\.trycloudflare\.com$`)
+
+func metricsGet(t *testing.T, addr, path string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestQuickTunnelURLViaMetrics(t *testing.T) {
+	s, r := startSupervisor(t, testConfig(t))
+	e := r.waitFor(t, "ready", isState(Ready))
+	if !quickURLRE.MatchString(e.Status.PublicURL) {
+		t.Fatalf("PublicURL = %q, want a trycloudflare URL", e.Status.PublicURL)
+	}
+	var qt struct{ Hostname string }
+	if err := json.Unmarshal([]byte(metricsGet(t, e.Status.MetricsAddr, "/quicktunnel")), &qt); err != nil {
+		t.Fatal(err)
+	}
+	if e.Status.PublicURL != "https://"+qt.Hostname {
+		t.Fatalf("PublicURL = %q, /quicktunnel says %q", e.Status.PublicURL, qt.Hostname)
+	}
+	st := s.State()
+	if st.Version.String() != "2024.8.2" || st.PID == 0 || st.Binary != fakeBinary {
+		t.Fatalf("status = %+v", st)
+	}
+	if !logsContain(s, "Your quick Tunnel has been created!") {
+		t.Fatalf("logs lack the creation box: %q", s.Logs())
+	}
+}
+
+func TestQuickTunnelURLViaLogsOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{"no /quicktunnel", []string{"FAKECF_NO_QUICKTUNNEL=1"}},
+		{"no metrics server", []string{"FAKECF_NO_METRICS=1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, r := startSupervisor(t, testConfig(t, tc.env...))
+			e := r.waitFor(t, "ready", isState(Ready))
+			if !quickURLRE.MatchString(e.Status.PublicURL) {
+				t.Fatalf("PublicURL = %q, want the URL from the log box", e.Status.PublicURL)
+			}
+		})
+	}
+}
+
+func TestReadinessWaitsForRegisteredConnection(t *testing.T) {
+	s, r := startSupervisor(t, testConfig(t, "FAKECF_READY_DELAY=400ms"))
+	e := r.waitFor(t, "starting", isState(Starting))
+	if e.Status.PublicURL != "" {
+		t.Fatalf("starting already has a URL: %+v", e.Status)
+	}
+	// The fake serves /quicktunnel at once but /ready answers 503 until it
+	// registers; the supervisor must not call that ready.
+	r.waitFor(t, "ready", isState(Ready))
+	if !logsContain(s, "Registered tunnel connection") {
+		t.Fatal("ready before the fake registered its connection")
+	}
+}
+
+func TestCrashRestartsWithNewHostname(t *testing.T) {
+	s, r := startSupervisor(t, testConfig(t, "FAKECF_CRASH_AFTER=300ms"))
+	first := r.waitFor(t, "first ready", isState(Ready))
+	rec := r.waitFor(t, "reconnecting", isState(Reconnecting))
+	if !strings.Contains(rec.Status.Reason, "exited with code 1") {
+		t.Fatalf("reconnect reason = %q", rec.Status.Reason)
+	}
+	ch := r.waitFor(t, "URL changed", func(e Event) bool { return e.Kind == URLChanged })
+	if ch.PreviousURL != first.Status.PublicURL || ch.Status.PublicURL == first.Status.PublicURL || !quickURLRE.MatchString(ch.Status.PublicURL) {
+		t.Fatalf("URLChanged %q -> %q, first was %q", ch.PreviousURL, ch.Status.PublicURL, first.Status.PublicURL)
+	}
+	again := r.waitFor(t, "ready again", isState(Ready))
+	if again.Status.PublicURL != ch.Status.PublicURL {
+		t.Fatalf("ready URL %q != changed URL %q", again.Status.PublicURL, ch.Status.PublicURL)
+	}
+	if s.State().Restarts < 1 {
+		t.Fatalf("Restarts = %d", s.State().Restarts)
+	}
+}
+
+func TestFailureReasons(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want []string
+	}{
+		{"auto-update exit 11", []string{"FAKECF_EXIT_CODE=11"}, []string{"code 11", "update itself"}},
+		{"rate limited", []string{"FAKECF_RATE_LIMIT=1"}, []string{"rate limited", "1015", "429"}},
+		{"no network", []string{"FAKECF_NO_NETWORK=1"}, []string{"no network", "cannot reach Cloudflare"}},
+		{"plain exit", []string{"FAKECF_EXIT_CODE=3"}, []string{"exited with code 3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t, tc.env...)
+			cfg.MaxFailures = 2
+			s, r := startSupervisor(t, cfg)
+			rec := r.waitFor(t, "reconnecting", isState(Reconnecting))
+			e := r.waitFor(t, "failed", isState(Failed))
+			for _, w := range tc.want {
+				if !strings.Contains(rec.Status.Reason, w) || !strings.Contains(e.Status.Reason, w) {
+					t.Errorf("reasons %q / %q lack %q", rec.Status.Reason, e.Status.Reason, w)
+				}
+			}
+			if e.Status.PublicURL != "" {
+				t.Errorf("failed tunnel has URL %q", e.Status.PublicURL)
+			}
+			<-s.Done()
+			if logsContain(s, "api.trycloudflare.com") && s.State().PublicURL != "" {
+				t.Error("took api.trycloudflare.com for the tunnel URL")
+			}
+		})
+	}
+}
+
+func TestMissingBinary(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Binary = filepath.Join(t.TempDir(), "cloudflared")
+	cfg.GOOS = "darwin"
+	s := New(cfg)
+	r := record(s)
+	err := s.Start(t.Context())
+	var ni *NotInstalledError
+	if !errors.As(err, &ni) {
+		t.Fatalf("Start = %v, want *NotInstalledError", err)
+	}
+	if !strings.Contains(ni.Help, "brew install cloudflared") {
+		t.Fatalf("help = %q", ni.Help)
+	}
+	e := r.waitFor(t, "not-installed", isState(NotInstalled))
+	if !strings.Contains(e.Status.Reason, "brew install cloudflared") {
+		t.Fatalf("reason = %q", e.Status.Reason)
+	}
+	s.Stop() // harmless when nothing runs
+}
+
+func TestInstallHelpPerOS(t *testing.T) {
+	for goos, want := range map[string]string{
+		"linux":   "github.com/cloudflare/cloudflared/releases",
+		"darwin":  "brew install cloudflared",
+		"windows": "winget install --id Cloudflare.cloudflared",
+		"plan9":   "winget",
+	} {
+		if h := InstallHelp(goos); !strings.Contains(h, want) {
+			t.Errorf("InstallHelp(%q) = %q, want it to mention %q", goos, h, want)
+		}
+	}
+}
+
+func TestUnsupportedVersion(t *testing.T) {
+	cfg := testConfig(t)
+	// Start reads the version before the run environment applies, so
+	// the fake's version comes from this process's environment.
+	t.Setenv("FAKECF_VERSION", "2021.3.1")
+	s := New(cfg)
+	err := s.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "unsupported cloudflared version 2021.3.1") {
+		t.Fatalf("Start = %v", err)
+	}
+	if st := s.State(); st.State != Failed || !strings.Contains(st.Reason, "update cloudflared") {
+		t.Fatalf("state = %+v", st)
+	}
+}
+
+func TestNamedTunnelKeepsTokenOutOfArgv(t *testing.T) {
+	const token = "eyJhIjoiMDEyMzQ1Njc4OWFiY2RlZiIsInQiOiJzZWNyZXQtdHVubmVsIn0="
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer recv.Close()
+	argsFile := filepath.Join(t.TempDir(), "args.json")
+	cfg := testConfig(t, "FAKECF_ARGS_FILE="+argsFile, "FAKECF_ORIGIN="+recv.URL)
+	cfg.Token = token
+	cfg.Hostname = "hooks.example.com"
+	cfg.LocalURL = recv.URL
+	s, r := startSupervisor(t, cfg)
+	e := r.waitFor(t, "ready", isState(Ready))
+	if e.Status.PublicURL != "https://hooks.example.com" {
+		t.Fatalf("PublicURL = %q", e.Status.PublicURL)
+	}
+	b, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Args        []string `json:"args"`
+		TunnelToken string   `json:"tunnel_token"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"tunnel", "--no-autoupdate", "--metrics", e.Status.MetricsAddr, "run"}
+	if strings.Join(got.Args, " ") != strings.Join(want, " ") {
+		t.Fatalf("argv = %q, want %q", got.Args, want)
+	}
+	if strings.Contains(string(b[:strings.Index(string(b), "tunnel_token")]), token) {
+		t.Fatal("token in argv")
+	}
+	if got.TunnelToken != token {
+		t.Fatalf("TUNNEL_TOKEN = %q", got.TunnelToken)
+	}
+	s.Stop()
+	for _, l := range s.Logs() {
+		if strings.Contains(l, token) || strings.Contains(l, "secret-tunnel") {
+			t.Fatalf("token in log line %q", l)
+		}
+	}
+}
+
+func TestQuickTunnelArgs(t *testing.T) {
+	cfg := Config{LocalURL: "http://127.0.0.1:8080"}
+	got := strings.Join(cfg.Args("127.0.0.1:4000"), " ")
+	if got != "tunnel --no-autoupdate --metrics 127.0.0.1:4000 --url http://127.0.0.1:8080" {
+		t.Fatalf("args = %q", got)
+	}
+}
+
+func TestDeliveryThroughFakeEdge(t *testing.T) {
+	type hit struct {
+		path, body, sig string
+	}
+	hits := make(chan hit, 1)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		hits <- hit{r.URL.Path, string(b), r.Header.Get("X-Service-Signature")}
+	}))
+	defer recv.Close()
+	cfg := testConfig(t)
+	cfg.LocalURL = recv.URL
+	_, r := startSupervisor(t, cfg)
+	e := r.waitFor(t, "ready", isState(Ready))
+	// The fake's public hostname is made up; its real loopback edge is
+	// served beside the metrics endpoints.
+	edge := metricsGet(t, e.Status.MetricsAddr, "/fake/edge")
+	consumer := ConsumerURL(e.Status.PublicURL, "/webhooks")
+	if !strings.HasSuffix(consumer, ".trycloudflare.com/webhooks") {
+		t.Fatalf("consumer URL = %q", consumer)
+	}
+	req, _ := http.NewRequest(http.MethodPost, edge+"/webhooks", strings.NewReader(`{"hooks":[]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Service-Signature", "abc123")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	h := <-hits
+	if h.path != "/webhooks" || h.body != `{"hooks":[]}` || h.sig != "abc123" {
+		t.Fatalf("receiver got %+v", h)
+	}
+}
+
+func TestStartTwice(t *testing.T) {
+	s, r := startSupervisor(t, testConfig(t))
+	if err := s.Start(t.Context()); err == nil {
+		t.Fatal("second Start succeeded")
+	}
+	r.waitFor(t, "ready", isState(Ready))
+}
+
+func TestContextCancelStops(t *testing.T) {
+	ctx, cancel := contextWithCancel(t)
+	s := New(testConfig(t))
+	r := record(s)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(t, "ready", isState(Ready))
+	cancel()
+	<-s.Done()
+	if st := s.State(); st.State != Stopped || st.PID != 0 {
+		t.Fatalf("after cancel: %+v", st)
+	}
+}
