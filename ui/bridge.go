@@ -1,0 +1,176 @@
+package ui
+
+import (
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/tunnel"
+)
+
+// flushEvery is the shortest gap between two batches applied to the UI: a
+// stream of hundreds of deliveries a second becomes ~30 repaints a second.
+const flushEvery = 30 * time.Millisecond
+
+// batch is what the domain goroutines reported since the last flush.
+type batch struct {
+	// records holds the latest version of each reported delivery, in
+	// arrival order.
+	records []*inspector.Record
+	// tunnel is the latest tunnel event, nil when none arrived.
+	tunnel *tunnel.Event
+}
+
+// bridge is the only place that touches the UI goroutine from elsewhere.
+// Domain callbacks push into it from any goroutine; a loop collapses what
+// arrived into one batch at most every flushEvery, lets prepare do the slow
+// part (store queries) off the UI goroutine, and applies the result with
+// one fyne.Do.
+type bridge struct {
+	// prepare turns a batch into a UI update; it runs on the bridge's
+	// goroutine (or the caller's, for Flush) and may query the store.
+	prepare func(batch) func()
+	// inline runs Go work and flushes synchronously: tests use it so every
+	// action has finished when the call returns.
+	inline bool
+
+	mu      sync.Mutex
+	pending batch
+	seen    map[int64]int // delivery id -> index in pending.records
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	work    sync.WaitGroup
+	flushMu sync.Mutex // one flush at a time keeps batches in order
+}
+
+func newBridge(prepare func(batch) func(), inline bool) *bridge {
+	return &bridge{
+		prepare: prepare,
+		inline:  inline,
+		seen:    map[int64]int{},
+		kick:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+}
+
+// start runs the batching loop until close.
+func (b *bridge) start() {
+	go b.loop()
+}
+
+func (b *bridge) loop() {
+	defer close(b.done)
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-b.kick:
+		}
+		started := time.Now()
+		b.Flush()
+		// Whatever arrives during the wait is collected into the next
+		// batch instead of causing its own repaint.
+		if wait := flushEvery - time.Since(started); wait > 0 {
+			select {
+			case <-b.stop:
+				return
+			case <-time.After(wait):
+			}
+		}
+	}
+}
+
+// close stops the loop and waits for running work.
+func (b *bridge) close() {
+	select {
+	case <-b.stop:
+	default:
+		close(b.stop)
+		if !b.inline {
+			<-b.done
+		}
+	}
+	b.work.Wait()
+}
+
+// pushRecord reports an analysed (or re-verified) delivery; any goroutine.
+func (b *bridge) pushRecord(r *inspector.Record) {
+	if r == nil || r.Delivery == nil {
+		return
+	}
+	b.mu.Lock()
+	if i, ok := b.seen[r.Delivery.ID]; ok {
+		b.pending.records[i] = r
+	} else {
+		b.seen[r.Delivery.ID] = len(b.pending.records)
+		b.pending.records = append(b.pending.records, r)
+	}
+	b.mu.Unlock()
+	b.signal()
+}
+
+// pushTunnel reports a tunnel event; any goroutine.
+func (b *bridge) pushTunnel(ev tunnel.Event) {
+	b.mu.Lock()
+	b.pending.tunnel = &ev
+	b.mu.Unlock()
+	b.signal()
+}
+
+func (b *bridge) signal() {
+	if b.inline {
+		return // tests call Flush
+	}
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Flush prepares and applies what is pending now.
+func (b *bridge) Flush() {
+	b.flushMu.Lock()
+	defer b.flushMu.Unlock()
+	b.mu.Lock()
+	p := b.pending
+	b.pending = batch{}
+	clear(b.seen)
+	b.mu.Unlock()
+	if len(p.records) == 0 && p.tunnel == nil {
+		return
+	}
+	if apply := b.prepare(p); apply != nil {
+		b.do(apply)
+	}
+}
+
+// Go runs work off the UI goroutine and applies the update it returns on
+// the UI goroutine. Work must not touch widgets; apply may.
+func (b *bridge) Go(work func() (apply func())) {
+	if b.inline {
+		if apply := work(); apply != nil {
+			apply()
+		}
+		return
+	}
+	b.work.Add(1)
+	go func() {
+		defer b.work.Done()
+		if apply := work(); apply != nil {
+			b.do(apply)
+		}
+	}()
+}
+
+// do applies f on the UI goroutine.
+func (b *bridge) do(f func()) {
+	if b.inline {
+		f()
+		return
+	}
+	fyne.Do(f)
+}

@@ -1,0 +1,480 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/storage"
+)
+
+// Filter choices shown in the selects.
+const (
+	allTypes       = "All event types"
+	anySignature   = "Any signature"
+	allDedupe      = "New and duplicates"
+	duplicatesOnly = "Duplicates only"
+	divergentOnly  = "Divergent only"
+)
+
+// deliveriesView is the Deliveries tab: filters, the live list and the
+// detail pane of the selected delivery. Widgets are fields so tests can
+// drive them.
+type deliveriesView struct {
+	win   *mainWindow
+	model listModel
+
+	TypeSelect    *widget.Select
+	SigSelect     *widget.Select
+	DedupeSelect  *widget.Select
+	ProblemsCheck *widget.Check
+	Search        *widget.Entry
+	ClearButton   *widget.Button
+	List          *rowList
+	CountLabel    *widget.Label
+	NoMatch       *widget.Label
+	Detail        *detailView
+	Empty         *emptyState
+
+	// selectedID is the delivery shown in the detail pane (0: none).
+	selectedID int64
+	// quiet suppresses filter queries while Clear resets several widgets.
+	quiet bool
+
+	split   *container.Split
+	body    *fyne.Container
+	content fyne.CanvasObject
+}
+
+func newDeliveriesView(win *mainWindow) *deliveriesView {
+	v := &deliveriesView{win: win}
+	v.model.total = -1
+
+	types := append([]string{allTypes}, catalog.TypeNames()...)
+	v.TypeSelect = widget.NewSelect(types, func(string) { v.filterChanged() })
+	v.TypeSelect.SetSelectedIndex(0)
+	v.SigSelect = widget.NewSelect([]string{anySignature, "valid", "invalid", "missing", "unverified"}, func(string) { v.filterChanged() })
+	v.SigSelect.SetSelectedIndex(0)
+	v.DedupeSelect = widget.NewSelect([]string{allDedupe, duplicatesOnly, divergentOnly}, func(string) { v.filterChanged() })
+	v.DedupeSelect.SetSelectedIndex(0)
+	v.ProblemsCheck = widget.NewCheck("Problems only", func(bool) { v.filterChanged() })
+	v.Search = widget.NewEntry()
+	v.Search.SetPlaceHolder("Search body, path, uuid, summary…  (Ctrl+F)")
+	v.Search.OnChanged = func(string) { v.filterChanged() }
+	v.ClearButton = widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), v.clearFilters)
+	v.CountLabel = widget.NewLabel("")
+	v.CountLabel.TextStyle = fyne.TextStyle{Italic: true}
+	v.NoMatch = widget.NewLabelWithStyle("No delivery matches these filters.", fyne.TextAlignCenter, fyne.TextStyle{Italic: true})
+	v.NoMatch.Hide()
+
+	v.List = newRowList(v)
+	v.Detail = newDetailView(win)
+	v.Empty = newEmptyState(win)
+
+	filters := container.NewVBox(
+		container.NewBorder(nil, nil, nil, v.ClearButton, v.Search),
+		container.NewGridWithColumns(3, v.TypeSelect, v.SigSelect, v.DedupeSelect),
+		container.NewBorder(nil, nil, v.ProblemsCheck, nil, container.NewHBox(layout.NewSpacer(), v.CountLabel)),
+	)
+	left := container.NewBorder(filters, nil, nil, nil, container.NewStack(v.List, container.NewCenter(v.NoMatch)))
+	v.split = container.NewHSplit(left, v.Detail.content)
+	v.split.Offset = 0.46
+	v.body = container.NewStack(v.split)
+	v.content = v.body
+	return v
+}
+
+// start loads the first page.
+func (v *deliveriesView) start() { v.query() }
+
+// filter returns the store filter the widgets describe.
+func (v *deliveriesView) filter() storage.Filter {
+	var f storage.Filter
+	if t := v.TypeSelect.Selected; t != "" && t != allTypes {
+		f.Types = []string{t}
+	}
+	if s := v.SigSelect.Selected; s != "" && s != anySignature {
+		f.Signatures = []inspector.SignatureStatus{inspector.SignatureStatus(s)}
+	}
+	switch v.DedupeSelect.Selected {
+	case duplicatesOnly:
+		f.DuplicatesOnly = true
+	case divergentOnly:
+		f.DivergentOnly = true
+	}
+	f.ProblemsOnly = v.ProblemsCheck.Checked
+	f.Text = strings.TrimSpace(v.Search.Text)
+	return f
+}
+
+func filterEmpty(f storage.Filter) bool {
+	return len(f.Types) == 0 && len(f.Signatures) == 0 && !f.DuplicatesOnly && !f.DivergentOnly && !f.ProblemsOnly && f.Text == ""
+}
+
+func (v *deliveriesView) filterChanged() {
+	if v.quiet || v.List == nil {
+		return
+	}
+	v.query()
+}
+
+func (v *deliveriesView) clearFilters() {
+	v.quiet = true
+	v.TypeSelect.SetSelectedIndex(0)
+	v.SigSelect.SetSelectedIndex(0)
+	v.DedupeSelect.SetSelectedIndex(0)
+	v.ProblemsCheck.SetChecked(false)
+	v.Search.SetText("")
+	v.quiet = false
+	v.query()
+}
+
+// query reloads the list for the current filter. The first page and the
+// count are separate store calls so the rows appear before a slow count.
+func (v *deliveriesView) query() {
+	f := v.filter()
+	gen := v.model.setFilter(f)
+	v.win.snapshotLive()
+	v.refreshList()
+	store := v.win.svc.Store
+	v.win.bridge.Go(func() func() {
+		page, err := store.List(context.Background(), f, pageSize)
+		return func() {
+			if err != nil {
+				v.win.showError(fmt.Errorf("list deliveries: %w", err))
+				v.model.applyPage(gen, nil, 0)
+			} else if !v.model.applyPage(gen, page, pageSize) {
+				return
+			}
+			v.refreshList()
+			v.reselect()
+		}
+	})
+	v.win.bridge.Go(func() func() {
+		n, err := store.Count(context.Background(), f)
+		if err != nil {
+			return nil
+		}
+		return func() {
+			v.model.applyCount(gen, n)
+			v.refreshCounts()
+		}
+	})
+}
+
+// loadMore loads the page after the loaded rows.
+func (v *deliveriesView) loadMore() {
+	gen := v.model.gen
+	f := v.model.nextPage()
+	v.model.loading = true
+	store := v.win.svc.Store
+	v.win.bridge.Go(func() func() {
+		page, err := store.List(context.Background(), f, pageSize)
+		return func() {
+			if err != nil {
+				v.win.showError(fmt.Errorf("list deliveries: %w", err))
+				page = nil
+			}
+			if v.model.applyPage(gen, page, pageSize) {
+				v.refreshList()
+			}
+		}
+	})
+}
+
+// liveQuery runs on the bridge goroutine: which of the changed deliveries
+// match the current filter. The filter is read through the returned
+// generation check, so a filter change in between only wastes a query.
+func (v *deliveriesView) liveQuery(ids []int64, f storage.Filter, gen int) func() {
+	f.IDs = ids
+	f.BeforeID = 0
+	matching, err := v.win.svc.Store.List(context.Background(), f, len(ids))
+	if err != nil {
+		return nil
+	}
+	return func() {
+		if v.model.applyLive(gen, ids, matching) {
+			v.refreshList()
+			v.reselect()
+		}
+		for _, id := range ids {
+			if id == v.selectedID {
+				v.Detail.load(id) // re-verified: show the new verdict
+			}
+		}
+	}
+}
+
+func (v *deliveriesView) refreshList() {
+	v.List.Refresh()
+	v.refreshCounts()
+	noRows := len(v.model.rows) == 0 && !v.model.loading
+	everEmpty := noRows && filterEmpty(v.model.filter) && v.win.stats.Deliveries == 0
+	if everEmpty {
+		v.body.Objects = []fyne.CanvasObject{v.Empty.content}
+	} else {
+		v.body.Objects = []fyne.CanvasObject{v.split}
+	}
+	v.body.Refresh()
+	if noRows && !everEmpty {
+		v.NoMatch.Show()
+	} else {
+		v.NoMatch.Hide()
+	}
+}
+
+func (v *deliveriesView) refreshCounts() {
+	n := len(v.model.rows)
+	switch {
+	case v.model.total < 0:
+		v.CountLabel.SetText(fmt.Sprintf("%d shown", n))
+	case filterEmpty(v.model.filter):
+		v.CountLabel.SetText(fmt.Sprintf("%s deliveries", thousands(v.model.total)))
+	default:
+		v.CountLabel.SetText(fmt.Sprintf("%s of %s match", thousands(v.model.total), thousands(v.win.stats.Deliveries)))
+	}
+}
+
+// reselect keeps the selection on the same delivery after rows moved.
+func (v *deliveriesView) reselect() {
+	if v.selectedID == 0 {
+		return
+	}
+	if i, ok := v.model.find(v.selectedID); ok {
+		v.List.selecting = true
+		v.List.Select(i)
+		v.List.selecting = false
+	} else {
+		v.List.UnselectAll()
+	}
+}
+
+// selectIndex shows row i in the detail pane.
+func (v *deliveriesView) selectIndex(i int) {
+	if i < 0 || i >= len(v.model.rows) {
+		return
+	}
+	id := v.model.rows[i].ID
+	if id == v.selectedID {
+		return
+	}
+	v.selectedID = id
+	v.Detail.load(id)
+}
+
+// move selects the previous (-1) or next (+1) row.
+func (v *deliveriesView) move(delta int) {
+	i := 0
+	if cur, ok := v.model.find(v.selectedID); ok && v.selectedID != 0 {
+		i = cur + delta
+	}
+	if i < 0 || i >= len(v.model.rows) {
+		return
+	}
+	v.List.Select(i)
+	v.List.ScrollTo(i)
+}
+
+// open jumps to a delivery by id (links between copies of one event). A
+// delivery hidden by the filters is still shown in the detail pane.
+func (v *deliveriesView) open(id int64) {
+	if i, ok := v.model.find(id); ok {
+		v.List.Select(i)
+		v.List.ScrollTo(i)
+		return
+	}
+	v.List.UnselectAll()
+	v.selectedID = id
+	v.Detail.load(id)
+}
+
+// removed drops deleted deliveries from the list.
+func (v *deliveriesView) removed(ids ...int64) {
+	v.model.remove(ids...)
+	for _, id := range ids {
+		if id == v.selectedID {
+			v.selectedID = 0
+			v.List.UnselectAll()
+			v.Detail.clear()
+		}
+	}
+	v.refreshList()
+	v.reselect()
+}
+
+// copySelectedBody is Ctrl+C outside a text field.
+func (v *deliveriesView) copySelectedBody() {
+	if v.Detail.rec != nil {
+		v.Detail.copyBody()
+	}
+}
+
+// rowList is the virtualized deliveries list; it also moves the selection
+// with the arrow keys (widget.List only moves its focus highlight).
+type rowList struct {
+	widget.List
+	v *deliveriesView
+	// selecting marks a Select made by reselect, which must not reload the detail.
+	selecting bool
+}
+
+func newRowList(v *deliveriesView) *rowList {
+	l := &rowList{v: v}
+	l.Length = func() int { return len(v.model.rows) }
+	l.CreateItem = func() fyne.CanvasObject { return newRowView() }
+	l.UpdateItem = func(i widget.ListItemID, o fyne.CanvasObject) {
+		if i < len(v.model.rows) {
+			o.(*rowView).set(v.model.rows[i])
+		}
+		if v.model.needMore(i) {
+			v.loadMore()
+		}
+	}
+	l.OnSelected = func(i widget.ListItemID) {
+		if l.selecting {
+			return
+		}
+		v.selectIndex(i)
+	}
+	l.ExtendBaseWidget(l)
+	return l
+}
+
+// TypedKey moves the selection with the arrow keys.
+func (l *rowList) TypedKey(ev *fyne.KeyEvent) {
+	switch ev.Name {
+	case fyne.KeyUp:
+		l.v.move(-1)
+	case fyne.KeyDown:
+		l.v.move(1)
+	default:
+		l.List.TypedKey(ev)
+	}
+}
+
+// rowView is one list row: time, signature and dedupe badges, summary,
+// problems, path.
+type rowView struct {
+	widget.BaseWidget
+	when     *widget.Label
+	sig      *badge
+	dedupe   *badge
+	problems *badge
+	summary  *widget.Label
+	path     *widget.Label
+}
+
+func newRowView() *rowView {
+	r := &rowView{
+		when:     widget.NewLabelWithStyle("00:00:00.000", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true}),
+		sig:      newBadge(96),
+		dedupe:   newBadge(0),
+		problems: newBadge(0),
+		summary:  widget.NewLabel(""),
+		path:     widget.NewLabelWithStyle("", fyne.TextAlignTrailing, fyne.TextStyle{Monospace: true}),
+	}
+	r.summary.Truncation = fyne.TextTruncateEllipsis
+	r.path.Truncation = fyne.TextTruncateEllipsis
+	r.path.Importance = widget.LowImportance
+	r.ExtendBaseWidget(r)
+	return r
+}
+
+func (r *rowView) CreateRenderer() fyne.WidgetRenderer {
+	top := container.NewBorder(nil, nil,
+		container.NewHBox(r.when, container.NewCenter(r.sig)),
+		container.NewHBox(container.NewCenter(r.dedupe), container.NewCenter(r.problems)),
+		r.summary)
+	return widget.NewSimpleRenderer(container.NewVBox(top, container.NewBorder(nil, nil, nil, nil, r.path)))
+}
+
+func (r *rowView) set(s storage.Summary) {
+	r.when.SetText(s.ReceivedAt.Local().Format("15:04:05.000"))
+	r.sig.set(signatureLook(s.Signature))
+	if !s.Analyzed {
+		r.sig.set(signatureLook(""))
+	}
+	r.dedupe.set(dedupeLook(s))
+	r.problems.set(problemsLook(s.Problems))
+	r.summary.SetText(rowSummary(s))
+	meta := s.Method + " " + s.Path + " · " + humanBytes(s.BodyLength)
+	if s.Status != 0 {
+		meta += fmt.Sprintf(" · %d", s.Status)
+	}
+	r.path.SetText(meta)
+}
+
+// rowSummary is the one line a row shows for a delivery.
+func rowSummary(s storage.Summary) string {
+	switch {
+	case s.Rejected:
+		return fmt.Sprintf("%s request rejected (only POST is a delivery)", s.Method)
+	case !s.Analyzed:
+		return "analysing…"
+	case s.DecodeError != "":
+		return "Not a webhook message: " + s.DecodeError
+	case s.EventCount == 0:
+		return "Message with no events"
+	}
+	line := s.FirstSummary
+	if line == "" {
+		line = s.FirstType
+	}
+	if s.EventCount > 1 {
+		line += fmt.Sprintf("  (+%d more)", s.EventCount-1)
+	}
+	if s.Truncated {
+		line = "[truncated] " + line
+	}
+	return line
+}
+
+// humanBytes renders a byte count compactly.
+func humanBytes(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// thousands renders n with thin separators: 12,345.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// ago says how long ago t was, for facts like "first seen".
+func ago(t time.Time, now time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}

@@ -1,0 +1,579 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/storage"
+)
+
+// detailData is everything the detail pane shows, prepared off the UI
+// goroutine so opening a large delivery never stalls the window.
+type detailData struct {
+	rec    *inspector.Record
+	pretty []byte
+	// copies per event index: every stored copy of that event's uuid.
+	copies map[int][]storage.EventRef
+	// decoded per event index: typed fields from the catalogue.
+	decoded map[int]catalog.Event
+	// diffs per event index: lines that differ from the first copy.
+	diffs map[int][]string
+}
+
+// detailView is the right-hand pane: actions, then tabs Events, JSON,
+// Raw, Headers and Signature.
+type detailView struct {
+	win *mainWindow
+	rec *inspector.Record
+	dat *detailData
+	// loading is the id whose load is in flight; older loads are dropped.
+	loading int64
+
+	Title        *widget.Label
+	Meta         *widget.Label
+	CopyBody     *widget.Button
+	CopyPretty   *widget.Button
+	CopyCurl     *widget.Button
+	DeleteButton *widget.Button
+	Tabs         *container.AppTabs
+	EventsBox    *fyne.Container
+	JSONGrid     *widget.TextGrid
+	RawNote      *widget.Label
+	RawGrid      *widget.TextGrid
+	HeaderList   *widget.List
+	SigBox       *fyne.Container
+
+	headers []inspector.Header
+	placeholder fyne.CanvasObject
+	pane        *fyne.Container
+	content     fyne.CanvasObject
+}
+
+func newDetailView(win *mainWindow) *detailView {
+	d := &detailView{win: win}
+	d.Title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	d.Meta = widget.NewLabel("")
+	d.Meta.Importance = widget.LowImportance
+	d.Meta.Truncation = fyne.TextTruncateEllipsis
+	d.CopyBody = widget.NewButtonWithIcon("Body", theme.ContentCopyIcon(), d.copyBody)
+	d.CopyPretty = widget.NewButtonWithIcon("Pretty JSON", theme.ContentCopyIcon(), d.copyPretty)
+	d.CopyCurl = widget.NewButtonWithIcon("curl", theme.ContentCopyIcon(), d.copyCurl)
+	d.DeleteButton = widget.NewButtonWithIcon("Delete", theme.DeleteIcon(), d.confirmDelete)
+	d.DeleteButton.Importance = widget.DangerImportance
+
+	d.EventsBox = container.NewVBox()
+	d.JSONGrid = widget.NewTextGrid()
+	d.JSONGrid.ShowLineNumbers = true
+	d.RawNote = widget.NewLabel("")
+	d.RawNote.Wrapping = fyne.TextWrapWord
+	d.RawNote.Importance = widget.WarningImportance
+	d.RawGrid = widget.NewTextGrid()
+	d.RawGrid.ShowLineNumbers = true
+	d.HeaderList = widget.NewList(
+		func() int { return len(d.headers) },
+		func() fyne.CanvasObject {
+			name := widget.NewLabelWithStyle("X-Service-Signature", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+			val := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+			val.Truncation = fyne.TextTruncateEllipsis
+			btn := widget.NewButtonWithIcon("", theme.ContentCopyIcon(), nil)
+			btn.Importance = widget.LowImportance
+			return container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(190, name.MinSize().Height), name), btn, val)
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i >= len(d.headers) {
+				return
+			}
+			h := d.headers[i]
+			c := o.(*fyne.Container)
+			c.Objects[0].(*widget.Label).SetText(h.Value)
+			c.Objects[1].(*fyne.Container).Objects[0].(*widget.Label).SetText(h.Name)
+			c.Objects[2].(*widget.Button).OnTapped = func() { d.win.copy(h.Value, "value of "+h.Name) }
+		})
+	d.SigBox = container.NewVBox()
+
+	d.Tabs = container.NewAppTabs(
+		container.NewTabItem("Events", container.NewVScroll(container.NewPadded(d.EventsBox))),
+		container.NewTabItem("JSON", d.JSONGrid),
+		container.NewTabItem("Raw", container.NewBorder(d.RawNote, nil, nil, nil, d.RawGrid)),
+		container.NewTabItem("Headers", d.HeaderList),
+		container.NewTabItem("Signature", container.NewVScroll(container.NewPadded(d.SigBox))),
+	)
+	actions := container.NewHBox(widget.NewLabel("Copy:"), d.CopyBody, d.CopyPretty, d.CopyCurl, layout.NewSpacer(), d.DeleteButton)
+	head := container.NewVBox(d.Title, d.Meta, actions)
+	d.pane = container.NewBorder(head, nil, nil, nil, d.Tabs)
+	d.placeholder = container.NewCenter(widget.NewLabelWithStyle("Select a delivery to see its events, body, headers and signature.", fyne.TextAlignCenter, fyne.TextStyle{Italic: true}))
+	d.content = container.NewStack(d.placeholder)
+	return d
+}
+
+// clear shows the placeholder.
+func (d *detailView) clear() {
+	d.rec, d.dat, d.loading = nil, nil, 0
+	d.content.(*fyne.Container).Objects = []fyne.CanvasObject{d.placeholder}
+	d.content.Refresh()
+}
+
+// load fetches and shows delivery id.
+func (d *detailView) load(id int64) {
+	d.loading = id
+	store := d.win.svc.Store
+	d.win.bridge.Go(func() func() {
+		dat, err := prepareDetail(context.Background(), store, id)
+		return func() {
+			if d.loading != id {
+				return
+			}
+			if err != nil {
+				d.win.showError(err)
+				return
+			}
+			d.show(dat)
+		}
+	})
+}
+
+// prepareDetail does the slow part of opening a delivery: the store reads,
+// decoding and pretty-printing.
+func prepareDetail(ctx context.Context, store Store, id int64) (*detailData, error) {
+	rec, err := store.Get(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("open delivery %d: %w", id, err)
+	}
+	dat := &detailData{rec: rec, copies: map[int][]storage.EventRef{}, decoded: map[int]catalog.Event{}, diffs: map[int][]string{}}
+	dat.pretty = catalog.Pretty(rec.Delivery.Body)
+	if rec.Analysis == nil {
+		return dat, nil
+	}
+	for i, ev := range rec.Analysis.Events {
+		dat.decoded[i] = catalog.DecodeEvent(ev.Raw)
+		if ev.UUID == "" || ev.Copies <= 1 && !ev.Duplicate {
+			continue
+		}
+		refs, err := store.EventCopies(ctx, ev.UUID)
+		if err == nil {
+			dat.copies[i] = refs
+		}
+		if ev.Divergent && ev.FirstDeliveryID != 0 && ev.FirstDeliveryID != id {
+			if first, err := store.Get(ctx, ev.FirstDeliveryID); err == nil && first.Analysis != nil {
+				for _, fe := range first.Analysis.Events {
+					if fe.UUID == ev.UUID {
+						dat.diffs[i] = lineDiff(catalog.Pretty(fe.Raw), catalog.Pretty(ev.Raw))
+						break
+					}
+				}
+			}
+		}
+	}
+	return dat, nil
+}
+
+// lineDiff lists the lines only in a (prefixed "- ") and only in b ("+ "):
+// enough to see which fields of a divergent copy changed.
+func lineDiff(a, b []byte) []string {
+	al := strings.Split(string(a), "\n")
+	bl := strings.Split(string(b), "\n")
+	inA := map[string]int{}
+	for _, l := range al {
+		inA[l]++
+	}
+	inB := map[string]int{}
+	for _, l := range bl {
+		inB[l]++
+	}
+	var out []string
+	for _, l := range al {
+		if inB[l] == 0 && strings.TrimSpace(l) != "" {
+			out = append(out, "- "+strings.TrimSpace(l))
+		}
+	}
+	for _, l := range bl {
+		if inA[l] == 0 && strings.TrimSpace(l) != "" {
+			out = append(out, "+ "+strings.TrimSpace(l))
+		}
+	}
+	return out
+}
+
+// show renders prepared data.
+func (d *detailView) show(dat *detailData) {
+	d.rec, d.dat = dat.rec, dat
+	del := dat.rec.Delivery
+	d.Title.SetText(fmt.Sprintf("Delivery #%d — %s", del.ID, deliveryHeadline(dat.rec)))
+	meta := fmt.Sprintf("%s %s · %s · %s · from %s", del.Method, del.Path, del.ReceivedAt.Local().Format("2006-01-02 15:04:05.000"), humanBytes(del.BodyLength), del.RemoteAddr)
+	if del.Status != 0 {
+		meta += fmt.Sprintf(" · answered %d", del.Status)
+	} else {
+		meta += " · not answered"
+	}
+	d.Meta.SetText(meta)
+	valid := utf8.Valid(del.Body)
+	if valid && bytes.Equal(dat.pretty, del.Body) && !jsonLooking(del.Body) {
+		d.CopyPretty.Disable()
+	} else {
+		d.CopyPretty.Enable()
+	}
+	d.showEvents(dat)
+	d.JSONGrid.SetText(string(dat.pretty))
+	d.showRaw(del, valid)
+	d.headers = del.Headers
+	d.HeaderList.Refresh()
+	d.showSignature(dat.rec)
+	d.content.(*fyne.Container).Objects = []fyne.CanvasObject{d.pane}
+	d.content.Refresh()
+}
+
+func jsonLooking(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && (b[0] == '{' || b[0] == '[')
+}
+
+// deliveryHeadline is the detail title's short description.
+func deliveryHeadline(r *inspector.Record) string {
+	a := r.Analysis
+	switch {
+	case r.Delivery.Rejected:
+		return r.Delivery.Method + " rejected"
+	case a == nil:
+		return "waiting for analysis"
+	case a.Error != nil:
+		return "not a webhook message"
+	case len(a.Events) == 1:
+		return a.Events[0].Type
+	}
+	return fmt.Sprintf("%d events", len(a.Events))
+}
+
+func (d *detailView) showRaw(del *inspector.Delivery, valid bool) {
+	var notes []string
+	if del.Truncated {
+		notes = append(notes, fmt.Sprintf("Truncated: the body was %s, larger than the body cap; only the first %s were stored (the receiver answered 413).", humanBytes(del.BodyLength), humanBytes(int64(len(del.Body)))))
+	}
+	if del.ReadError != "" {
+		notes = append(notes, "The body could not be read completely: "+del.ReadError)
+	}
+	if !valid {
+		notes = append(notes, "The body is not valid UTF-8, so it is shown as a hex dump.")
+		d.RawGrid.SetText(hexDump(del.Body))
+	} else {
+		d.RawGrid.SetText(string(del.Body))
+	}
+	if len(del.Body) == 0 {
+		notes = append(notes, "The body is empty.")
+	}
+	d.RawNote.SetText(strings.Join(notes, "\n"))
+	if len(notes) == 0 {
+		d.RawNote.Hide()
+	} else {
+		d.RawNote.Show()
+	}
+}
+
+// hexDump renders b as offset, hex and printable columns.
+func hexDump(b []byte) string {
+	return strings.TrimRight(hex.Dump(b), "\n")
+}
+
+func (d *detailView) showEvents(dat *detailData) {
+	a := dat.rec.Analysis
+	var objs []fyne.CanvasObject
+	switch {
+	case dat.rec.Delivery.Rejected:
+		objs = append(objs, widget.NewLabel("Only POST requests are deliveries; this request was recorded and answered 405."))
+	case a == nil:
+		objs = append(objs, widget.NewLabel("This delivery is stored and waiting for analysis."))
+	case a.Error != nil:
+		msg := "The body is not a webhook message: " + a.Error.Reason
+		if a.Error.Offset >= 0 {
+			msg += fmt.Sprintf(" (at byte %d)", a.Error.Offset)
+		}
+		l := widget.NewLabel(msg)
+		l.Wrapping = fyne.TextWrapWord
+		l.Importance = widget.DangerImportance
+		objs = append(objs, l)
+	}
+	if a != nil {
+		if a.HookUUID != "" {
+			hook := fmt.Sprintf("Message hook uuid %s", a.HookUUID)
+			row := container.NewHBox(selectable(hook))
+			if a.Resend && a.ResendOf != 0 && a.ResendOf != dat.rec.Delivery.ID {
+				row.Add(widget.NewLabel("— the whole message was sent before as"))
+				row.Add(d.link(a.ResendOf))
+			}
+			objs = append(objs, row)
+		}
+		if len(a.Problems) > 0 {
+			objs = append(objs, widget.NewCard("Delivery problems", "", problemsBox(a.Problems)))
+		}
+		for i, ev := range a.Events {
+			objs = append(objs, d.eventCard(i, ev, dat))
+		}
+	}
+	d.EventsBox.Objects = objs
+	d.EventsBox.Refresh()
+}
+
+func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailData) fyne.CanvasObject {
+	dec := dat.decoded[i]
+	title := ev.Type
+	if title == "" {
+		title = "(event without a type)"
+	}
+	if !dec.Known && ev.Type != "" {
+		title += "  (unknown type)"
+	}
+	box := container.NewVBox()
+	facts := widget.NewForm()
+	facts.Append("uuid", selectable(ev.UUID))
+	facts.Append("generated_at", selectable(ev.GeneratedRaw))
+	if ev.AccountID != "" {
+		facts.Append("account", selectable(ev.AccountID))
+	}
+	for _, f := range dec.Fields {
+		facts.Append(f.Label, selectable(f.Value))
+	}
+	box.Add(facts)
+
+	// Dedupe facts.
+	dd := container.NewVBox()
+	switch {
+	case ev.Divergent:
+		dd.Add(factLabel(fmt.Sprintf("Divergent duplicate: copy %d of this uuid, and its content differs from the first copy.", ev.Copies), widget.DangerImportance))
+	case ev.Duplicate:
+		dd.Add(factLabel(fmt.Sprintf("Duplicate: copy %d of this uuid (same content as the first). Consumers must keep one.", ev.Copies), widget.MediumImportance))
+	case ev.Copies > 1:
+		dd.Add(factLabel(fmt.Sprintf("First copy of this event; %d copies have arrived in all.", ev.Copies), widget.MediumImportance))
+	default:
+		dd.Add(factLabel("New: the first and only copy of this uuid so far.", widget.LowImportance))
+	}
+	if refs := dat.copies[i]; len(refs) > 1 {
+		links := container.NewHBox(widget.NewLabel("Copies:"))
+		for _, r := range refs {
+			if r.DeliveryID == dat.rec.Delivery.ID {
+				links.Add(widget.NewLabelWithStyle(fmt.Sprintf("#%d (this)", r.DeliveryID), fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+				continue
+			}
+			links.Add(d.link(r.DeliveryID))
+		}
+		dd.Add(container.NewHScroll(links))
+		first := refs[0]
+		dd.Add(factLabel(fmt.Sprintf("First seen %s (%s) in #%d.", first.ReceivedAt.Local().Format("15:04:05.000"), ago(first.ReceivedAt, time.Now()), first.DeliveryID), widget.LowImportance))
+	}
+	if diff := dat.diffs[i]; len(diff) > 0 {
+		g := widget.NewTextGrid()
+		g.SetText(strings.Join(diff, "\n"))
+		dd.Add(widget.NewLabelWithStyle("Differences from the first copy:", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+		dd.Add(g)
+	}
+	box.Add(widget.NewSeparator())
+	box.Add(dd)
+	if ev.OutOfOrder {
+		note := ev.OrderNote
+		if note == "" {
+			note = "a later event about the same subject arrived first"
+		}
+		box.Add(factLabel("Out of order: "+note, widget.WarningImportance))
+	}
+	if probs := append(append([]catalog.Problem(nil), ev.Problems...), extraProblems(ev.Problems, dec.Problems)...); len(probs) > 0 {
+		box.Add(widget.NewSeparator())
+		box.Add(problemsBox(probs))
+	}
+	raw := ev.Raw
+	copyBtn := widget.NewButtonWithIcon("Copy event", theme.ContentCopyIcon(), func() {
+		d.win.copy(string(catalog.Pretty(raw)), "event "+ev.UUID)
+	})
+	copyBtn.Importance = widget.LowImportance
+	box.Add(container.NewHBox(layout.NewSpacer(), copyBtn))
+	return widget.NewCard(title, ev.Summary, box)
+}
+
+// extraProblems returns catalogue problems not already in stored ones (a
+// newer catalogue may find more than the stored analysis did).
+func extraProblems(stored, fresh []catalog.Problem) []catalog.Problem {
+	seen := map[catalog.Problem]bool{}
+	for _, p := range stored {
+		seen[p] = true
+	}
+	var out []catalog.Problem
+	for _, p := range fresh {
+		if !seen[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func problemsBox(probs []catalog.Problem) fyne.CanvasObject {
+	box := container.NewVBox()
+	for _, p := range probs {
+		icon := theme.NewColoredResource(theme.InfoIcon(), theme.ColorNameForeground)
+		switch p.Severity {
+		case catalog.SeverityError:
+			icon = theme.NewColoredResource(theme.ErrorIcon(), theme.ColorNameError)
+		case catalog.SeverityWarning:
+			icon = theme.NewColoredResource(theme.WarningIcon(), theme.ColorNameWarning)
+		}
+		text := p.Message
+		if p.Path != "" {
+			text = p.Path + ": " + p.Message
+		}
+		l := widget.NewLabel(string(p.Severity) + " — " + text)
+		l.Wrapping = fyne.TextWrapWord
+		box.Add(container.NewBorder(nil, nil, widget.NewIcon(icon), nil, l))
+	}
+	return box
+}
+
+func (d *detailView) link(id int64) fyne.CanvasObject {
+	b := widget.NewButton(fmt.Sprintf("#%d", id), func() { d.win.deliveries.open(id) })
+	b.Importance = widget.LowImportance
+	return b
+}
+
+func selectable(s string) *widget.Label {
+	l := widget.NewLabel(s)
+	l.Selectable = true
+	l.Wrapping = fyne.TextWrapWord
+	return l
+}
+
+func factLabel(s string, imp widget.Importance) *widget.Label {
+	l := widget.NewLabel(s)
+	l.Wrapping = fyne.TextWrapWord
+	l.Importance = imp
+	return l
+}
+
+func (d *detailView) showSignature(r *inspector.Record) {
+	box := d.SigBox
+	box.Objects = nil
+	if r.Analysis == nil {
+		box.Add(widget.NewLabel("Not verified yet: the delivery is waiting for analysis."))
+		box.Refresh()
+		return
+	}
+	s := r.Analysis.Signature
+	b := newBadge(0)
+	b.set(signatureLook(s.Status))
+	box.Add(container.NewHBox(widget.NewLabelWithStyle("X-Service-Signature", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), container.NewCenter(b)))
+	if s.Reason != "" {
+		box.Add(factLabel(s.Reason, widget.MediumImportance))
+	}
+	form := widget.NewForm()
+	recv := s.Received
+	if recv == "" {
+		recv = "(no X-Service-Signature header)"
+	}
+	form.Append("Received", monoSelectable(recv))
+	for i, exp := range s.Expected {
+		label := fmt.Sprintf("Expected with secret %d", i+1)
+		val := monoSelectable(exp)
+		if i == s.SecretIndex {
+			form.Append(label, container.NewVBox(val, factLabel("✓ this secret matched", widget.SuccessImportance)))
+		} else {
+			form.Append(label, val)
+		}
+	}
+	if s.SecretIndex >= 0 {
+		form.Append("Matched", widget.NewLabel(fmt.Sprintf("secret %d of %d", s.SecretIndex+1, len(s.Expected))))
+	}
+	box.Add(form)
+	if s.UpperCase {
+		box.Add(factLabel("The digest was sent in upper-case hex. Hookscope accepts it, but the service documents lower case: a strict consumer would reject it.", widget.WarningImportance))
+	}
+	if len(s.Expected) == 0 {
+		set := widget.NewButtonWithIcon("Set a signature secret…", theme.SettingsIcon(), d.win.promptSecret)
+		box.Add(factLabel("No signature secret is configured, so the signature cannot be checked. Enter the Secret Key from the service's webhook settings.", widget.MediumImportance))
+		box.Add(container.NewHBox(set))
+	}
+	box.Add(factLabel("The signature is the hex HMAC-SHA256 of the raw body, keyed with the webhook's Secret Key (spec 4.3). Expected digests are shown so you can compare them with your own code; they do not reveal the secret.", widget.LowImportance))
+	box.Refresh()
+}
+
+func monoSelectable(s string) *widget.Label {
+	l := widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+	l.Selectable = true
+	l.Wrapping = fyne.TextWrapBreak
+	return l
+}
+
+func (d *detailView) copyBody() {
+	if d.rec == nil {
+		return
+	}
+	d.win.copy(string(d.rec.Delivery.Body), fmt.Sprintf("body of #%d", d.rec.Delivery.ID))
+}
+
+func (d *detailView) copyPretty() {
+	if d.dat == nil {
+		return
+	}
+	d.win.copy(string(d.dat.pretty), fmt.Sprintf("pretty JSON of #%d", d.rec.Delivery.ID))
+}
+
+func (d *detailView) copyCurl() {
+	if d.rec == nil {
+		return
+	}
+	d.win.copy(curlCommand(d.rec.Delivery, d.win.localBase()), fmt.Sprintf("curl for #%d", d.rec.Delivery.ID))
+}
+
+func (d *detailView) confirmDelete() {
+	if d.rec == nil {
+		return
+	}
+	id := d.rec.Delivery.ID
+	if d.win.skipConfirm {
+		d.win.deleteDeliveries(id)
+		return
+	}
+	dialog.ShowConfirm("Delete delivery", fmt.Sprintf("Delete delivery #%d from the store? This cannot be undone.", id), func(ok bool) {
+		if ok {
+			d.win.deleteDeliveries(id)
+		}
+	}, d.win.w)
+}
+
+// curlCommand renders a delivery as a curl command that posts the same
+// bytes with the same headers to base (the receiver) + path.
+func curlCommand(del *inspector.Delivery, base string) string {
+	url := strings.TrimRight(base, "/") + del.Path
+	if del.Query != "" {
+		url += "?" + del.Query
+	}
+	var b strings.Builder
+	method := del.Method
+	if method == "" {
+		method = "POST"
+	}
+	fmt.Fprintf(&b, "curl -X %s %s", method, shellQuote(url))
+	for _, h := range del.Headers {
+		switch strings.ToLower(h.Name) {
+		case "host", "content-length", "connection", "accept-encoding":
+			continue
+		}
+		fmt.Fprintf(&b, " \\\n  -H %s", shellQuote(h.Name+": "+h.Value))
+	}
+	if len(del.Body) > 0 {
+		fmt.Fprintf(&b, " \\\n  --data-binary %s", shellQuote(string(del.Body)))
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

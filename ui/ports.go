@@ -1,0 +1,86 @@
+// Package ui is Hookscope's desktop window, built with Fyne. It holds no
+// protocol logic: it shows what the inspector, storage and tunnel engines
+// report, and hands user actions back to them. Every update that arrives on
+// another goroutine goes through the one bridge, which batches it and
+// applies it on the UI goroutine.
+package ui
+
+import (
+	"context"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/storage"
+	"github.com/hookscope/hookscope/tunnel"
+)
+
+// Store is what the views read from and write to the store. storage.DB
+// implements it; tests use a fake.
+type Store interface {
+	List(ctx context.Context, f storage.Filter, limit int) ([]storage.Summary, error)
+	Count(ctx context.Context, f storage.Filter) (int64, error)
+	Stats(ctx context.Context) (storage.Stats, error)
+	Get(ctx context.Context, id int64) (*inspector.Record, error)
+	EventCopies(ctx context.Context, uuid string) ([]storage.EventRef, error)
+	Delete(ctx context.Context, ids ...int64) error
+	Value(ctx context.Context, key string) ([]byte, bool, error)
+	SetValue(ctx context.Context, key string, value []byte) error
+	// Prune keeps the newest keep deliveries and deletes the rest.
+	Prune(ctx context.Context, keep int64) (int64, error)
+}
+
+// Engine is the part of the inspector engine the window drives.
+type Engine interface {
+	Subscribe(fn func(*inspector.Record)) (cancel func())
+	SetSecrets(secrets [][]byte)
+	SetAnswerMode(m inspector.AnswerMode)
+	SetMaxBody(n int64)
+}
+
+// Receiver is the local webhook listener; the window restarts it when the
+// listen address changes.
+type Receiver interface {
+	// Addr is the bound host:port, "" while not listening.
+	Addr() string
+	// Err says why the receiver is not listening (nil when it is).
+	Err() error
+	// Restart listens on addr instead (closing the current socket).
+	Restart(addr string) error
+}
+
+// Tunnel is the cloudflared control. A nil Tunnel hides the control.
+type Tunnel interface {
+	// Installed reports whether cloudflared can be run, and install help when not.
+	Installed() (ok bool, help string)
+	Start() error
+	Stop()
+	Status() tunnel.Status
+	// Subscribe reports every state change on another goroutine.
+	Subscribe(fn func(tunnel.Event)) (cancel func())
+}
+
+// SecretVault keeps the webhook secrets out of plain preference files.
+type SecretVault interface {
+	Load() ([][]byte, error)
+	Save(secrets [][]byte) error
+	// Where says in plain words where the secrets are kept.
+	Where() string
+}
+
+// Services is everything a window needs; Run builds the real ones and
+// tests pass fakes. Optional members may be nil: their controls are hidden.
+type Services struct {
+	Store    Store
+	Engine   Engine
+	Receiver Receiver
+	Tunnel   Tunnel
+	Vault    SecretVault
+	// Reverify judges stored deliveries again after the secrets changed.
+	Reverify func(ctx context.Context) (int, error)
+	// SendTest posts simulated deliveries to url signed with the first of
+	// secrets ("Send test deliveries"); nil hides the button.
+	SendTest func(ctx context.Context, url string, secrets [][]byte) (int, error)
+	// StorePath is shown in Settings so the user knows which file holds everything.
+	StorePath string
+	// Version is shown in the Settings tab.
+	Version string
+}

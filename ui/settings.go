@@ -1,0 +1,320 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/hookscope/hookscope/inspector"
+)
+
+// settingsKey is where the settings live in the store's kv table, so the
+// GUI and `hookscope listen` share one file.
+const settingsKey = "ui.settings"
+
+// Settings are the persisted choices of the Settings tab (secrets are kept
+// apart, in the SecretVault).
+type Settings struct {
+	ListenAddr string `json:"listen_addr"`
+	Path       string `json:"path"`
+	MaxBody    int64  `json:"max_body"`
+	// Keep is how many deliveries to keep (the oldest are deleted); 0 keeps all.
+	Keep            int64  `json:"keep"`
+	NotifyInvalid   bool   `json:"notify_invalid"`
+	NotifyDivergent bool   `json:"notify_divergent"`
+	Answer          string `json:"answer"`
+	Cloudflared     string `json:"cloudflared"`
+	WindowWidth     float32 `json:"window_width"`
+	WindowHeight    float32 `json:"window_height"`
+}
+
+// DefaultSettings are the first-run settings.
+func DefaultSettings() Settings {
+	return Settings{
+		ListenAddr:      "127.0.0.1:8787",
+		Path:            "/webhooks",
+		MaxBody:         inspector.DefaultMaxBody,
+		NotifyInvalid:   true,
+		NotifyDivergent: true,
+		Answer:          string(inspector.Answer200),
+		WindowWidth:     1280,
+		WindowHeight:    800,
+	}
+}
+
+// loadSettings reads the settings, filling gaps with defaults.
+func loadSettings(ctx context.Context, s Store) (Settings, error) {
+	set := DefaultSettings()
+	b, ok, err := s.Value(ctx, settingsKey)
+	if err != nil {
+		return set, fmt.Errorf("read settings: %w", err)
+	}
+	if !ok {
+		return set, nil
+	}
+	if err := json.Unmarshal(b, &set); err != nil {
+		return DefaultSettings(), fmt.Errorf("settings are unreadable, using defaults: %w", err)
+	}
+	if set.ListenAddr == "" || set.Path == "" || set.MaxBody <= 0 || set.Answer == "" {
+		def := DefaultSettings()
+		set.ListenAddr = cmpOr(set.ListenAddr, def.ListenAddr)
+		set.Path = cmpOr(set.Path, def.Path)
+		set.Answer = cmpOr(set.Answer, def.Answer)
+		if set.MaxBody <= 0 {
+			set.MaxBody = def.MaxBody
+		}
+	}
+	return set, nil
+}
+
+func cmpOr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a
+}
+
+func saveSettings(ctx context.Context, s Store, set Settings) error {
+	b, err := json.Marshal(set)
+	if err != nil {
+		return fmt.Errorf("encode settings: %w", err)
+	}
+	if err := s.SetValue(ctx, settingsKey, b); err != nil {
+		return fmt.Errorf("save settings: %w", err)
+	}
+	return nil
+}
+
+// validate checks settings typed by the user and says what is wrong.
+func (s Settings) validate() error {
+	host, port, err := net.SplitHostPort(s.ListenAddr)
+	if err != nil || port == "" {
+		return fmt.Errorf("listen address %q must be host:port, for example 127.0.0.1:8787", s.ListenAddr)
+	}
+	if host == "" || !inspector.IsLoopback(s.ListenAddr) {
+		return fmt.Errorf("listen address %q is not a loopback address; the app only listens on this machine (use 127.0.0.1)", s.ListenAddr)
+	}
+	if !strings.HasPrefix(s.Path, "/") {
+		return fmt.Errorf("path %q must start with /", s.Path)
+	}
+	if s.MaxBody < 1024 {
+		return errors.New("body cap must be at least 1 KiB")
+	}
+	if s.Keep < 0 {
+		return errors.New("retention must be 0 (keep everything) or a positive number of deliveries")
+	}
+	if _, err := inspector.ParseAnswerMode(s.Answer); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Answer mode labels, in the order shown.
+var answerChoices = []struct {
+	mode  inspector.AnswerMode
+	label string
+}{
+	{inspector.Answer200, "200 OK at once (normal)"},
+	{inspector.Answer500, "500 error — the service should re-send"},
+	{inspector.AnswerHang, "No answer for 15 s — past the service's 10 s time-out"},
+	{inspector.AnswerClose, "Close the connection without answering"},
+}
+
+func answerLabel(m inspector.AnswerMode) string {
+	for _, c := range answerChoices {
+		if c.mode == m {
+			return c.label
+		}
+	}
+	return answerChoices[0].label
+}
+
+func answerFromLabel(l string) inspector.AnswerMode {
+	for _, c := range answerChoices {
+		if c.label == l {
+			return c.mode
+		}
+	}
+	return inspector.Answer200
+}
+
+// settingsView is the Settings tab.
+type settingsView struct {
+	win *mainWindow
+
+	ListenAddr      *widget.Entry
+	Path            *widget.Entry
+	MaxBodyKiB      *widget.Entry
+	Keep            *widget.Entry
+	NotifyInvalid   *widget.Check
+	NotifyDivergent *widget.Check
+	Answer          *widget.RadioGroup
+	Cloudflared     *widget.Entry
+	SaveButton      *widget.Button
+	Status          *widget.Label
+
+	SecretsList  *fyne.Container
+	AddSecret    *widget.Button
+	SecretsWhere *widget.Label
+
+	content fyne.CanvasObject
+}
+
+func newSettingsView(win *mainWindow) *settingsView {
+	v := &settingsView{win: win}
+	v.ListenAddr = widget.NewEntry()
+	v.Path = widget.NewEntry()
+	v.MaxBodyKiB = widget.NewEntry()
+	v.Keep = widget.NewEntry()
+	v.Keep.SetPlaceHolder("0 = keep every delivery")
+	v.NotifyInvalid = widget.NewCheck("Notify me of deliveries with an invalid signature", nil)
+	v.NotifyDivergent = widget.NewCheck("Notify me of divergent duplicates (same uuid, different content)", nil)
+	labels := make([]string, len(answerChoices))
+	for i, c := range answerChoices {
+		labels[i] = c.label
+	}
+	v.Answer = widget.NewRadioGroup(labels, nil)
+	v.Answer.Required = true
+	v.Cloudflared = widget.NewEntry()
+	v.Cloudflared.SetPlaceHolder("cloudflared (looked up on PATH)")
+	v.SaveButton = widget.NewButtonWithIcon("Save settings", theme.DocumentSaveIcon(), v.save)
+	v.SaveButton.Importance = widget.HighImportance
+	v.Status = widget.NewLabel("")
+	v.Status.Wrapping = fyne.TextWrapWord
+
+	v.SecretsList = container.NewVBox()
+	v.AddSecret = widget.NewButtonWithIcon("Add secret…", theme.ContentAddIcon(), win.promptSecret)
+	v.SecretsWhere = widget.NewLabel("")
+	v.SecretsWhere.Wrapping = fyne.TextWrapWord
+	v.SecretsWhere.Importance = widget.LowImportance
+
+	receiver := widget.NewForm(
+		widget.NewFormItem("Listen address", v.ListenAddr),
+		widget.NewFormItem("Consumer path", v.Path),
+		widget.NewFormItem("Body cap (KiB)", v.MaxBodyKiB),
+		widget.NewFormItem("Keep at most", v.Keep),
+	)
+	receiver.Items[1].HintText = "Shown in the consumer URLs; POSTs to any path are recorded."
+	receiver.Items[2].HintText = "Larger bodies are answered 413 and stored truncated."
+	receiver.Items[3].HintText = "Deliveries; older ones are deleted as new ones arrive. 0 keeps all."
+	answer := container.NewVBox(widget.NewLabel("Use these to provoke the service's re-sends on purpose."), v.Answer)
+	secrets := container.NewVBox(v.SecretsWhere, v.SecretsList, container.NewHBox(v.AddSecret))
+	tunnelForm := widget.NewForm(widget.NewFormItem("cloudflared path", v.Cloudflared))
+	tunnelForm.Items[0].HintText = "Leave empty to use cloudflared from PATH."
+	about := widget.NewLabel(fmt.Sprintf("Hookscope %s · store %s", win.svc.Version, win.svc.StorePath))
+	about.Importance = widget.LowImportance
+	about.Wrapping = fyne.TextWrapBreak
+
+	body := container.NewVBox(
+		widget.NewCard("Receiver", "", receiver),
+		widget.NewCard("Answer mode", "How the receiver answers each delivery (it is always stored first).", answer),
+		widget.NewCard("Signature secrets", "The webhook's Secret Key; several during a rotation.", secrets),
+		widget.NewCard("Notifications", "", container.NewVBox(v.NotifyInvalid, v.NotifyDivergent)),
+		widget.NewCard("Tunnel", "", tunnelForm),
+		container.NewHBox(v.SaveButton),
+		v.Status,
+		about,
+	)
+	v.content = container.NewVScroll(container.NewPadded(body))
+	return v
+}
+
+// fill shows set in the widgets.
+func (v *settingsView) fill(set Settings) {
+	v.ListenAddr.SetText(set.ListenAddr)
+	v.Path.SetText(set.Path)
+	v.MaxBodyKiB.SetText(strconv.FormatInt(set.MaxBody/1024, 10))
+	v.Keep.SetText(strconv.FormatInt(set.Keep, 10))
+	v.NotifyInvalid.SetChecked(set.NotifyInvalid)
+	v.NotifyDivergent.SetChecked(set.NotifyDivergent)
+	v.Answer.SetSelected(answerLabel(inspector.AnswerMode(set.Answer)))
+	v.Cloudflared.SetText(set.Cloudflared)
+}
+
+// read returns the settings the widgets describe.
+func (v *settingsView) read(base Settings) (Settings, error) {
+	set := base
+	set.ListenAddr = strings.TrimSpace(v.ListenAddr.Text)
+	set.Path = strings.TrimSpace(v.Path.Text)
+	kib, err := strconv.ParseInt(strings.TrimSpace(v.MaxBodyKiB.Text), 10, 64)
+	if err != nil {
+		return base, fmt.Errorf("body cap %q is not a whole number of KiB", v.MaxBodyKiB.Text)
+	}
+	set.MaxBody = kib * 1024
+	keep := strings.TrimSpace(v.Keep.Text)
+	if keep == "" {
+		keep = "0"
+	}
+	if set.Keep, err = strconv.ParseInt(keep, 10, 64); err != nil {
+		return base, fmt.Errorf("retention %q is not a whole number of deliveries", v.Keep.Text)
+	}
+	set.NotifyInvalid = v.NotifyInvalid.Checked
+	set.NotifyDivergent = v.NotifyDivergent.Checked
+	set.Answer = string(answerFromLabel(v.Answer.Selected))
+	set.Cloudflared = strings.TrimSpace(v.Cloudflared.Text)
+	return set, set.validate()
+}
+
+func (v *settingsView) save() {
+	set, err := v.read(v.win.settings)
+	if err != nil {
+		v.Status.Importance = widget.DangerImportance
+		v.Status.SetText("Not saved: " + err.Error())
+		return
+	}
+	if err := v.win.applySettings(set); err != nil {
+		v.Status.Importance = widget.DangerImportance
+		v.Status.SetText(err.Error())
+		return
+	}
+	v.Status.Importance = widget.SuccessImportance
+	v.Status.SetText("Saved.")
+}
+
+// showSecrets lists the configured secrets, masked.
+func (v *settingsView) showSecrets(secrets [][]byte, where string) {
+	v.SecretsWhere.SetText("Kept in " + where + ", never in plain preference files or logs.")
+	v.SecretsList.Objects = nil
+	if len(secrets) == 0 {
+		v.SecretsList.Add(widget.NewLabel("No secret set: signatures are not verified."))
+	}
+	for i, s := range secrets {
+		i := i
+		remove := widget.NewButtonWithIcon("Remove", theme.DeleteIcon(), func() { v.win.removeSecret(i) })
+		remove.Importance = widget.LowImportance
+		label := widget.NewLabel(fmt.Sprintf("Secret %d: %s  (%d characters)", i+1, strings.Repeat("•", 12), len(s)))
+		v.SecretsList.Add(container.NewBorder(nil, nil, nil, remove, label))
+	}
+	v.SecretsList.Refresh()
+}
+
+// secretDialog asks for a new secret with a masked entry.
+func secretDialog(w fyne.Window, onSet func(secret string)) *dialog.FormDialog {
+	e := widget.NewPasswordEntry()
+	e.SetPlaceHolder("Secret Key from the service's webhook settings")
+	e.Validator = func(s string) error {
+		if strings.TrimSpace(s) == "" {
+			return errors.New("enter the secret")
+		}
+		return nil
+	}
+	d := dialog.NewForm("Add signature secret", "Add", "Cancel",
+		[]*widget.FormItem{widget.NewFormItem("Secret", e)},
+		func(ok bool) {
+			if ok {
+				onSet(strings.TrimSpace(e.Text))
+			}
+		}, w)
+	d.Resize(fyne.NewSize(520, 200))
+	return d
+}

@@ -1,0 +1,139 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zalando/go-keyring"
+
+	"github.com/hookscope/hookscope/storage"
+)
+
+// keyringService and keyringUser name the secrets' keyring entry.
+const (
+	keyringService = storage.AppID
+	keyringUser    = "webhook-secrets"
+	// storeSecretsKey is the kv key used when no keyring is available.
+	storeSecretsKey = "secrets.webhook"
+)
+
+// keyringVault keeps the secrets in the OS keyring (Secret Service on
+// Linux, Keychain on macOS, Credential Manager on Windows).
+type keyringVault struct{}
+
+func (keyringVault) Load() ([][]byte, error) {
+	s, err := keyring.Get(keyringService, keyringUser)
+	if errors.Is(err, keyring.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read secrets from the OS keyring: %w", err)
+	}
+	return decodeSecrets([]byte(s))
+}
+
+func (keyringVault) Save(secrets [][]byte) error {
+	if len(secrets) == 0 {
+		err := keyring.Delete(keyringService, keyringUser)
+		if err != nil && !errors.Is(err, keyring.ErrNotFound) {
+			return fmt.Errorf("remove secrets from the OS keyring: %w", err)
+		}
+		return nil
+	}
+	if err := keyring.Set(keyringService, keyringUser, string(encodeSecrets(secrets))); err != nil {
+		return fmt.Errorf("save secrets in the OS keyring: %w", err)
+	}
+	return nil
+}
+
+func (keyringVault) Where() string { return "the OS keyring" }
+
+// storeVault keeps the secrets in the store's key-value table; the store
+// file is created with 0600 permissions.
+type storeVault struct {
+	store Store
+	path  string
+}
+
+func (v storeVault) Load() ([][]byte, error) {
+	b, ok, err := v.store.Value(context.Background(), storeSecretsKey)
+	if err != nil {
+		return nil, fmt.Errorf("read secrets from the store: %w", err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	return decodeSecrets(b)
+}
+
+func (v storeVault) Save(secrets [][]byte) error {
+	if err := v.store.SetValue(context.Background(), storeSecretsKey, encodeSecrets(secrets)); err != nil {
+		return fmt.Errorf("save secrets in the store: %w", err)
+	}
+	return nil
+}
+
+func (v storeVault) Where() string {
+	return "the store file " + v.path + " (readable only by you: 0600) — no OS keyring was available"
+}
+
+func encodeSecrets(secrets [][]byte) []byte {
+	ss := make([]string, len(secrets))
+	for i, s := range secrets {
+		ss[i] = string(s)
+	}
+	b, _ := json.Marshal(ss) // a []string always marshals
+	return b
+}
+
+func decodeSecrets(b []byte) ([][]byte, error) {
+	var ss []string
+	if err := json.Unmarshal(b, &ss); err != nil {
+		return nil, errors.New("stored secrets are unreadable (not a JSON list); set them again")
+	}
+	out := make([][]byte, 0, len(ss))
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, []byte(s))
+		}
+	}
+	return out, nil
+}
+
+// keyringWorks probes the OS keyring. Headless Linux often has no Secret
+// Service (no D-Bus session), and a probe must not hang the window, so it
+// gives up after a few seconds.
+func keyringWorks() bool {
+	res := make(chan bool, 1)
+	go func() {
+		_, err := keyring.Get(keyringService, keyringUser)
+		res <- err == nil || errors.Is(err, keyring.ErrNotFound)
+	}()
+	select {
+	case ok := <-res:
+		return ok
+	case <-time.After(3 * time.Second):
+		return false
+	}
+}
+
+// chooseVault picks the keyring when it works, else the store. When the
+// keyring is chosen, secrets an earlier run kept in the store move there.
+func chooseVault(store Store, path string) SecretVault {
+	sv := storeVault{store: store, path: path}
+	if !keyringWorks() {
+		return sv
+	}
+	kv := keyringVault{}
+	if old, err := sv.Load(); err == nil && len(old) > 0 {
+		if cur, err := kv.Load(); err == nil && len(cur) == 0 {
+			if kv.Save(old) == nil {
+				_ = sv.Save(nil)
+			}
+		}
+	}
+	return kv
+}

@@ -1,0 +1,462 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/storage"
+	"github.com/hookscope/hookscope/tunnel"
+)
+
+// liveSnapshot is what the bridge goroutine needs to know of UI state; the
+// UI goroutine replaces it, the bridge only reads it.
+type liveSnapshot struct {
+	filter storage.Filter
+	gen    int
+	keep   int64
+}
+
+// mainWindow is the whole window: header strip, tabs and status line.
+type mainWindow struct {
+	app    fyne.App
+	w      fyne.Window
+	svc    Services
+	bridge *bridge
+	icon   fyne.Resource
+
+	settings     Settings
+	secrets      [][]byte
+	stats        storage.Stats
+	tunnelStatus tunnel.Status
+	live         atomic.Pointer[liveSnapshot]
+	lastPrune    time.Time
+	lastNotify   time.Time
+	// skipConfirm deletes without a dialog (tests).
+	skipConfirm bool
+
+	header     *headerView
+	deliveries *deliveriesView
+	settingsV  *settingsView
+	Tabs       *container.AppTabs
+	Status     *widget.Label
+
+	cancels []func()
+}
+
+// newMainWindow builds the window's content into w. inline makes every
+// background job synchronous (tests).
+func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secrets [][]byte, icon fyne.Resource, inline bool) *mainWindow {
+	m := &mainWindow{app: a, w: w, svc: svc, settings: set, secrets: secrets, icon: icon}
+	m.bridge = newBridge(m.prepare, inline)
+	m.live.Store(&liveSnapshot{keep: set.Keep})
+	if svc.Tunnel != nil {
+		m.tunnelStatus = svc.Tunnel.Status()
+	}
+	m.Status = widget.NewLabel("")
+	m.Status.Truncation = fyne.TextTruncateEllipsis
+	m.header = newHeaderView(m)
+	m.deliveries = newDeliveriesView(m)
+	m.settingsV = newSettingsView(m)
+	m.settingsV.fill(set)
+	where := "nowhere (no secret store)"
+	if svc.Vault != nil {
+		where = svc.Vault.Where()
+	}
+	m.settingsV.showSecrets(secrets, where)
+
+	// The OAuth tab (ui/oauth*.go) is added here with one line, between
+	// Deliveries and Settings, when it exists.
+	m.Tabs = container.NewAppTabs(
+		container.NewTabItem("Deliveries", m.deliveries.content),
+		container.NewTabItem("Settings", m.settingsV.content),
+	)
+	footer := container.NewPadded(m.Status)
+	w.SetContent(container.NewBorder(m.header.content, footer, nil, nil, m.Tabs))
+	m.shortcuts()
+
+	if svc.Engine != nil {
+		m.cancels = append(m.cancels, svc.Engine.Subscribe(m.bridge.pushRecord))
+	}
+	if svc.Tunnel != nil {
+		m.cancels = append(m.cancels, svc.Tunnel.Subscribe(m.bridge.pushTunnel))
+	}
+	if !inline {
+		m.bridge.start()
+	}
+	m.refreshStats()
+	m.deliveries.start()
+	m.header.refresh()
+	m.deliveries.Empty.refresh()
+	return m
+}
+
+// close stops live updates.
+func (m *mainWindow) close() {
+	for _, c := range m.cancels {
+		c()
+	}
+	m.bridge.close()
+}
+
+func (m *mainWindow) shortcuts() {
+	c := m.w.Canvas()
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) {
+		m.Tabs.SelectIndex(0)
+		c.Focus(m.deliveries.Search)
+	})
+	c.AddShortcut(&fyne.ShortcutCopy{}, func(fyne.Shortcut) {
+		if m.Tabs.SelectedIndex() == 0 {
+			m.deliveries.copySelectedBody()
+		}
+	})
+	c.SetOnTypedKey(func(ev *fyne.KeyEvent) {
+		if m.Tabs.SelectedIndex() != 0 {
+			return
+		}
+		switch ev.Name {
+		case fyne.KeyUp:
+			m.deliveries.move(-1)
+		case fyne.KeyDown:
+			m.deliveries.move(1)
+		}
+	})
+}
+
+// prepare runs on the bridge goroutine with what the engines reported.
+func (m *mainWindow) prepare(b batch) func() {
+	var applies []func()
+	snap := m.live.Load()
+	if len(b.records) > 0 {
+		ids := make([]int64, len(b.records))
+		for i, r := range b.records {
+			ids[i] = r.Delivery.ID
+		}
+		if snap.keep > 0 {
+			_, _ = m.svc.Store.Prune(context.Background(), snap.keep)
+		}
+		if apply := m.deliveries.liveQuery(ids, snap.filter, snap.gen); apply != nil {
+			applies = append(applies, apply)
+		}
+		if st, err := m.svc.Store.Stats(context.Background()); err == nil {
+			applies = append(applies, func() { m.setStats(st) })
+		}
+		recs := b.records
+		applies = append(applies, func() { m.notify(recs) })
+	}
+	if b.tunnel != nil {
+		ev := *b.tunnel
+		applies = append(applies, func() { m.tunnelEvent(ev) })
+	}
+	return func() {
+		for _, f := range applies {
+			f()
+		}
+	}
+}
+
+// snapshotLive publishes the filter the bridge must match live updates against.
+func (m *mainWindow) snapshotLive() {
+	m.live.Store(&liveSnapshot{filter: m.deliveries.model.filter, gen: m.deliveries.model.gen, keep: m.settings.Keep})
+}
+
+func (m *mainWindow) setStats(st storage.Stats) {
+	wasEmpty := m.stats.Deliveries == 0
+	m.stats = st
+	m.header.refresh()
+	m.deliveries.refreshCounts()
+	if wasEmpty != (st.Deliveries == 0) {
+		m.deliveries.refreshList()
+	}
+}
+
+func (m *mainWindow) refreshStats() {
+	store := m.svc.Store
+	m.bridge.Go(func() func() {
+		st, err := store.Stats(context.Background())
+		if err != nil {
+			return func() { m.showError(fmt.Errorf("read counts: %w", err)) }
+		}
+		return func() { m.setStats(st) }
+	})
+}
+
+// notify sends desktop notifications for the problems the user asked
+// about, at most one every few seconds so a burst is one notification.
+func (m *mainWindow) notify(recs []*inspector.Record) {
+	var invalid, divergent int
+	for _, r := range recs {
+		if r.Analysis == nil {
+			continue
+		}
+		if r.Analysis.Signature.Status == inspector.SignatureInvalid {
+			invalid++
+		}
+		if r.Analysis.Divergent() {
+			divergent++
+		}
+	}
+	var parts []string
+	if invalid > 0 && m.settings.NotifyInvalid {
+		parts = append(parts, fmt.Sprintf("%d with an invalid signature", invalid))
+	}
+	if divergent > 0 && m.settings.NotifyDivergent {
+		parts = append(parts, fmt.Sprintf("%d divergent duplicate(s)", divergent))
+	}
+	if len(parts) == 0 || time.Since(m.lastNotify) < 5*time.Second {
+		return
+	}
+	m.lastNotify = time.Now()
+	m.app.SendNotification(fyne.NewNotification("Hookscope", "New deliveries: "+strings.Join(parts, ", ")))
+}
+
+func (m *mainWindow) tunnelEvent(ev tunnel.Event) {
+	m.tunnelStatus = ev.Status
+	m.header.refreshTunnel()
+	m.deliveries.Empty.refresh()
+	switch {
+	case ev.Kind == tunnel.URLChanged:
+		m.showStatus(tunnel.URLChangedMessage)
+	case ev.Status.State == tunnel.Failed:
+		m.showError(fmt.Errorf("tunnel failed: %s", ev.Status.Reason))
+	}
+}
+
+// localURL is the consumer URL on this machine.
+func (m *mainWindow) localURL() string { return m.localBase() + m.settings.Path }
+
+// localBase is the receiver's base URL, without the path.
+func (m *mainWindow) localBase() string {
+	addr := m.settings.ListenAddr
+	if m.svc.Receiver != nil {
+		if a := m.svc.Receiver.Addr(); a != "" {
+			addr = a
+		}
+	}
+	return "http://" + addr
+}
+
+// publicURL is the consumer URL through the tunnel, "" when there is none.
+func (m *mainWindow) publicURL() string {
+	if m.tunnelStatus.PublicURL == "" {
+		return ""
+	}
+	return tunnel.ConsumerURL(m.tunnelStatus.PublicURL, m.settings.Path)
+}
+
+func (m *mainWindow) receiverState() (string, error) {
+	if m.svc.Receiver == nil {
+		return m.settings.ListenAddr, nil
+	}
+	if err := m.svc.Receiver.Err(); err != nil {
+		return "", err
+	}
+	return m.svc.Receiver.Addr(), nil
+}
+
+// copy puts s on the clipboard and says what was copied.
+func (m *mainWindow) copy(s, what string) {
+	m.app.Clipboard().SetContent(s)
+	m.showStatus(fmt.Sprintf("Copied %s (%s).", what, humanBytes(int64(len(s)))))
+}
+
+// showStatus shows a transient message in the status line.
+func (m *mainWindow) showStatus(msg string) {
+	m.Status.Importance = widget.MediumImportance
+	m.Status.SetText(msg)
+	m.clearStatusLater(msg)
+}
+
+func (m *mainWindow) showError(err error) {
+	m.Status.Importance = widget.DangerImportance
+	m.Status.SetText(err.Error())
+}
+
+func (m *mainWindow) clearStatusLater(msg string) {
+	if m.bridge.inline {
+		return
+	}
+	m.bridge.Go(func() func() {
+		time.Sleep(5 * time.Second)
+		return func() {
+			if m.Status.Text == msg {
+				m.Status.SetText("")
+			}
+		}
+	})
+}
+
+func (m *mainWindow) toggleTunnel() {
+	t := m.svc.Tunnel
+	if t == nil {
+		return
+	}
+	switch m.tunnelStatus.State {
+	case tunnel.Starting, tunnel.Ready, tunnel.Reconnecting:
+		m.bridge.Go(func() func() {
+			t.Stop()
+			st := t.Status()
+			return func() { m.tunnelEvent(tunnel.Event{Kind: tunnel.StateChanged, Status: st}) }
+		})
+	default:
+		m.bridge.Go(func() func() {
+			err := t.Start()
+			st := t.Status()
+			return func() {
+				m.tunnelEvent(tunnel.Event{Kind: tunnel.StateChanged, Status: st})
+				if err != nil {
+					m.showError(fmt.Errorf("start tunnel: %w", err))
+				}
+			}
+		})
+	}
+}
+
+func (m *mainWindow) sendTest() {
+	send := m.svc.SendTest
+	if send == nil {
+		return
+	}
+	if _, err := m.receiverState(); err != nil {
+		m.showError(fmt.Errorf("send test deliveries: the receiver is not listening: %w", err))
+		return
+	}
+	url, secrets := m.localURL(), m.secrets
+	m.header.SendTest.Disable()
+	m.deliveries.Empty.SendTest.Disable()
+	m.showStatus("Sending test deliveries…")
+	m.bridge.Go(func() func() {
+		n, err := send(context.Background(), url, secrets)
+		return func() {
+			m.header.SendTest.Enable()
+			m.deliveries.Empty.SendTest.Enable()
+			if err != nil {
+				m.showError(fmt.Errorf("send test deliveries: %w", err))
+				return
+			}
+			m.showStatus(fmt.Sprintf("Sent %d test deliveries to %s.", n, m.localURL()))
+		}
+	})
+}
+
+// promptSecret asks for a signature secret.
+func (m *mainWindow) promptSecret() {
+	secretDialog(m.w, m.addSecret).Show()
+}
+
+func (m *mainWindow) addSecret(s string) {
+	for _, old := range m.secrets {
+		if string(old) == s {
+			m.showStatus("That secret is already set.")
+			return
+		}
+	}
+	m.setSecrets(append(append([][]byte(nil), m.secrets...), []byte(s)))
+}
+
+func (m *mainWindow) removeSecret(i int) {
+	if i < 0 || i >= len(m.secrets) {
+		return
+	}
+	next := append(append([][]byte(nil), m.secrets[:i]...), m.secrets[i+1:]...)
+	m.setSecrets(next)
+}
+
+// setSecrets stores the secrets, hands them to the engine and re-verifies
+// the stored deliveries in the background.
+func (m *mainWindow) setSecrets(secrets [][]byte) {
+	if m.svc.Vault != nil {
+		if err := m.svc.Vault.Save(secrets); err != nil {
+			m.showError(err)
+			return
+		}
+	}
+	m.secrets = secrets
+	if m.svc.Engine != nil {
+		m.svc.Engine.SetSecrets(secrets)
+	}
+	where := ""
+	if m.svc.Vault != nil {
+		where = m.svc.Vault.Where()
+	}
+	m.settingsV.showSecrets(secrets, where)
+	m.header.refresh()
+	if rv := m.svc.Reverify; rv != nil {
+		m.showStatus("Secrets saved; checking stored signatures again…")
+		m.bridge.Go(func() func() {
+			n, err := rv(context.Background())
+			return func() {
+				if err != nil {
+					m.showError(err)
+					return
+				}
+				m.showStatus(fmt.Sprintf("Secrets saved; %d stored deliveries changed verdict.", n))
+				m.refreshStats()
+			}
+		})
+	}
+}
+
+// applySettings makes new settings take effect and persists them.
+func (m *mainWindow) applySettings(set Settings) error {
+	old := m.settings
+	if set.ListenAddr != old.ListenAddr && m.svc.Receiver != nil {
+		if err := m.svc.Receiver.Restart(set.ListenAddr); err != nil {
+			return fmt.Errorf("not saved: cannot listen on %s: %w", set.ListenAddr, err)
+		}
+	}
+	if m.svc.Engine != nil {
+		m.svc.Engine.SetMaxBody(set.MaxBody)
+		m.svc.Engine.SetAnswerMode(inspector.AnswerMode(set.Answer))
+	}
+	if m.svc.Tunnel != nil && (set.Cloudflared != old.Cloudflared || set.ListenAddr != old.ListenAddr) {
+		if c, ok := m.svc.Tunnel.(interface{ Configure(binary, localURL string) }); ok {
+			c.Configure(set.Cloudflared, m.localBase())
+		}
+	}
+	m.settings = set
+	m.snapshotLive()
+	if err := saveSettings(context.Background(), m.svc.Store, set); err != nil {
+		return err
+	}
+	m.header.refresh()
+	m.deliveries.Empty.refresh()
+	return nil
+}
+
+// rememberSize saves the window size for the next start.
+func (m *mainWindow) rememberSize() {
+	s := m.w.Canvas().Size()
+	if s.Width < 200 || s.Height < 200 {
+		return
+	}
+	m.settings.WindowWidth, m.settings.WindowHeight = s.Width, s.Height
+	_ = saveSettings(context.Background(), m.svc.Store, m.settings)
+}
+
+func (m *mainWindow) deleteDeliveries(ids ...int64) {
+	store := m.svc.Store
+	m.bridge.Go(func() func() {
+		err := store.Delete(context.Background(), ids...)
+		st, serr := store.Stats(context.Background())
+		return func() {
+			if err != nil {
+				m.showError(fmt.Errorf("delete: %w", err))
+				return
+			}
+			m.deliveries.removed(ids...)
+			if serr == nil {
+				m.setStats(st)
+			}
+			m.showStatus(fmt.Sprintf("Deleted delivery #%d.", ids[0]))
+		}
+	})
+}
