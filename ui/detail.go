@@ -57,7 +57,7 @@ type detailView struct {
 	HeaderList   *widget.List
 	SigBox       *fyne.Container
 
-	headers []inspector.Header
+	headers     []inspector.Header
 	placeholder fyne.CanvasObject
 	pane        *fyne.Container
 	content     fyne.CanvasObject

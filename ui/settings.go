@@ -29,11 +29,11 @@ type Settings struct {
 	Path       string `json:"path"`
 	MaxBody    int64  `json:"max_body"`
 	// Keep is how many deliveries to keep (the oldest are deleted); 0 keeps all.
-	Keep            int64  `json:"keep"`
-	NotifyInvalid   bool   `json:"notify_invalid"`
-	NotifyDivergent bool   `json:"notify_divergent"`
-	Answer          string `json:"answer"`
-	Cloudflared     string `json:"cloudflared"`
+	Keep            int64   `json:"keep"`
+	NotifyInvalid   bool    `json:"notify_invalid"`
+	NotifyDivergent bool    `json:"notify_divergent"`
+	Answer          string  `json:"answer"`
+	Cloudflared     string  `json:"cloudflared"`
 	WindowWidth     float32 `json:"window_width"`
 	WindowHeight    float32 `json:"window_height"`
 }
