@@ -43,6 +43,9 @@ func commands() []command {
 	return []command{
 		{"listen", "receive webhook deliveries, verify, decode and store them", runListen},
 		{"version", "print the Hookscope version", runVersion},
+		{"oauth", "walk the OAuth flow step by step: login, authorize, exchange, refresh, call, profiles, history", runOAuth},
+		{"send", "POST realistic simulated deliveries (all 17 types, scenarios) to a URL", runSend},
+		{"samples", "write one signed example delivery per event type for test suites", runSamples},
 		{"sandbox", "run a local emulation of the service: OAuth pages, token endpoint, Data/Upload API, webhooks", runSandbox},
 	}
 }
