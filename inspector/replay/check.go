@@ -1,0 +1,327 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/inspector/simulate"
+)
+
+// ServiceTimeout is the service's webhook time-out (spec section 8): an
+// answer later than this may make it send the message again.
+const ServiceTimeout = 10 * time.Second
+
+// Verdict judges one case of the consumer check.
+type Verdict string
+
+// The verdicts.
+const (
+	Pass Verdict = "pass"
+	Warn Verdict = "warn"
+	Fail Verdict = "fail"
+)
+
+// CheckOptions configure a consumer check.
+type CheckOptions struct {
+	Target string
+	// Secret is the webhook secret the consumer verifies with.
+	Secret []byte
+	// Limit is how fast a 2xx must arrive; zero means ServiceTimeout.
+	Limit time.Duration
+	// Seed makes the generated messages reproducible; zero is random.
+	Seed int64
+	// OnCase, when set, is called as each case finishes (for progress).
+	OnCase func(c CaseResult)
+}
+
+// Send is one request of a case and its answer.
+type Send struct {
+	HookUUID  string        `json:"hook_uuid"`
+	Events    []string      `json:"events"`
+	Types     []string      `json:"types"`
+	Signature string        `json:"signature"` // "valid", "wrong" or "missing"
+	Status    int           `json:"status"`
+	Latency   time.Duration `json:"latency_ns"`
+	Error     string        `json:"error,omitempty"`
+	// Response is the start of the answer's body, for the explanation.
+	Response string `json:"response,omitempty"`
+}
+
+// CaseResult is one case of the check with its verdict.
+type CaseResult struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	// Expect says what a correct consumer does, in plain words.
+	Expect      string  `json:"expect"`
+	Sends       []Send  `json:"sends"`
+	Verdict     Verdict `json:"verdict"`
+	Explanation string  `json:"explanation"`
+}
+
+// CheckReport is the outcome of a consumer check.
+type CheckReport struct {
+	Target    string        `json:"target"`
+	StartedAt time.Time     `json:"started_at"`
+	Limit     time.Duration `json:"limit_ns"`
+	Cases     []CaseResult  `json:"cases"`
+	Passed    int           `json:"passed"`
+	Warned    int           `json:"warned"`
+	Failed    int           `json:"failed"`
+}
+
+// OK reports whether no case failed (warnings allowed).
+func (r *CheckReport) OK() bool { return r.Failed == 0 }
+
+type checkCase struct {
+	name, title, expect string
+	// refuse: a correct consumer answers non-2xx.
+	refuse bool
+	msgs   []checkMsg
+}
+
+type checkMsg struct {
+	msg simulate.Message
+	// body, when set, is sent instead of msg.Body() (a re-send of the same bytes).
+	body []byte
+	sig  string
+}
+
+// CheckCases lists the cases a check runs, in order: one per event type,
+// then the delivery behaviours. Names are stable for scripts.
+func CheckCases() []string {
+	var out []string
+	for _, t := range catalog.Types() {
+		out = append(out, "type:"+t.Name)
+	}
+	return append(out, "duplicate", "resend", "out-of-order", "bad-signature", "missing-signature")
+}
+
+func planCheck(g *simulate.Generator) []checkCase {
+	var cases []checkCase
+	byType := map[string]simulate.Message{}
+	for _, t := range catalog.Types() {
+		m := g.Message(g.Event(t.Name))
+		byType[t.Name] = m
+		cases = append(cases, checkCase{
+			name: "type:" + t.Name, title: t.Name + " (" + t.OccursWhen + ")",
+			expect: "answers 2xx within the time-out",
+			msgs:   []checkMsg{{msg: m, sig: "valid"}},
+		})
+	}
+	first := byType[catalog.TypeMediaCreated]
+	cases = append(cases, checkCase{
+		name: "duplicate", title: "the media.created event again, in a new message",
+		expect: "answers 2xx and processes the event once (same event uuid: keep one)",
+		msgs:   []checkMsg{{msg: g.Message(first.Events[0]), sig: "valid"}},
+	})
+	again := byType[catalog.TypeMediaReady]
+	cases = append(cases, checkCase{
+		name: "resend", title: "the media.ready message sent again, byte for byte (same hook uuid)",
+		expect: "answers 2xx and processes nothing new",
+		msgs:   []checkMsg{{msg: again, body: again.Body(), sig: "valid"}},
+	})
+	life, _ := g.Scenario(simulate.ScenarioMediaLifecycle, simulate.ScenarioOptions{})
+	// life is created, processing, ready about one media: send ready first.
+	cases = append(cases, checkCase{
+		name: "out-of-order", title: "media.ready, then the earlier media.processing of the same media",
+		expect: "answers 2xx to both and orders by generated_at, so the media stays ready",
+		msgs:   []checkMsg{{msg: life[2], sig: "valid"}, {msg: life[1], sig: "valid"}},
+	})
+	cases = append(cases, checkCase{
+		name: "bad-signature", title: "a new media.updated signed with the wrong secret",
+		expect: "refuses it with a non-2xx answer (401 or 403)", refuse: true,
+		msgs: []checkMsg{{msg: g.Message(g.Event(catalog.TypeMediaUpdated)), sig: "wrong"}},
+	})
+	cases = append(cases, checkCase{
+		name: "missing-signature", title: "a new media.deleted without X-Service-Signature",
+		expect: "refuses it with a non-2xx answer (401 or 403)", refuse: true,
+		msgs: []checkMsg{{msg: g.Message(g.Event(catalog.TypeMediaDeleted)), sig: "missing"}},
+	})
+	return cases
+}
+
+// CheckConsumer runs the standard check against a consumer endpoint: every
+// event type once, a duplicate event, a re-sent message, an out-of-order
+// pair, a wrong and a missing signature. Each case gets a verdict with a
+// plain explanation. Nothing is recorded: these are not captured deliveries.
+func (r *Replayer) CheckConsumer(ctx context.Context, opts CheckOptions) (*CheckReport, error) {
+	target, err := ParseTarget(opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	if len(opts.Secret) == 0 {
+		return nil, errors.New("the consumer check needs the webhook secret your endpoint verifies with")
+	}
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = ServiceTimeout
+	}
+	wrong := append([]byte("hookscope-wrong-"), opts.Secret...)
+	sender := r.Sender
+	// Wait a little past the limit so a late answer is reported as late,
+	// with its status, rather than as silence.
+	sender.Timeout = limit + min(limit, 5*time.Second)
+	rep := &CheckReport{Target: RedactURL(target.String()), StartedAt: r.now().UTC(), Limit: limit}
+	for _, c := range planCheck(simulate.New(opts.Seed)) {
+		if err := ctx.Err(); err != nil {
+			return rep, fmt.Errorf("consumer check stopped: %w", err)
+		}
+		cr := CaseResult{Name: c.name, Title: c.title, Expect: c.expect}
+		for _, m := range c.msgs {
+			body := m.body
+			if body == nil {
+				body = m.msg.Body()
+			}
+			var secret []byte
+			switch m.sig {
+			case "valid":
+				secret = opts.Secret
+			case "wrong":
+				secret = wrong
+			}
+			req := Request{HostIndex: -1, Headers: simulate.HeadersFor(body, secret), Body: body}
+			s := Send{HookUUID: m.msg.Hook.UUID, Types: m.msg.Types(), Signature: m.sig}
+			for _, e := range m.msg.Events {
+				s.Events = append(s.Events, e.UUID)
+			}
+			resp, latency, err := sender.Send(ctx, target, req)
+			s.Latency = latency
+			if err != nil {
+				s.Error = err.Error()
+			}
+			if resp != nil {
+				s.Status = resp.Status
+				s.Response = snippet(resp.Body)
+			}
+			cr.Sends = append(cr.Sends, s)
+		}
+		cr.Verdict, cr.Explanation = judge(c, cr.Sends, limit)
+		switch cr.Verdict {
+		case Pass:
+			rep.Passed++
+		case Warn:
+			rep.Warned++
+		default:
+			rep.Failed++
+		}
+		rep.Cases = append(rep.Cases, cr)
+		if opts.OnCase != nil {
+			opts.OnCase(cr)
+		}
+	}
+	return rep, nil
+}
+
+func snippet(b []byte) string {
+	const n = 200
+	s := strings.ToValidUTF8(string(b[:min(len(b), n)]), "?")
+	if len(b) > n {
+		s += "…"
+	}
+	return s
+}
+
+func judge(c checkCase, sends []Send, limit time.Duration) (Verdict, string) {
+	if c.refuse {
+		s := sends[0]
+		switch {
+		case s.Status == 0:
+			return Warn, fmt.Sprintf("no answer (%s): the forged delivery was not accepted, but answer it with 401 or 403 at once so nothing waits on it", s.Error)
+		case s.Status >= 200 && s.Status < 300:
+			what := "a signature that does not match"
+			if s.Signature == "missing" {
+				what = "no signature at all"
+			}
+			return Fail, fmt.Sprintf("answered %d to a delivery with %s: anyone who learns your URL can post forged events. Compute HMAC-SHA256 of the raw body with your secret, compare it with X-Service-Signature in constant time, and answer 401 when it differs or is missing", s.Status, what)
+		case s.Status >= 500:
+			return Warn, fmt.Sprintf("refused with %d: right to refuse, but a 5xx says 'try again later'; answer 401 or 403 for a bad signature", s.Status)
+		default:
+			return Pass, fmt.Sprintf("refused with %d", s.Status)
+		}
+	}
+	verdict, notes := Pass, []string{}
+	for i, s := range sends {
+		which := ""
+		if len(sends) > 1 {
+			which = fmt.Sprintf("message %d of %d: ", i+1, len(sends))
+		}
+		switch {
+		case s.Status == 0:
+			return Fail, which + fmt.Sprintf("no answer (%s): the service would give up after %s and send the message again", s.Error, ServiceTimeout)
+		case s.Latency > limit:
+			return Fail, which + fmt.Sprintf("answered %d after %s, later than the %s time-out: the service would send it again. Answer first, process afterwards (queue the work)", s.Status, s.Latency.Round(time.Millisecond), limit)
+		case s.Status >= 300 && s.Status < 400:
+			return Fail, which + fmt.Sprintf("answered a redirect (%d): the service does not follow redirects; configure the final URL", s.Status)
+		case s.Status >= 400:
+			why := "a correctly signed delivery was refused: check that the endpoint verifies against the same secret, over the raw body bytes"
+			switch c.name {
+			case "duplicate", "resend":
+				why = "a duplicate must still get a 2xx (skip the work, not the answer), or the service keeps sending it"
+			case "out-of-order":
+				why = "an older event arriving late is normal: answer 2xx and ignore it if a newer one (by generated_at) was already applied"
+			}
+			if s.Response != "" {
+				why += fmt.Sprintf(" (it answered %q)", s.Response)
+			}
+			return Fail, which + fmt.Sprintf("answered %d: %s", s.Status, why)
+		case s.Status != 200:
+			verdict = Warn
+			notes = append(notes, which+fmt.Sprintf("answered %d: the service expects 200; most senders accept any 2xx, but 200 is what is documented", s.Status))
+		}
+	}
+	if verdict == Warn {
+		return Warn, strings.Join(notes, "; ")
+	}
+	var slow time.Duration
+	for _, s := range sends {
+		slow = max(slow, s.Latency)
+	}
+	msg := fmt.Sprintf("answered 200 in %s", slow.Round(time.Millisecond))
+	switch c.name {
+	case "duplicate":
+		msg += fmt.Sprintf("; check that event %s was processed once, not twice (it also came in the media.created case)", sends[0].Events[0])
+	case "resend":
+		msg += fmt.Sprintf("; check that message %s was processed once", sends[0].HookUUID)
+	case "out-of-order":
+		msg += "; check that the media ended up ready, not processing"
+	}
+	return Pass, msg
+}
+
+// WriteText prints the report for a terminal: one line per case, an
+// explanation under every case that is not a plain pass, and a total.
+func (r *CheckReport) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Consumer check of %s (answers expected within %s)\n\n", r.Target, r.Limit)
+	for _, c := range r.Cases {
+		mark := map[Verdict]string{Pass: "PASS", Warn: "WARN", Fail: "FAIL"}[c.Verdict]
+		status := make([]string, len(c.Sends))
+		for i, s := range c.Sends {
+			if s.Status == 0 {
+				status[i] = "no answer"
+			} else {
+				status[i] = fmt.Sprintf("%d", s.Status)
+			}
+		}
+		fmt.Fprintf(&b, "%s  %-44s %s\n", mark, c.Name, strings.Join(status, ", "))
+		fmt.Fprintf(&b, "      %s\n", c.Explanation)
+	}
+	fmt.Fprintf(&b, "\n%d passed, %d warnings, %d failed\n", r.Passed, r.Warned, r.Failed)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// MarshalJSON adds a top-level ok to the report.
+func (r *CheckReport) MarshalJSON() ([]byte, error) {
+	type plain CheckReport
+	return json.Marshal(struct {
+		OK bool `json:"ok"`
+		*plain
+	}{r.OK(), (*plain)(r)})
+}

@@ -1,0 +1,160 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/catalog"
+)
+
+// goodConsumer verifies signatures, answers 200 at once and processes each
+// event uuid once.
+func goodConsumer(t *testing.T, secret string) (*httptest.Server, func() map[string]int) {
+	var mu sync.Mutex
+	processed := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		sig := r.Header.Get(inspector.SignatureHeader)
+		if inspector.Verify(sig, sig != "", body, [][]byte{[]byte(secret)}).Status != inspector.SignatureValid {
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		m, err := inspector.DecodeMessage(body)
+		if err != nil {
+			http.Error(w, "bad message", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		for _, e := range m.Events {
+			processed[e.UUID]++
+		}
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return processed
+	}
+}
+
+func TestCheckGoodConsumer(t *testing.T) {
+	srv, processed := goodConsumer(t, "shh")
+	var cases []string
+	rep, err := New(nil).CheckConsumer(context.Background(), CheckOptions{Target: srv.URL, Secret: []byte("shh"), Seed: 3, Limit: 5 * time.Second,
+		OnCase: func(c CaseResult) { cases = append(cases, c.Name) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Passed != len(CheckCases()) || len(rep.Cases) != 22 {
+		var b bytes.Buffer
+		rep.WriteText(&b)
+		t.Fatalf("good consumer did not pass every case:\n%s", b.String())
+	}
+	if strings.Join(cases, ",") != strings.Join(CheckCases(), ",") {
+		t.Errorf("cases %v, want %v", cases, CheckCases())
+	}
+	// 17 types + duplicate + resend + 2 out of order; the forged ones are not processed.
+	p := processed()
+	dup := rep.Cases[17].Sends[0].Events[0]
+	if p[dup] != 2 {
+		t.Errorf("the duplicate event reached the consumer %d times, want 2", p[dup])
+	}
+	forged := rep.Cases[20].Sends[0].Events[0]
+	if p[forged] != 0 {
+		t.Error("the bad-signature event was processed")
+	}
+	types := map[string]bool{}
+	for _, c := range rep.Cases[:17] {
+		types[c.Sends[0].Types[0]] = true
+	}
+	for _, ti := range catalog.Types() {
+		if !types[ti.Name] {
+			t.Errorf("type %s not sent", ti.Name)
+		}
+	}
+	oo := rep.Cases[19]
+	if oo.Name != "out-of-order" || len(oo.Sends) != 2 || oo.Sends[0].Types[0] != catalog.TypeMediaReady || oo.Sends[1].Types[0] != catalog.TypeMediaProcessing {
+		t.Errorf("out-of-order case: %+v", oo)
+	}
+	b, _ := json.Marshal(rep)
+	if bytes.Contains(b, []byte("shh")) || !bytes.Contains(b, []byte(`"ok":true`)) {
+		t.Errorf("JSON report: %s", b)
+	}
+}
+
+func TestCheckBadConsumer(t *testing.T) {
+	var mu sync.Mutex
+	seenIDs := map[string]bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		m, _ := inspector.DecodeMessage(body)
+		if m == nil {
+			return
+		}
+		mu.Lock()
+		dup := seenIDs[m.Events[0].UUID]
+		seenIDs[m.Events[0].UUID] = true
+		mu.Unlock()
+		switch {
+		case m.Events[0].Type == catalog.TypeMediaFailed:
+			// Slow: does the work before answering.
+			select {
+			case <-time.After(2 * time.Second):
+			case <-r.Context().Done():
+			}
+		case m.Events[0].Type == catalog.TypeViewingPlay:
+			w.WriteHeader(http.StatusAccepted)
+		case dup:
+			http.Error(w, "already have it", http.StatusConflict)
+		}
+		// Everything else, forged or not, gets a 200.
+	}))
+	defer srv.Close()
+	rep, err := New(nil).CheckConsumer(context.Background(), CheckOptions{Target: srv.URL, Secret: []byte("shh"), Seed: 3, Limit: 150 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Verdict{
+		"type:" + catalog.TypeMediaFailed: Fail,
+		"type:" + catalog.TypeViewingPlay: Warn,
+		"type:" + catalog.TypeMediaReady:  Pass,
+		"duplicate":                       Fail,
+		"resend":                          Fail,
+		"out-of-order":                    Pass,
+		"bad-signature":                   Fail,
+		"missing-signature":               Fail,
+	}
+	for _, c := range rep.Cases {
+		if v, ok := want[c.Name]; ok && c.Verdict != v {
+			t.Errorf("%s: verdict %s (%s), want %s", c.Name, c.Verdict, c.Explanation, v)
+		}
+	}
+	if rep.OK() || rep.Failed != 5 || rep.Warned != 1 {
+		t.Errorf("report: %d passed, %d warned, %d failed", rep.Passed, rep.Warned, rep.Failed)
+	}
+	var b bytes.Buffer
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"FAIL  bad-signature", "forged", "WARN  type:viewing_session.play", "409", "5 failed"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("text report lacks %q:\n%s", s, b.String())
+		}
+	}
+}
+
+func TestCheckNeedsSecret(t *testing.T) {
+	if _, err := New(nil).CheckConsumer(context.Background(), CheckOptions{Target: "http://127.0.0.1:1/"}); err == nil {
+		t.Error("check without a secret ran")
+	}
+}

@@ -1,0 +1,230 @@
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hookscope/hookscope/inspector"
+)
+
+// net/http's client writes headers from a map: it canonicalises their case
+// and sorts them. A byte-exact replay must put the captured header block on
+// the wire as it arrived, so requests are written by hand over a plain (or
+// TLS) connection and only the response is parsed with net/http.
+
+// DefaultMaxResponse caps the response body kept with a replay: enough to
+// read any error page a consumer returns, small enough to store thousands.
+const DefaultMaxResponse = 64 << 10
+
+// DefaultTimeout bounds one replay from dialling to the end of the response.
+const DefaultTimeout = 30 * time.Second
+
+// Request is one POST in wire order. Host is not among Headers: the sender
+// puts the target's host where the original Host header stood (or first).
+type Request struct {
+	Headers []inspector.Header
+	// HostIndex is where Host goes among Headers; -1 puts it first.
+	HostIndex int
+	Body      []byte
+}
+
+// Response is what the target answered.
+type Response struct {
+	Status     int
+	StatusText string
+	// Headers are sorted by name: net/http's parser keeps no order.
+	Headers   []inspector.Header
+	Body      []byte
+	Truncated bool
+}
+
+// Sender writes requests byte for byte. The zero value is ready to use.
+type Sender struct {
+	// Timeout bounds one exchange; zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxResponse caps the kept response body; zero means DefaultMaxResponse.
+	MaxResponse int64
+	// TLSConfig is used for https targets; nil means the system roots.
+	TLSConfig *tls.Config
+}
+
+// ParseTarget checks a target URL: http or https with a host.
+func ParseTarget(raw string) (*url.URL, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, errors.New("no target URL given")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("target URL %q: %w", RedactURL(raw), err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("target URL %q: the scheme must be http or https", RedactURL(raw))
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("target URL %q has no host", RedactURL(raw))
+	}
+	return u, nil
+}
+
+// Wire renders the request exactly as Send puts it on the wire.
+func (r Request) Wire(target *url.URL) ([]byte, error) {
+	var b bytes.Buffer
+	uri := target.RequestURI()
+	if uri == "" {
+		uri = "/"
+	}
+	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\n", uri)
+	host := func() { fmt.Fprintf(&b, "Host: %s\r\n", target.Host) }
+	if r.HostIndex < 0 {
+		host()
+	}
+	for i, h := range r.Headers {
+		if i == r.HostIndex {
+			host()
+		}
+		if err := checkHeader(h); err != nil {
+			return nil, err
+		}
+		b.WriteString(h.Name)
+		b.WriteString(": ")
+		b.WriteString(h.Value)
+		b.WriteString("\r\n")
+	}
+	if r.HostIndex >= len(r.Headers) {
+		host()
+	}
+	b.WriteString("\r\n")
+	b.Write(r.Body)
+	return b.Bytes(), nil
+}
+
+func checkHeader(h inspector.Header) error {
+	if h.Name == "" {
+		return errors.New("a header has an empty name")
+	}
+	for i := 0; i < len(h.Name); i++ {
+		c := h.Name[i]
+		if c <= ' ' || c == ':' || c >= 0x7f {
+			return fmt.Errorf("header name %q contains a character HTTP does not allow", h.Name)
+		}
+	}
+	if strings.ContainsAny(h.Value, "\r\n\x00") {
+		return fmt.Errorf("the value of header %s contains a line break or NUL", h.Name)
+	}
+	return nil
+}
+
+// Send writes req to target and reads the answer. The latency runs from
+// the first byte written to the end of the response headers: the moment a
+// sender like the service learns the answer.
+func (s *Sender) Send(ctx context.Context, target *url.URL, req Request) (*Response, time.Duration, error) {
+	wire, err := req.Wire(target)
+	if err != nil {
+		return nil, 0, err
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	addr := target.Host
+	if target.Port() == "" {
+		if target.Scheme == "https" {
+			addr = net.JoinHostPort(target.Hostname(), "443")
+		} else {
+			addr = net.JoinHostPort(target.Hostname(), "80")
+		}
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, 0, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	defer conn.Close()
+	if target.Scheme == "https" {
+		cfg := &tls.Config{}
+		if s.TLSConfig != nil {
+			cfg = s.TLSConfig.Clone()
+		}
+		if cfg.ServerName == "" {
+			cfg.ServerName = target.Hostname()
+		}
+		cfg.NextProtos = []string{"http/1.1"}
+		tc := tls.Client(conn, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return nil, 0, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+		}
+		conn = tc
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	start := time.Now()
+	if _, err := conn.Write(wire); err != nil {
+		return nil, time.Since(start), fmt.Errorf("send request: %w", s.ctxErr(ctx, err))
+	}
+	br := bufio.NewReader(conn)
+	hr, err := http.ReadResponse(br, &http.Request{Method: http.MethodPost})
+	latency := time.Since(start)
+	if err != nil {
+		return nil, latency, fmt.Errorf("read response: %w", s.ctxErr(ctx, err))
+	}
+	defer hr.Body.Close()
+	limit := s.MaxResponse
+	if limit <= 0 {
+		limit = DefaultMaxResponse
+	}
+	body, err := io.ReadAll(io.LimitReader(hr.Body, limit+1))
+	resp := &Response{Status: hr.StatusCode, StatusText: http.StatusText(hr.StatusCode)}
+	if i := strings.IndexByte(hr.Status, ' '); i >= 0 {
+		resp.StatusText = hr.Status[i+1:]
+	}
+	if int64(len(body)) > limit {
+		body, resp.Truncated = body[:limit], true
+	}
+	resp.Body = body
+	names := make([]string, 0, len(hr.Header))
+	for k := range hr.Header {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		for _, v := range hr.Header[k] {
+			resp.Headers = append(resp.Headers, inspector.Header{Name: k, Value: v})
+		}
+	}
+	if err != nil {
+		// The status arrived; a body cut short is worth keeping with a note.
+		return resp, latency, fmt.Errorf("read response body: %w", s.ctxErr(ctx, err))
+	}
+	return resp, latency, nil
+}
+
+func (s *Sender) ctxErr(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t := s.Timeout
+		if t <= 0 {
+			t = DefaultTimeout
+		}
+		return fmt.Errorf("no answer within %s", t)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
