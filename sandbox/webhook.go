@@ -54,13 +54,23 @@ func newHookSender(s *Server) *hookSender {
 // emit queues an event of type typ about account for delivery. Without a
 // webhook URL it only logs.
 func (s *Server) emit(typ, accountID string, payload any) {
-	ev := simulate.Event{
+	s.enqueue(s.newEvent(typ, accountID, payload))
+}
+
+// newEvent wraps a payload in the event envelope of spec 2.3.
+func (s *Server) newEvent(typ, accountID string, payload any) simulate.Event {
+	return simulate.Event{
 		UUID:        randomHex(16),
 		Type:        typ,
 		Payload:     payload,
 		Metadata:    simulate.Metadata{AccountID: accountID},
 		GeneratedAt: s.cfg.Now().UTC().Format("2006-01-02T15:04:05Z"),
 	}
+}
+
+// enqueue hands an event to the sender.
+func (s *Server) enqueue(ev simulate.Event) {
+	typ := ev.Type
 	if s.hooks == nil {
 		s.cfg.Logf("event %s (%s) not delivered: no webhook URL configured", typ, ev.UUID)
 		return
