@@ -14,13 +14,12 @@ import (
 	"github.com/hookscope/hookscope/inspector/catalog"
 )
 
-// Scopes that let a token do what (spec 5.2).
-var (
-	scopesShow  = []string{"media:read", "all:read", "all:all", "media:upload"}
-	scopesList  = []string{"media:read", "all:read", "all:all"}
-	scopesWrite = []string{"all:all"}
-	scopesUp    = []string{"media:upload", "all:all"}
-)
+// Which scopes let a token do what (spec 5.2): medias#show is also open to
+// media:upload; changes need all:all.
+func scopesShow() []string  { return []string{"media:read", "all:read", "all:all", "media:upload"} }
+func scopesList() []string  { return []string{"media:read", "all:read", "all:all"} }
+func scopesWrite() []string { return []string{"all:all"} }
+func scopesUp() []string    { return []string{"media:upload", "all:all"} }
 
 func (s *Server) apiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/medias", s.handleListMedias)
@@ -184,7 +183,7 @@ func (s *Server) mediaFor(w http.ResponseWriter, r *http.Request, tok *accessTok
 }
 
 func (s *Server) handleShowMedia(w http.ResponseWriter, r *http.Request) {
-	tok := s.authenticate(w, r, false, scopesShow)
+	tok := s.authenticate(w, r, false, scopesShow())
 	if tok == nil {
 		return
 	}
@@ -194,7 +193,7 @@ func (s *Server) handleShowMedia(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleListMedias(w http.ResponseWriter, r *http.Request) {
-	tok := s.authenticate(w, r, false, scopesList)
+	tok := s.authenticate(w, r, false, scopesList())
 	if tok == nil {
 		return
 	}
@@ -252,7 +251,7 @@ func readUpdate(r *http.Request) (map[string]string, error) {
 }
 
 func (s *Server) handleUpdateMedia(w http.ResponseWriter, r *http.Request) {
-	tok := s.authenticate(w, r, false, scopesWrite)
+	tok := s.authenticate(w, r, false, scopesWrite())
 	if tok == nil {
 		return
 	}
@@ -295,7 +294,7 @@ func (s *Server) handleUpdateMedia(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleDeleteMedia(w http.ResponseWriter, r *http.Request) {
-	tok := s.authenticate(w, r, false, scopesWrite)
+	tok := s.authenticate(w, r, false, scopesWrite())
 	if tok == nil {
 		return
 	}
@@ -320,7 +319,7 @@ const maxUpload = 64 << 20
 // the query only. The file may come as a multipart "file" part or as the
 // raw body; name and project_id come from the form or the query.
 func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
-	tok := s.authenticate(w, r, true, scopesUp)
+	tok := s.authenticate(w, r, true, scopesUp())
 	if tok == nil {
 		return
 	}

@@ -51,6 +51,7 @@ type PageError struct {
 	Message string
 }
 
+// Error implements error.
 func (e *PageError) Error() string {
 	return fmt.Sprintf("sandbox error page (HTTP %d): %s", e.Status, e.Message)
 }

@@ -38,8 +38,10 @@ ul.scopes{padding-left:0;list-style:none}ul.scopes li{padding:8px 0;border-botto
 <body><div class="banner">Sandbox: a local emulation of the video service for development. Credentials shown here are demo values.</div>
 <main><div class="card">{{template "body" .}}</div></main></body></html>`
 
-var pageTemplates = map[string]string{
-	"login": `{{define "body"}}
+// pageTemplates returns the body template of each page.
+func pageTemplates() map[string]string {
+	return map[string]string{
+		"login": `{{define "body"}}
 <h1>Log in</h1>
 <p class="muted"><strong>{{.App.Name}}</strong> wants to connect to your account. Log in to continue.</p>
 {{if .Error}}<p class="error" id="message">{{.Error}}</p>{{end}}
@@ -55,7 +57,7 @@ var pageTemplates = map[string]string{
 </table>
 <p class="muted">Only account managers and owners can authorize an application; the viewer shows what a refusal looks like.</p>
 {{end}}`,
-	"accounts": `{{define "body"}}
+		"accounts": `{{define "body"}}
 <h1>Choose an account</h1>
 <p class="muted">You belong to several accounts. Which one should <strong>{{.App.Name}}</strong> connect to?</p>
 <form method="post" action="{{.Action}}">
@@ -63,7 +65,7 @@ var pageTemplates = map[string]string{
 {{range .User.Memberships}}<button class="acct" type="submit" name="account_id" value="{{.Account.ID}}"><strong>{{.Account.Name}}</strong><br><span class="muted">{{.Account.URL}} · {{.Role}}</span></button>{{end}}
 </form>
 {{template "who" .}}{{end}}`,
-	"consent": `{{define "body"}}
+		"consent": `{{define "body"}}
 <h1>Authorize {{.App.Name}}?</h1>
 <p>{{.App.Description}}</p>
 <p class="muted">It will act on behalf of <strong>{{.User.Name}}</strong> in the account <strong>{{.Account.Name}}</strong>.</p>
@@ -76,13 +78,14 @@ var pageTemplates = map[string]string{
 <button type="submit" name="action" value="deny" class="secondary">Deny</button>
 </form>
 {{template "who" .}}{{end}}`,
-	"raw": `{{define "body"}}{{.Raw}}{{end}}`,
-	"error": `{{define "body"}}
+		"raw": `{{define "body"}}{{.Raw}}{{end}}`,
+		"error": `{{define "body"}}
 <h1>{{.Title}}</h1>
 <p class="error" id="message">{{.Error}}</p>
 {{if .Details}}<table>{{range .Details}}<tr><th>{{index . 0}}</th><td><code>{{index . 1}}</code></td></tr>{{end}}</table>{{end}}
 {{if .Hints}}<h2>Why this may have happened</h2><ul>{{range .Hints}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{end}}`,
+	}
 }
 
 const whoHTML = `{{define "who"}}<form method="post" action="{{.Action}}" class="who">Logged in as {{.User.Name}} ({{.User.Email}}) ·
@@ -93,7 +96,7 @@ type templates map[string]*template.Template
 
 func parseTemplates() templates {
 	t := templates{}
-	for name, body := range pageTemplates {
+	for name, body := range pageTemplates() {
 		t[name] = template.Must(template.Must(template.Must(template.New("layout").Parse(layoutHTML)).Parse(whoHTML)).Parse(body))
 	}
 	return t

@@ -98,17 +98,23 @@ type Media struct {
 	Updated time.Time
 }
 
-// Scope meanings, word for word from spec 5.2.
-var scopeMeanings = map[string]string{
-	"all:all":      "Everything the API allows.",
-	"all:read":     "All data requests; no changes.",
-	"media:read":   "Requests for media and project data, including customization and captions data.",
-	"stats:read":   "Requests for stats data.",
-	"media:upload": "Uploading via the API, and fetching a single media by hashed ID (medias#show).",
+// ScopeMeaning returns the spec's meaning of a scope (word for word from
+// spec 5.2), or "" for an unknown one.
+func ScopeMeaning(scope string) string {
+	switch scope {
+	case "all:all":
+		return "Everything the API allows."
+	case "all:read":
+		return "All data requests; no changes."
+	case "media:read":
+		return "Requests for media and project data, including customization and captions data."
+	case "stats:read":
+		return "Requests for stats data."
+	case "media:upload":
+		return "Uploading via the API, and fetching a single media by hashed ID (medias#show)."
+	}
+	return ""
 }
-
-// ScopeMeaning returns the spec's meaning of a scope, or "" for an unknown one.
-func ScopeMeaning(scope string) string { return scopeMeanings[scope] }
 
 // Config configures a sandbox. The zero value gives the default app, the
 // demo users and their demo medias.
@@ -167,15 +173,10 @@ func DefaultApp() App {
 	}
 }
 
-// The demo accounts.
-var (
-	acme = Account{ID: "741302", Name: "Acme Studio", URL: "https://acme-studio.video.example"}
-	side = Account{ID: "741388", Name: "Side Project", URL: "https://side-project.video.example"}
-)
-
 // DefaultUsers returns the demo users: an owner of two accounts, a manager
 // of one and a viewer who may not authorize.
 func DefaultUsers() []User {
+	acme, side := demoAccounts()
 	return []User{
 		{ContactID: "5001", Name: "Olivia Owner", Email: "owner@example.com", Password: "owner",
 			Memberships: []Membership{{acme, RoleOwner}, {side, RoleOwner}}},
@@ -189,6 +190,7 @@ func DefaultUsers() []User {
 // DefaultMedias returns demo medias for each account: fixed ones for the
 // demo accounts, two generated ones (stable ids) for any other account.
 func DefaultMedias(accounts []Account) []Media {
+	acme, side := demoAccounts()
 	var out []Media
 	for _, a := range accounts {
 		switch a.ID {
@@ -215,6 +217,12 @@ func DefaultMedias(accounts []Account) []Media {
 		}
 	}
 	return out
+}
+
+// demoAccounts returns the two demo accounts.
+func demoAccounts() (acme, side Account) {
+	return Account{ID: "741302", Name: "Acme Studio", URL: "https://acme-studio.video.example"},
+		Account{ID: "741388", Name: "Side Project", URL: "https://side-project.video.example"}
 }
 
 // stableID derives a 10-character lowercase id from a seed, so generated
@@ -400,7 +408,7 @@ func validateApp(a App) error {
 		return fmt.Errorf("redirect_uri %q has a fragment, which OAuth forbids", a.RedirectURI)
 	}
 	for _, sc := range a.Scopes {
-		if _, ok := scopeMeanings[sc]; !ok {
+		if ScopeMeaning(sc) == "" {
 			return fmt.Errorf("scope %q is unknown (known: all:all, all:read, media:read, stats:read, media:upload)", sc)
 		}
 	}
