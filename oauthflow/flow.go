@@ -118,6 +118,9 @@ type Flow struct {
 	opts    Options
 	client  *http.Client
 
+	// saveMu makes taking a state snapshot and writing it one step, so an
+	// older snapshot never overwrites a newer one.
+	saveMu      sync.Mutex
 	mu          sync.Mutex
 	state       State
 	token       *Token
@@ -311,6 +314,8 @@ func (f *Flow) saveState(ctx context.Context) {
 	if f.opts.Recorder == nil {
 		return
 	}
+	f.saveMu.Lock()
+	defer f.saveMu.Unlock()
 	if err := f.opts.Recorder.SaveFlowState(context.WithoutCancel(ctx), f.State()); err != nil {
 		f.noteRecordErr(fmt.Errorf("save flow state: %w", err))
 	}

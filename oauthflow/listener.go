@@ -109,8 +109,10 @@ func (f *Flow) HandleCallback(w http.ResponseWriter, r *http.Request) {
 	t.Response = &Response{Status: status, StatusText: http.StatusText(status), Proto: "HTTP/1.1",
 		Header: http.Header{"Content-Type": {"text/html; charset=utf-8"}, "Cache-Control": {"no-store"}}, Body: body}
 	f.record(r.Context(), t)
-	f.deliver(res, err)
+	// Saved before the waiter wakes: the exchange it starts saves a newer
+	// state (the spent code) that this one must not overwrite.
 	f.saveState(r.Context())
+	f.deliver(res, err)
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(body))
 }
