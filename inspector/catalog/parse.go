@@ -1,9 +1,10 @@
 package catalog
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -459,13 +460,65 @@ func (t *tree) num(i int32) (float64, bool) {
 	return f, err == nil
 }
 
-// unescape decodes a quoted JSON string with escapes. The parser already
-// validated it, so encoding/json cannot fail here; it is only reached for
-// the rare string that has escapes.
+// unescape decodes a quoted JSON string with escapes, which the parser
+// has already validated. Lone surrogates become U+FFFD, as in encoding/json.
 func unescape(quoted string) string {
-	var s string
-	if err := json.Unmarshal([]byte(quoted), &s); err != nil {
-		return quoted
+	in := quoted[1 : len(quoted)-1]
+	b := make([]byte, 0, len(in))
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		if c != '\\' {
+			b = append(b, c)
+			continue
+		}
+		i++
+		switch in[i] {
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r := hex4(in[i+1 : i+5])
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+6 < len(in) && in[i+1] == '\\' && in[i+2] == 'u' {
+					r2 = hex4(in[i+3 : i+7])
+				}
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			b = utf8.AppendRune(b, r)
+		default: // '"', '\\', '/'
+			b = append(b, in[i])
+		}
 	}
-	return s
+	return string(b)
+}
+
+func hex4(s string) rune {
+	var r rune
+	for i := 0; i < 4; i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		default:
+			c = c - 'A' + 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
