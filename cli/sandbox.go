@@ -100,7 +100,7 @@ func runSandbox(ctx context.Context, env *Env, args []string) error {
 	}
 	apps := []sandbox.App{def}
 	if *appsFile != "" {
-		more, err := readAppsFile(*appsFile)
+		more, err := readSandboxApps(*appsFile)
 		if err != nil {
 			return err
 		}
@@ -142,9 +142,9 @@ func runSandbox(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// readAppsFile reads more applications: a JSON array, or an object with an
+// readSandboxApps reads more applications: a JSON array, or an object with an
 // "apps" array.
-func readAppsFile(path string) ([]sandbox.App, error) {
+func readSandboxApps(path string) ([]sandbox.App, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--apps: %w", err)
@@ -207,7 +207,7 @@ func printSandboxSummary(w io.Writer, srv *sandbox.Server, base string, cfg sand
 		if !signed {
 			sig = "UNSIGNED (no secret given)"
 		}
-		fmt.Fprintf(w, "Webhooks: %s, %s, %s\n", redactedURL(cfg.WebhookURL), sig, mode)
+		fmt.Fprintf(w, "Webhooks: %s, %s, %s\n", sandboxRedactURL(cfg.WebhookURL), sig, mode)
 	}
 	fmt.Fprintf(w, "Trigger a media life cycle: curl -X POST '%s/sandbox/lifecycle?account_id=%s&name=Demo'\n", base, srv.Users()[0].Memberships[0].Account.ID)
 	fmt.Fprintf(w, "Overview page: %s/\nPress Ctrl-C to stop.\n", base)
@@ -232,7 +232,7 @@ func printSandboxJSON(w io.Writer, srv *sandbox.Server, base string, cfg sandbox
 		out.Medias = append(out.Medias, media{m.HashedID, m.AccountID, m.Name})
 	}
 	if cfg.WebhookURL != "" {
-		out.WebhookURL = redactedURL(cfg.WebhookURL)
+		out.WebhookURL = sandboxRedactURL(cfg.WebhookURL)
 	}
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(out); err != nil {
@@ -241,9 +241,9 @@ func printSandboxJSON(w io.Writer, srv *sandbox.Server, base string, cfg sandbox
 	return nil
 }
 
-// redactedURL hides a webhook URL's query and userinfo, which may carry a
+// sandboxRedactURL hides a webhook URL's query and userinfo, which may carry a
 // token.
-func redactedURL(raw string) string {
+func sandboxRedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparseable URL)"

@@ -16,20 +16,20 @@ import (
 	"github.com/hookscope/hookscope/sandbox"
 )
 
-// lockedBuffer is a bytes.Buffer safe for the command's writer goroutine
+// sandboxOutput is a bytes.Buffer safe for the command's writer goroutine
 // and the test's reader.
-type lockedBuffer struct {
+type sandboxOutput struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *sandboxOutput) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *sandboxOutput) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
@@ -43,7 +43,7 @@ func TestSandboxCommandServesAndStops(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
+	stdout, stderr := &sandboxOutput{}, &sandboxOutput{}
 	env := &Env{Stdout: stdout, Stderr: stderr}
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, env, []string{"sandbox", "--addr", "127.0.0.1:0", "--json", "--apps", apps}) }()
@@ -110,7 +110,7 @@ func TestSandboxCommandServesAndStops(t *testing.T) {
 
 func TestSandboxCommandText(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout := &lockedBuffer{}
+	stdout := &sandboxOutput{}
 	env := &Env{Stdout: stdout, Stderr: io.Discard, Getenv: func(k string) string {
 		if k == "HOOK_SECRET" {
 			return "s3cret-from-env"
