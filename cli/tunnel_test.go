@@ -2,12 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -174,6 +176,7 @@ func TestStartTunnelPrintsConsumerURL(t *testing.T) {
 		waitOutput(t, out, "tunnel: public URL changed — update the POST URL")
 		stop()
 		got := out.String()
+		t.Logf("output:\n%s", got)
 		lines := strings.Split(strings.TrimSpace(got), "\n")
 		if !strings.HasPrefix(lines[0], "tunnel: starting cloudflared 2024.8.2 (") {
 			t.Fatalf("first line %q", lines[0])
@@ -201,6 +204,7 @@ func TestStartTunnelPrintsConsumerURL(t *testing.T) {
 		}
 		waitOutput(t, out, `"state":"ready"`)
 		stop()
+		t.Logf("output:\n%s", out.String())
 		var states []string
 		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 			var m map[string]any
@@ -219,4 +223,47 @@ func TestStartTunnelPrintsConsumerURL(t *testing.T) {
 			t.Fatalf("states = %q", states)
 		}
 	})
+}
+
+// TestListenTunnelEndToEnd runs `hookscope listen --tunnel` in-process with
+// the fake cloudflared and posts a delivery through the fake edge: it must
+// land in listen's receiver and be printed.
+func TestListenTunnelEndToEnd(t *testing.T) {
+	bin := buildFakeCloudflared(t)
+	edgeFile := filepath.Join(t.TempDir(), "edge")
+	t.Setenv("FAKECF_EDGE_FILE", edgeFile)
+	out, errOut := &tunnelOut{}, &tunnelOut{}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() {
+		code <- Run(ctx, &Env{Stdout: out, Stderr: errOut}, []string{"listen", "--json", "--addr", "127.0.0.1:0",
+			"--db", filepath.Join(t.TempDir(), "hooks.db"), "--tunnel", "--cloudflared", bin})
+	}()
+	waitOutput(t, out, `"tunnel_url":"https://`)
+	edge, err := os.ReadFile(edgeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(string(edge)+"/webhooks", "application/json", strings.NewReader(`{"hooks":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("delivery through the fake edge: status %d", resp.StatusCode)
+	}
+	waitOutput(t, out, `"delivery_id"`)
+	cancel()
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Fatalf("listen exited %d; stderr:\n%s", c, errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("listen did not stop")
+	}
+	if !strings.Contains(out.String(), `"state":"stopped"`) {
+		t.Fatalf("no stopped line:\n%s", out.String())
+	}
 }

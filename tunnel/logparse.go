@@ -40,13 +40,10 @@ func ParseLogLine(line string) LogInfo {
 	if m := levelRE.FindStringSubmatch(line); m != nil {
 		li.Level = m[1]
 	}
-	if m := boxURLRE.FindStringSubmatch(line); m != nil {
-		host := strings.ToLower(strings.TrimPrefix(m[1], "https://"))
-		// api.trycloudflare.com is the endpoint that creates quick tunnels;
-		// it shows up in error lines and is never the tunnel's own URL.
-		if host != "api.trycloudflare.com" && strings.Contains(host, ".") && !strings.HasPrefix(host, ".") && !strings.HasSuffix(host, ".") {
-			li.URL = "https://" + host
-		}
+	// Only box rows hold the URL; skipping the regexp elsewhere keeps a
+	// chatty cloudflared cheap to follow.
+	if strings.Contains(line, "|") {
+		li.URL = boxURL(line)
 	}
 	lower := strings.ToLower(line)
 	if strings.Contains(lower, "registered tunnel connection") ||
@@ -76,6 +73,21 @@ func ParseLogLine(line string) LogInfo {
 		}
 	}
 	return li
+}
+
+// boxURL returns the tunnel URL from a box row, or "".
+func boxURL(line string) string {
+	m := boxURLRE.FindStringSubmatch(line)
+	if m == nil {
+		return ""
+	}
+	host := strings.ToLower(strings.TrimPrefix(m[1], "https://"))
+	// api.trycloudflare.com is the endpoint that creates quick tunnels;
+	// it shows up in error lines and is never the tunnel's own URL.
+	if host == "api.trycloudflare.com" || !strings.Contains(host, ".") || strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") {
+		return ""
+	}
+	return "https://" + host
 }
 
 // tokenLikeRE matches cloudflared tunnel tokens (base64 JSON, so they start

@@ -169,3 +169,14 @@ func TestLineWriterSplitsAndBounds(t *testing.T) {
 		t.Fatalf("runaway line not cut: %d lines", len(got))
 	}
 }
+
+func BenchmarkParseLogLine(b *testing.B) {
+	lines := []string{
+		"2024-08-05T10:00:00Z INF |  https://symantec-transferred-lock-revenues.trycloudflare.com  |",
+		"2024-08-05T10:00:00Z INF Registered tunnel connection connIndex=0 connection=abc event=0 ip=198.41.200.13 location=ams05 protocol=quic",
+		`2024-08-05T10:00:00Z ERR Error unmarshaling QuickTunnel response: error="invalid character 'e'" status_code="429 Too Many Requests"`,
+	}
+	for i := 0; b.Loop(); i++ {
+		ParseLogLine(lines[i%len(lines)])
+	}
+}

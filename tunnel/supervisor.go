@@ -501,6 +501,13 @@ func (c Config) Args(metricsAddr string) []string {
 }
 
 func (s *Supervisor) runOnce(ctx context.Context, path string, attempt int) runResult {
+	// Linux's parent-death signal fires when the OS thread that started
+	// the child exits, not the process. Holding this goroutine on its
+	// thread until the child is reaped keeps that thread alive (nothing
+	// else can run on it and then retire it), so the signal fires only
+	// when Hookscope itself dies.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	metrics, err := freeLoopbackAddr()
 	if err != nil {
 		return runResult{reason: err.Error()}

@@ -1,6 +1,7 @@
 package tunnel
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 var quickURLRE = regexp.MustCompile(`^https://[a-z-]+-[0-9a-f]+\.trycloudflare\.com$`)
@@ -294,5 +296,24 @@ func TestContextCancelStops(t *testing.T) {
 	<-s.Done()
 	if st := s.State(); st.State != Stopped || st.PID != 0 {
 		t.Fatalf("after cancel: %+v", st)
+	}
+}
+
+// BenchmarkStartToReady measures fake-cloudflared start to Ready and a clean
+// Stop: the supervisor's own overhead (process start, metrics polling).
+func BenchmarkStartToReady(b *testing.B) {
+	for b.Loop() {
+		s := New(Config{Binary: fakeBinary, LocalURL: "http://127.0.0.1:9", PollInterval: 10 * time.Millisecond})
+		ready := make(chan struct{}, 1)
+		s.Subscribe(func(e Event) {
+			if e.Kind == StateChanged && e.Status.State == Ready {
+				ready <- struct{}{}
+			}
+		})
+		if err := s.Start(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		<-ready
+		s.Stop()
 	}
 }
