@@ -1,0 +1,112 @@
+package export
+
+import (
+	"bytes"
+	"context"
+
+	"fmt"
+	"os"
+
+	"github.com/hookscope/hookscope/inspector"
+)
+
+// Ingester stores and analyses an imported delivery. inspector.Engine
+// implements it, so imports are analysed exactly like received deliveries.
+type Ingester interface {
+	Ingest(ctx context.Context, d *inspector.Delivery) (int64, error)
+}
+
+// ImportReport says what an import did.
+type ImportReport struct {
+	Path     string   `json:"path"`
+	Format   Format   `json:"format"`
+	Imported int      `json:"imported"`
+	IDs      []int64  `json:"ids"`
+	Skipped  []string `json:"skipped,omitempty"`
+}
+
+// maxImport bounds a file read whole: far above any capture worth
+// inspecting, and a clear refusal instead of an exhausted machine.
+const maxImport = 1 << 30
+
+// Read loads the deliveries of a HAR file, an NDJSON file or a fixtures
+// folder, without storing them (the UI previews with it). It fails when
+// nothing in path is a delivery.
+func Read(path string) (Format, []*inspector.Delivery, []string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("import %s: %w", path, err)
+	}
+	var (
+		format  Format
+		ds      []*inspector.Delivery
+		skipped []string
+	)
+	if fi.IsDir() {
+		format = Fixtures
+		ds, skipped, err = readFixtures(path)
+	} else {
+		if fi.Size() > maxImport {
+			return "", nil, nil, fmt.Errorf("import %s: the file is %d bytes, more than the %d-byte limit", path, fi.Size(), maxImport)
+		}
+		var data []byte
+		data, err = os.ReadFile(path)
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("import %s: %w", path, err)
+		}
+		data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+		if isHAR(data) {
+			format = HAR
+			ds, skipped, err = readHAR(data)
+		} else {
+			format = NDJSON
+			ds, err = readNDJSON(data)
+			if err != nil {
+				err = fmt.Errorf("neither a HAR file (no top-level \"log\") nor Hookscope NDJSON: %w", err)
+			}
+		}
+	}
+	if err != nil {
+		return format, nil, skipped, fmt.Errorf("import %s: %w", path, err)
+	}
+	if len(ds) == 0 {
+		return format, nil, skipped, fmt.Errorf("import %s: no deliveries found (%s)", path, describeSkipped(skipped))
+	}
+	for _, d := range ds {
+		d.Source = "import"
+	}
+	return format, ds, skipped, nil
+}
+
+func describeSkipped(s []string) string {
+	switch len(s) {
+	case 0:
+		return "it is empty"
+	case 1:
+		return s[0]
+	}
+	return fmt.Sprintf("%s, and %d more skipped", s[0], len(s)-1)
+}
+
+// Import reads path and ingests every delivery in it, in file order. The
+// whole file is parsed before anything is stored, so a bad file imports
+// nothing.
+func Import(ctx context.Context, path string, ing Ingester) (*ImportReport, error) {
+	format, ds, skipped, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	rep := &ImportReport{Path: path, Format: format, Skipped: skipped, IDs: []int64{}}
+	for i, d := range ds {
+		if err := ctx.Err(); err != nil {
+			return rep, fmt.Errorf("import stopped after %d of %d deliveries: %w", i, len(ds), err)
+		}
+		id, err := ing.Ingest(ctx, d)
+		if err != nil {
+			return rep, fmt.Errorf("import delivery %d of %d: %w", i+1, len(ds), err)
+		}
+		rep.Imported++
+		rep.IDs = append(rep.IDs, id)
+	}
+	return rep, nil
+}

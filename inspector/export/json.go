@@ -1,0 +1,120 @@
+package export
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hookscope/hookscope/inspector"
+)
+
+// AnalysisSummary is the part of an analysis an export carries: enough to
+// see at a glance what the delivery was, without the full problem detail.
+type AnalysisSummary struct {
+	Signature    inspector.SignatureStatus `json:"signature"`
+	SignatureWhy string                    `json:"signature_reason,omitempty"`
+	HookUUID     string                    `json:"hook_uuid,omitempty"`
+	Resend       bool                      `json:"resend,omitempty"`
+	ResendOf     int64                     `json:"resend_of,omitempty"`
+	Error        string                    `json:"error,omitempty"`
+	Problems     int                       `json:"problems"`
+	Events       []EventSummary            `json:"events"`
+}
+
+// EventSummary is one event of an AnalysisSummary.
+type EventSummary struct {
+	UUID        string `json:"uuid"`
+	Type        string `json:"type"`
+	GeneratedAt string `json:"generated_at"`
+	Duplicate   bool   `json:"duplicate,omitempty"`
+	Divergent   bool   `json:"divergent,omitempty"`
+	OutOfOrder  bool   `json:"out_of_order,omitempty"`
+	Summary     string `json:"summary,omitempty"`
+	Problems    int    `json:"problems,omitempty"`
+}
+
+// Summarize condenses an analysis; nil stays nil (not analysed yet).
+func Summarize(a *inspector.Analysis) *AnalysisSummary {
+	if a == nil {
+		return nil
+	}
+	s := &AnalysisSummary{Signature: a.Signature.Status, SignatureWhy: a.Signature.Reason, HookUUID: a.HookUUID,
+		Resend: a.Resend, ResendOf: a.ResendOf, Problems: a.ProblemCount(), Events: []EventSummary{}}
+	if a.Error != nil {
+		s.Error = a.Error.Reason
+	}
+	for _, e := range a.Events {
+		s.Events = append(s.Events, EventSummary{UUID: e.UUID, Type: e.Type, GeneratedAt: e.GeneratedRaw,
+			Duplicate: e.Duplicate, Divergent: e.Divergent, OutOfOrder: e.OutOfOrder, Summary: e.Summary, Problems: len(e.Problems)})
+	}
+	return s
+}
+
+// prettyDelivery is one file of the json export.
+type prettyDelivery struct {
+	ID                   int64              `json:"id"`
+	ReceivedAt           time.Time          `json:"received_at"`
+	Source               string             `json:"source,omitempty"`
+	Method               string             `json:"method"`
+	Path                 string             `json:"path"`
+	Query                string             `json:"query,omitempty"`
+	RemoteAddr           string             `json:"remote_addr,omitempty"`
+	Status               int                `json:"status"`
+	Truncated            bool               `json:"truncated,omitempty"`
+	HeadersReconstructed bool               `json:"headers_reconstructed,omitempty"`
+	Headers              []inspector.Header `json:"headers"`
+	BodyLength           int64              `json:"body_length"`
+	BodySHA256           string             `json:"body_sha256"`
+	// Exactly one of the three body forms is set: JSON pretty-printed,
+	// other UTF-8 text as is, anything else base64.
+	Body       json.RawMessage  `json:"body,omitempty"`
+	BodyText   *string          `json:"body_text,omitempty"`
+	BodyBase64 string           `json:"body_base64,omitempty"`
+	Analysis   *AnalysisSummary `json:"analysis,omitempty"`
+}
+
+func writeJSONFolder(opts Options, recs []*inspector.Record, sum *Summary) error {
+	for _, r := range recs {
+		d := r.Delivery
+		sha := sha256.Sum256(d.Body)
+		p := prettyDelivery{ID: d.ID, ReceivedAt: d.ReceivedAt.UTC(), Source: d.Source, Method: d.Method, Path: d.Path,
+			Query: queryFor(d, opts.Reveal), RemoteAddr: d.RemoteAddr, Status: d.Status, Truncated: d.Truncated,
+			HeadersReconstructed: d.HeadersReconstructed, Headers: headersFor(d, opts.Reveal),
+			BodyLength: d.BodyLength, BodySHA256: hex.EncodeToString(sha[:]), Analysis: Summarize(r.Analysis)}
+		switch {
+		case json.Valid(d.Body):
+			p.Body = json.RawMessage(d.Body)
+		case utf8.Valid(d.Body):
+			s := string(d.Body)
+			p.BodyText = &s
+		default:
+			p.BodyBase64 = base64.StdEncoding.EncodeToString(d.Body)
+		}
+		b, err := marshalPretty(p)
+		if err != nil {
+			return fmt.Errorf("export delivery %d: %w", d.ID, err)
+		}
+		if err := writeInto(sum, opts.Out, fmt.Sprintf("delivery-%06d.json", d.ID), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// marshalPretty indents with two spaces and leaves &, < and > as they are
+// (encoding/json would escape them, which makes bodies harder to read).
+func marshalPretty(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
