@@ -27,7 +27,7 @@ type testEnv struct {
 	profile oauthflow.Profile
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -38,7 +38,7 @@ func freePort(t *testing.T) int {
 	return port
 }
 
-func newEnv(t *testing.T, redirectURI string, mutate func(*sandbox.Config)) *testEnv {
+func newEnv(t testing.TB, redirectURI string, mutate func(*sandbox.Config)) *testEnv {
 	t.Helper()
 	if redirectURI == "" {
 		redirectURI = "http://127.0.0.1:" + strconv.Itoa(freePort(t)) + "/callback"
@@ -678,5 +678,44 @@ func TestRedactionEverywhere(t *testing.T) {
 	b, _ := oauthflow.HAR(f.Transcripts(false), "test", oauthflow.RenderOptions{})
 	if err := json.Unmarshal(b, &har); err != nil || har.Log.Version != "1.2" || len(har.Log.Entries) != 6 {
 		t.Fatalf("HAR: %v, %+v", err, har)
+	}
+}
+
+func TestCallbackHubRoutesByState(t *testing.T) {
+	hub := &oauthflow.CallbackHub{}
+	recv := httptest.NewServer(hub)
+	defer recv.Close()
+	e := newEnv(t, recv.URL+"/oauth/callback", nil)
+	resp, err := http.Get(recv.URL + "/oauth/callback?code=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("no flow waiting: %d", resp.StatusCode)
+	}
+	var flows []*oauthflow.Flow
+	var urls []string
+	for i := 0; i < 2; i++ {
+		f, err := oauthflow.New(e.profile, oauthflow.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer hub.Add(f)()
+		u, _ := f.AuthorizeURL(context.Background())
+		flows, urls = append(flows, f), append(urls, u)
+	}
+	if hub.Waiting() != 2 {
+		t.Fatalf("waiting %d", hub.Waiting())
+	}
+	// The second flow's browser finishes first; it must reach flow 2.
+	if status, err := browse(context.Background(), t, owner(), urls[1]); err != nil || status != 200 {
+		t.Fatalf("browse: %d %v", status, err)
+	}
+	if res, err := flows[1].AwaitCallback(context.Background(), 5*time.Second); err != nil || res.Code == "" {
+		t.Fatalf("flow 2: %+v %v", res, err)
+	}
+	if _, err := flows[0].AwaitCallback(context.Background(), 10*time.Millisecond); !errors.Is(err, oauthflow.ErrCallbackTimeout) {
+		t.Fatalf("flow 1 got a callback: %v", err)
 	}
 }

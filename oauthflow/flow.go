@@ -268,9 +268,7 @@ func (f *Flow) Transcripts(reveal bool) []Transcript {
 	out := append([]Transcript(nil), f.transcripts...)
 	f.mu.Unlock()
 	if !reveal {
-		for i := range out {
-			out[i] = Redact(out[i], secrets...)
-		}
+		return RedactAll(out, secrets...)
 	}
 	return out
 }

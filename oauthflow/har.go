@@ -87,11 +87,10 @@ type harTimings struct {
 // callback) are left out. Redacted unless o.Reveal.
 func HAR(ts []Transcript, creatorVersion string, o RenderOptions) ([]byte, error) {
 	doc := harLog{Log: harBody{Version: "1.2", Creator: harCreator{Name: "Hookscope", Version: orDefault(creatorVersion, "dev")}, Entries: []harEntry{}}}
-	for _, t := range ts {
+	for _, t := range o.applyAll(ts) {
 		if t.Inbound || t.Response == nil {
 			continue
 		}
-		t = o.apply(t)
 		ms := float64(t.Response.Duration) / float64(time.Millisecond)
 		e := harEntry{
 			StartedDateTime: t.Time.UTC().Format(time.RFC3339Nano),

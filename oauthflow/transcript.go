@@ -116,7 +116,20 @@ type RenderOptions struct {
 // code_verifier parameters and JSON fields, the Authorization header's
 // credentials, and every occurrence of the given secret values.
 func Redact(t Transcript, secrets ...string) Transcript {
+	return newRedactor(secrets).transcript(t)
+}
+
+// RedactAll redacts several transcripts, compiling the patterns once.
+func RedactAll(ts []Transcript, secrets ...string) []Transcript {
 	r := newRedactor(secrets)
+	out := make([]Transcript, len(ts))
+	for i, t := range ts {
+		out[i] = r.transcript(t)
+	}
+	return out
+}
+
+func (r *redactor) transcript(t Transcript) Transcript {
 	out := t
 	out.Request = Request{Method: t.Request.Method, URL: r.text(t.Request.URL), Header: r.header(t.Request.Header), Body: r.text(t.Request.Body)}
 	if t.Response != nil {
@@ -199,11 +212,12 @@ func (r *redactor) header(h http.Header) http.Header {
 	return out
 }
 
-func (o RenderOptions) apply(t Transcript) Transcript {
+// applyAll redacts ts unless o.Reveal.
+func (o RenderOptions) applyAll(ts []Transcript) []Transcript {
 	if o.Reveal {
-		return t
+		return ts
 	}
-	return Redact(t, o.Secrets...)
+	return RedactAll(ts, o.Secrets...)
 }
 
 // curlSkipHeaders are set by curl itself.
@@ -213,7 +227,7 @@ var curlSkipHeaders = map[string]bool{"Content-Length": true, "Host": true}
 // into a shell: redacted unless o.Reveal. Inbound steps (the callback) and
 // the authorize URL render as a curl of the URL too, for completeness.
 func (t Transcript) Curl(o RenderOptions) string {
-	t = o.apply(t)
+	t = o.applyAll([]Transcript{t})[0]
 	var b strings.Builder
 	b.WriteString("curl -sS -i")
 	if t.Request.Method != "" && t.Request.Method != http.MethodGet {
@@ -263,8 +277,7 @@ func Markdown(title string, ts []Transcript, o RenderOptions) string {
 	if !o.Reveal {
 		b.WriteString("Secrets (client secret, codes, access and refresh tokens) are shown as `" + Redacted + "`.\n\n")
 	}
-	for i, t := range ts {
-		t = o.apply(t)
+	for i, t := range o.applyAll(ts) {
 		status := "ok"
 		if !t.OK() {
 			status = "failed"
