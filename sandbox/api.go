@@ -34,6 +34,7 @@ func (s *Server) apiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /upload", s.handleUpload)
 	mux.HandleFunc("POST /sandbox/lifecycle", s.handleLifecycle)
 	mux.HandleFunc("POST /sandbox/events", s.handleEvents)
+	mux.HandleFunc("POST /sandbox/revoke", s.handleRevoke)
 	mux.HandleFunc("GET /{$}", s.handleIndex)
 }
 
@@ -102,6 +103,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, uploadAPI 
 	case t == nil:
 		apiError(w, http.StatusUnauthorized, "invalid_token",
 			fmt.Sprintf("the access token (sent as %s) is unknown: it was never issued by this sandbox, is a refresh token, or the sandbox was restarted (tokens live in memory)", found[0].how))
+		return nil
+	case tok.revoked:
+		apiError(w, http.StatusUnauthorized, "invalid_token",
+			"the user revoked this application's access in the account settings; the token no longer works, go through the authorization flow again")
 		return nil
 	case now.After(tok.expires):
 		apiError(w, http.StatusUnauthorized, "invalid_token",
@@ -530,7 +535,7 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 	for _, m := range s.Medias() {
 		fmt.Fprintf(&b, `<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>`, htmlEsc(m.HashedID), htmlEsc(m.Name), htmlEsc(m.AccountID), htmlEsc(m.Status))
 	}
-	fmt.Fprintf(&b, `</table><h2>Endpoints</h2><ul><li><code>GET /oauth/authorize</code>, <code>POST /oauth/token</code> (inputs in the query)</li><li><code>GET /v1/medias</code>, <code>GET|PUT|DELETE /v1/medias/&lt;hashed_id&gt;</code></li><li><code>POST /upload?access_token=…</code> (Upload API: query token only)</li><li><code>POST /sandbox/lifecycle?account_id=…&amp;name=…</code> runs a media through created → processing → ready</li><li><code>POST /sandbox/events?type=…&amp;media_id=…</code> sends one simulated event of any type about a sandbox media</li></ul><p class="muted">Webhooks: %s</p>`,
+	fmt.Fprintf(&b, `</table><h2>Endpoints</h2><ul><li><code>GET /oauth/authorize</code>, <code>POST /oauth/token</code> (inputs in the query)</li><li><code>GET /v1/medias</code>, <code>GET|PUT|DELETE /v1/medias/&lt;hashed_id&gt;</code></li><li><code>POST /upload?access_token=…</code> (Upload API: query token only)</li><li><code>POST /sandbox/lifecycle?account_id=…&amp;name=…</code> runs a media through created → processing → ready</li><li><code>POST /sandbox/events?type=…&amp;media_id=…</code> sends one simulated event of any type about a sandbox media</li><li><code>POST /sandbox/revoke?client_id=…&amp;account_id=…</code> revokes an app's access, as the account settings screen does</li></ul><p class="muted">Webhooks: %s</p>`,
 		htmlEsc(s.webhookSummary()))
 	s.renderRaw(w, "index", "Service sandbox", b.String())
 }

@@ -42,6 +42,7 @@ type accessToken struct {
 	accountID string
 	scopes    []string
 	expires   time.Time
+	revoked   bool
 }
 
 type refreshToken struct {
@@ -49,6 +50,7 @@ type refreshToken struct {
 	contactID string
 	accountID string
 	scopes    []string
+	revoked   bool
 }
 
 // authRequest is a validated authorization request. It travels in the URL
@@ -322,6 +324,11 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.cfg.Logf("authorize: %s refused: %s is a %s of account %s", req.app.Name, user.Email, m.Role, m.Account.ID)
 		s.redirectTo(w, req, url.Values{"error": {"access_denied"}, "error_description": {fmt.Sprintf(
 			"Only account managers and owners can authorize an application; %s is a %s of %s.", user.Name, m.Role, m.Account.Name)}})
+		return
+	}
+	if m.Account.OAuthDisabled {
+		s.redirectTo(w, req, url.Values{"error": {"access_denied"}, "error_description": {fmt.Sprintf(
+			"OAuth is not enabled for the account %s; it must be enabled for an account before applications can be authorized.", m.Account.Name)}})
 		return
 	}
 	key := grantKey{user.ContactID, req.app.ClientID, m.Account.ID}
@@ -602,6 +609,9 @@ func (s *Server) refreshAccess(w http.ResponseWriter, app App, get func(string) 
 	case rt.clientID != app.ClientID:
 		s.writeOAuthError(w, tokenError{400, "invalid_grant", "the refresh token was issued to another application"})
 		return
+	case rt.revoked:
+		s.writeOAuthError(w, tokenError{400, "invalid_grant", "the user revoked this application's access in the account settings; go through the authorization flow again"})
+		return
 	}
 	s.issueAccessLocked(w, app.ClientID, rt.contactID, rt.accountID, rt.scopes, get("refresh_token"), now)
 }
@@ -647,4 +657,48 @@ func (s *Server) pruneLocked(now time.Time) {
 			delete(s.sessions, k)
 		}
 	}
+}
+
+// Revoke does what an end user does in the account settings screen (spec
+// 5.7): it removes the application's authorization for the account, so its
+// access and refresh tokens stop working and the next authorization asks
+// for consent again. It reports how many tokens it revoked.
+func (s *Server) Revoke(clientID, accountID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k := range s.grants {
+		if k.clientID == clientID && k.accountID == accountID {
+			delete(s.grants, k)
+		}
+	}
+	for _, t := range s.access {
+		if t.clientID == clientID && t.accountID == accountID && !t.revoked {
+			t.revoked = true
+			n++
+		}
+	}
+	for _, t := range s.refresh {
+		if t.clientID == clientID && t.accountID == accountID && !t.revoked {
+			t.revoked = true
+			n++
+		}
+	}
+	s.cfg.Logf("revoke: %s lost access to account %s (%d tokens)", clientID, accountID, n)
+	return n
+}
+
+// handleRevoke is POST /sandbox/revoke?client_id=…&account_id=…, standing
+// for the revocation screen of the account settings.
+func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		return
+	}
+	clientID, accountID := r.Form.Get("client_id"), r.Form.Get("account_id")
+	if _, ok := s.apps[clientID]; !ok || !s.hasAccount(accountID) {
+		apiError(w, http.StatusNotFound, "not_found", "give the client_id of a registered application and the account_id of a sandbox account")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"revoked_tokens": s.Revoke(clientID, accountID)})
 }

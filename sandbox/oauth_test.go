@@ -407,3 +407,56 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 }
+
+func TestRevokeAndOAuthDisabled(t *testing.T) {
+	users := DefaultUsers()
+	users[1].Memberships[0].Account.OAuthDisabled = true // the manager's Acme Studio
+	_, base := newTest(t, Config{Users: users})
+	app := DefaultApp()
+
+	cb := login(t, base, "manager@example.com", "manager", app, nil)
+	if cb.Query().Get("error") != "access_denied" || !strings.Contains(cb.Query().Get("error_description"), "OAuth is not enabled") {
+		t.Fatalf("OAuth-disabled account: %s", cb)
+	}
+
+	b := NewBrowser("owner@example.com", "owner")
+	b.AccountID = "741388"
+	cb, err := b.Authorize(context.Background(), AuthorizeURL(base, app, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, tok, _ := tokenCall(t, base, exchangeParams(app, cb.Query().Get("code")))
+	if status != 200 {
+		t.Fatalf("exchange %d %v", status, tok)
+	}
+	resp, err := http.Post(base+"/sandbox/revoke?client_id="+app.ClientID+"&account_id=741388", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("revoke: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", base+"/v1/medias/r2e5w8q1ma", nil)
+	req.Header.Set("Authorization", "Bearer "+tok["access_token"].(string))
+	r2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.Body.Close()
+	if r2.StatusCode != 401 {
+		t.Fatalf("revoked access token: %d", r2.StatusCode)
+	}
+	status, body, _ := tokenCall(t, base, url.Values{"client_id": {app.ClientID}, "client_secret": {app.ClientSecret},
+		"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}})
+	if status != 400 || !strings.Contains(body["error_description"].(string), "revoked") {
+		t.Fatalf("revoked refresh: %d %v", status, body)
+	}
+	// Consent is asked again after revocation.
+	if _, err := b.Authorize(context.Background(), AuthorizeURL(base, app, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(b.Pages, []string{"accounts", "consent"}) {
+		t.Fatalf("pages after revoke %v", b.Pages)
+	}
+}

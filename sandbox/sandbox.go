@@ -49,6 +49,9 @@ type Account struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	URL  string `json:"url"`
+	// OAuthDisabled makes authorization for this account fail: the spec
+	// says OAuth must be enabled for an account before it can be used.
+	OAuthDisabled bool `json:"oauth_disabled,omitempty"`
 }
 
 // Membership is a user's role in an account.
