@@ -22,3 +22,6 @@ func terminate(cmd *exec.Cmd) error { return syscall.Kill(-cmd.Process.Pid, sysc
 
 // kill ends cloudflared's process group at once.
 func kill(cmd *exec.Cmd) error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+
+// afterStart has nothing to do on Linux: Pdeathsig is set at start.
+func afterStart(*exec.Cmd) (func(), error) { return func() {}, nil }

@@ -3,21 +3,52 @@
 package tunnel
 
 import (
+	"fmt"
 	"os/exec"
 	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
 )
 
-// createNewProcessGroup keeps console Ctrl-C events for Hookscope, which
-// then stops cloudflared in order.
-const createNewProcessGroup = 0x00000200
-
-// setProcAttrs starts cloudflared in a new process group.
+// setProcAttrs starts cloudflared in a new process group, which keeps
+// console Ctrl-C events for Hookscope; Hookscope then stops it in order.
 func setProcAttrs(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: createNewProcessGroup}
+	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
 }
 
-// terminate stops cloudflared. Windows has no SIGTERM for console
-// programs started without a console of their own, so this is a kill.
+// afterStart puts cloudflared in a job object that kills it when the job's
+// last handle closes. Hookscope holds that handle, so when Hookscope dies,
+// however it dies, Windows closes the handle and ends cloudflared: the
+// Windows counterpart of Linux's parent-death signal. The returned func
+// closes the handle once cloudflared has been reaped.
+func afterStart(cmd *exec.Cmd) (func(), error) {
+	job, err := windows.CreateJobObject(nil, nil)
+	if err != nil {
+		return func() {}, fmt.Errorf("create job object: %w", err)
+	}
+	info := windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{}
+	info.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+	if _, err := windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
+		windows.CloseHandle(job)
+		return func() {}, fmt.Errorf("configure job object: %w", err)
+	}
+	proc, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(cmd.Process.Pid))
+	if err != nil {
+		windows.CloseHandle(job)
+		return func() {}, fmt.Errorf("open cloudflared process: %w", err)
+	}
+	defer windows.CloseHandle(proc)
+	if err := windows.AssignProcessToJobObject(job, proc); err != nil {
+		windows.CloseHandle(job)
+		return func() {}, fmt.Errorf("assign cloudflared to job object: %w", err)
+	}
+	return func() { windows.CloseHandle(job) }, nil
+}
+
+// terminate stops cloudflared. A process in its own group has no console
+// signal Hookscope can send it, so this is a kill.
 func terminate(cmd *exec.Cmd) error { return cmd.Process.Kill() }
 
 // kill ends cloudflared at once.

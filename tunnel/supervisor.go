@@ -531,6 +531,11 @@ func (s *Supervisor) runOnce(ctx context.Context, path string, attempt int) runR
 	if err := cmd.Start(); err != nil {
 		return runResult{reason: fmt.Sprintf("could not start cloudflared: %v", err)}
 	}
+	release, err := afterStart(cmd)
+	if err != nil {
+		s.logf("tunnel: %v (cloudflared may outlive a crashed Hookscope)", err)
+	}
+	defer release()
 	s.logs.add(fmt.Sprintf("hookscope: started %s %s (pid %d)", path, strings.Join(s.cfg.Args(metrics), " "), cmd.Process.Pid))
 	state := Starting
 	if attempt > 0 {
