@@ -50,6 +50,7 @@ func migrations() []migration {
 	return []migration{
 		{1, "deliveries", schemaDeliveries},
 		{2, "oauth", schemaOAuth},
+		{3, "replays", schemaReplays},
 	}
 }
 
