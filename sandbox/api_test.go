@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/simulate"
 )
 
 // tokenFor runs the flow for app as the manager and returns an access token.
@@ -311,7 +312,7 @@ func TestAtLeastOnce(t *testing.T) {
 	// Force every behaviour so the test does not depend on luck. The
 	// worker reads these only after receiving an event, and the channel
 	// send orders these writes before that.
-	s.hooks.dupRate, s.hooks.shuffleRate, s.hooks.maxBatch = 1, 1, 2
+	s.hooks.dupRate, s.hooks.shuffleRate, s.hooks.lateRate, s.hooks.maxBatch = 1, 1, 0, 2
 	s.hooks.batchWindow = 500 * time.Millisecond
 	for i := range 3 {
 		s.emit("media.updated", "741302", map[string]int{"n": i})
@@ -350,5 +351,30 @@ func TestAtLeastOnce(t *testing.T) {
 		if n == 0 {
 			t.Errorf("first delivery holds the first event %v: not reordered", first)
 		}
+	}
+}
+
+func TestArrangeLate(t *testing.T) {
+	s, err := New(Config{WebhookURL: "http://127.0.0.1:1/", AtLeastOnce: true, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // only arrange is exercised; no worker may read the knobs
+	h := s.hooks
+	h.dupRate, h.shuffleRate, h.lateRate, h.maxBatch = 0, 0, 1, 1
+	evs := []simulate.Event{s.newEvent("media.created", "741302", map[string]any{}), s.newEvent("media.processing", "741302", map[string]any{})}
+	now, late := h.arrange(evs)
+	if len(now) != 0 || len(late) != 2 {
+		t.Fatalf("lateRate 1: now %d, late %d", len(now), len(late))
+	}
+	h.lateRate, h.dupRate = 0, 1
+	now, late = h.arrange(evs)
+	if len(now) != 4 || len(late) != 0 || now[0].Hook.UUID != now[2].Hook.UUID {
+		t.Fatalf("dupRate 1: now %d, late %d", len(now), len(late))
+	}
+	s.cfg.AtLeastOnce = false
+	now, late = h.arrange(evs)
+	if len(now) != 2 || len(late) != 0 || now[0].Events[0].Type != "media.created" {
+		t.Fatalf("in order: now %d, late %d", len(now), len(late))
 	}
 }

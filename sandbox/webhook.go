@@ -30,6 +30,8 @@ type hookSender struct {
 	maxBatch    int
 	dupRate     float64 // chance a message is sent a second time
 	shuffleRate float64 // chance a window's messages leave in reverse order
+	lateRate    float64 // chance a message is held back and sent after later ones
+	lateDelay   time.Duration
 	retryDelays []time.Duration
 }
 
@@ -46,7 +48,10 @@ func newHookSender(s *Server) *hookSender {
 		s: s, client: c, queue: make(chan simulate.Event, 1024),
 		rng:         rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d)),
 		batchWindow: 250 * time.Millisecond, maxBatch: 3,
-		dupRate: 0.25, shuffleRate: 0.3,
+		dupRate: 0.25, shuffleRate: 0.3, lateRate: 0.2,
+		// Later than the default processing delay, so a held-back
+		// media.created arrives after media.processing.
+		lateDelay:   3 * time.Second,
 		retryDelays: []time.Duration{2 * time.Second, 10 * time.Second},
 	}
 }
@@ -95,7 +100,15 @@ func (h *hookSender) run(ctx context.Context) {
 		if h.s.cfg.AtLeastOnce {
 			events = h.collect(ctx, events)
 		}
-		for _, m := range h.arrange(events) {
+		now, late := h.arrange(events)
+		for _, m := range late {
+			h.s.spawn(func() {
+				if h.s.sleep(h.lateDelay) {
+					h.deliver(h.s.ctx, m, 1)
+				}
+			})
+		}
+		for _, m := range now {
 			if ctx.Err() != nil {
 				return
 			}
@@ -121,17 +134,19 @@ func (h *hookSender) collect(ctx context.Context, events []simulate.Event) []sim
 	}
 }
 
-// arrange splits events into messages. In order mode every event is its own
-// message. At-least-once mode batches 1..maxBatch events per message,
-// sometimes reverses the order of the messages, and sometimes sends a
-// message again (same hook uuid, same bytes), as spec 6 warns.
-func (h *hookSender) arrange(events []simulate.Event) []simulate.Message {
+// arrange splits events into messages to send now and messages to send
+// late. In order mode every event is its own message, sent now. At-least-once
+// mode batches 1..maxBatch events per message, sometimes reverses the order
+// of the messages, sometimes sends a message again (same hook uuid, same
+// bytes) and sometimes holds one back so it arrives after later events, as
+// spec 6 warns.
+func (h *hookSender) arrange(events []simulate.Event) (now, late []simulate.Message) {
 	var msgs []simulate.Message
 	if !h.s.cfg.AtLeastOnce {
 		for _, e := range events {
 			msgs = append(msgs, simulate.Message{Hook: simulate.Hook{UUID: randomHex(16)}, Events: []simulate.Event{e}})
 		}
-		return msgs
+		return msgs, nil
 	}
 	for len(events) > 0 {
 		n := min(1+h.rng.IntN(h.maxBatch), len(events))
@@ -148,8 +163,13 @@ func (h *hookSender) arrange(events []simulate.Event) []simulate.Message {
 		if h.rng.Float64() < h.dupRate {
 			dups = append(dups, m)
 		}
+		if h.rng.Float64() < h.lateRate {
+			late = append(late, m)
+		} else {
+			now = append(now, m)
+		}
 	}
-	return append(msgs, dups...)
+	return append(now, dups...), late
 }
 
 // deliver posts one message. A failure is logged and retried later (the
