@@ -205,6 +205,10 @@ func (r *redactor) header(h http.Header) http.Header {
 				}
 				continue
 			}
+			if strings.EqualFold(k, "Cookie") || strings.EqualFold(k, "Set-Cookie") {
+				nv[i] = redactCookie(v)
+				continue
+			}
 			nv[i] = r.text(v)
 		}
 		out[k] = nv
@@ -213,6 +217,22 @@ func (r *redactor) header(h http.Header) http.Header {
 }
 
 // applyAll redacts ts unless o.Reveal.
+// redactCookie keeps cookie names and attributes but hides values: a
+// browser sends the callback its cookies for the host, which may be other
+// local apps' sessions.
+func redactCookie(v string) string {
+	parts := strings.Split(v, ";")
+	for i, p := range parts {
+		name, _, found := strings.Cut(p, "=")
+		attr := strings.ToLower(strings.TrimSpace(name))
+		if !found || (i > 0 && (attr == "path" || attr == "domain" || attr == "expires" || attr == "max-age" || attr == "samesite")) {
+			continue
+		}
+		parts[i] = name + "=" + Redacted
+	}
+	return strings.Join(parts, ";")
+}
+
 func (o RenderOptions) applyAll(ts []Transcript) []Transcript {
 	if o.Reveal {
 		return ts

@@ -295,6 +295,10 @@ func TestRedactAndCurl(t *testing.T) {
 	if !strings.Contains(q, `'it'\''s'`) {
 		t.Errorf("quoting: %s", q)
 	}
+	ck := Redact(Transcript{Request: Request{Header: http.Header{"Cookie": {"sid=abc123; theme=dark"}}}, Response: &Response{Header: http.Header{"Set-Cookie": {"sid=xyz789; Path=/; HttpOnly"}}}})
+	if ck.Request.Header.Get("Cookie") != "sid=REDACTED; theme=REDACTED" || ck.Response.Header.Get("Set-Cookie") != "sid=REDACTED; Path=/; HttpOnly" {
+		t.Errorf("cookies: %q / %q", ck.Request.Header.Get("Cookie"), ck.Response.Header.Get("Set-Cookie"))
+	}
 	// Value-based redaction reaches free text, e.g. an echo in an error.
 	tr2 := Transcript{Error: "the code the-code-123 was used", Response: &Response{Body: "seen the-code-123"}}
 	if r := Redact(tr2, "the-code-123"); strings.Contains(r.Error+r.Response.Body, "the-code-123") {
