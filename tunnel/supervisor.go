@@ -408,14 +408,14 @@ func (s *Supervisor) run(ctx context.Context, path string) {
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				s.setState(Stopped, "", func(st *Status) { st.PID = 0 })
+				s.setState(Stopped, "", func(st *Status) { st.PID, st.PublicURL = 0, "" })
 				return
 			case <-t.C:
 			}
 		}
 		res := s.runOnce(ctx, path, attempt)
 		if ctx.Err() != nil {
-			s.setState(Stopped, "", func(st *Status) { st.PID = 0 })
+			s.setState(Stopped, "", func(st *Status) { st.PID, st.PublicURL = 0, "" })
 			return
 		}
 		if res.wasReady {
@@ -424,11 +424,13 @@ func (s *Supervisor) run(ctx context.Context, path string) {
 			failures++
 		}
 		if s.cfg.MaxFailures > 0 && failures >= s.cfg.MaxFailures {
-			s.setState(Failed, fmt.Sprintf("%s; gave up after %d attempts in a row", res.reason, failures), func(st *Status) { st.PID = 0 })
+			s.setState(Failed, fmt.Sprintf("%s; gave up after %d attempts in a row", res.reason, failures), func(st *Status) { st.PID, st.PublicURL = 0, "" })
 			return
 		}
+		// The old URL is dead with its process (a quick tunnel's hostname
+		// never comes back), so it is not shown while reconnecting.
 		s.setState(Reconnecting, res.reason+"; restarting", func(st *Status) {
-			st.PID = 0
+			st.PID, st.PublicURL = 0, ""
 			st.Restarts++
 		})
 	}
