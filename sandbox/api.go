@@ -35,6 +35,7 @@ func (s *Server) apiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /sandbox/lifecycle", s.handleLifecycle)
 	mux.HandleFunc("POST /sandbox/events", s.handleEvents)
 	mux.HandleFunc("POST /sandbox/revoke", s.handleRevoke)
+	mux.HandleFunc("/sandbox/logout", s.handleLogout)
 	mux.HandleFunc("GET /{$}", s.handleIndex)
 }
 
@@ -535,7 +536,7 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 	for _, m := range s.Medias() {
 		fmt.Fprintf(&b, `<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>`, htmlEsc(m.HashedID), htmlEsc(m.Name), htmlEsc(m.AccountID), htmlEsc(m.Status))
 	}
-	fmt.Fprintf(&b, `</table><h2>Endpoints</h2><ul><li><code>GET /oauth/authorize</code>, <code>POST /oauth/token</code> (inputs in the query)</li><li><code>GET /v1/medias</code>, <code>GET|PUT|DELETE /v1/medias/&lt;hashed_id&gt;</code></li><li><code>POST /upload?access_token=…</code> (Upload API: query token only)</li><li><code>POST /sandbox/lifecycle?account_id=…&amp;name=…</code> runs a media through created → processing → ready</li><li><code>POST /sandbox/events?type=…&amp;media_id=…</code> sends one simulated event of any type about a sandbox media</li><li><code>POST /sandbox/revoke?client_id=…&amp;account_id=…</code> revokes an app's access, as the account settings screen does</li></ul><p class="muted">Webhooks: %s</p>`,
+	fmt.Fprintf(&b, `</table><h2>Endpoints</h2><ul><li><code>GET /oauth/authorize</code>, <code>POST /oauth/token</code> (inputs in the query)</li><li><code>GET /v1/medias</code>, <code>GET|PUT|DELETE /v1/medias/&lt;hashed_id&gt;</code></li><li><code>POST /upload?access_token=…</code> (Upload API: query token only)</li><li><code>POST /sandbox/lifecycle?account_id=…&amp;name=…</code> runs a media through created → processing → ready</li><li><code>POST /sandbox/events?type=…&amp;media_id=…</code> sends one simulated event of any type about a sandbox media</li><li><code>POST /sandbox/revoke?client_id=…&amp;account_id=…</code> revokes an app's access, as the account settings screen does</li><li><a href="/sandbox/logout">/sandbox/logout</a> ends your login session in this browser</li></ul><p class="muted">Webhooks: %s</p>`,
 		htmlEsc(s.webhookSummary()))
 	s.renderRaw(w, "index", "Service sandbox", b.String())
 }

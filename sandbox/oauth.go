@@ -322,6 +322,9 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		// Spec 7: "the request is refused" redirects with error and
 		// error_description, like a denial.
 		s.cfg.Logf("authorize: %s refused: %s is a %s of account %s", req.app.Name, user.Email, m.Role, m.Account.ID)
+		// Log the user out, so a real browser can try another demo user
+		// instead of being refused again at once.
+		s.endSession(w, r)
 		s.redirectTo(w, req, url.Values{"error": {"access_denied"}, "error_description": {fmt.Sprintf(
 			"Only account managers and owners can authorize an application; %s is a %s of %s.", user.Name, m.Role, m.Account.Name)}})
 		return
@@ -701,4 +704,11 @@ func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"revoked_tokens": s.Revoke(clientID, accountID)})
+}
+
+// handleLogout is /sandbox/logout: it ends the login session, for a browser
+// whose next authorization would otherwise skip straight to the redirect.
+func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
+	s.endSession(w, r)
+	s.renderRaw(w, "logout", "Logged out", `<h1>Logged out</h1><p class="muted">The next authorization link asks for a login again.</p>`)
 }

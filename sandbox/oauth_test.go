@@ -272,6 +272,18 @@ func TestConsentSkippedWhenAlreadyAuthorized(t *testing.T) {
 	if !slices.Equal(b.Pages, []string{"accounts"}) || cb.Query().Get("code") == "" {
 		t.Fatalf("second pass pages %v, callback %s", b.Pages, cb)
 	}
+	// After /sandbox/logout the login page comes back.
+	lo, err := b.client.Get(base + "/sandbox/logout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo.Body.Close()
+	if _, err := b.Authorize(context.Background(), AuthorizeURL(base, app, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(b.Pages, []string{"login", "accounts"}) {
+		t.Fatalf("after logout pages %v", b.Pages)
+	}
 	// The other account was never approved: consent appears.
 	b.AccountID = "741302"
 	if _, err := b.Authorize(context.Background(), AuthorizeURL(base, app, nil)); err != nil {
@@ -458,5 +470,20 @@ func TestRevokeAndOAuthDisabled(t *testing.T) {
 	}
 	if !slices.Equal(b.Pages, []string{"accounts", "consent"}) {
 		t.Fatalf("pages after revoke %v", b.Pages)
+	}
+}
+
+func TestViewerLoggedOutAfterRefusal(t *testing.T) {
+	_, base := newTest(t, Config{})
+	b := NewBrowser("viewer@example.com", "viewer")
+	for i := 0; i < 2; i++ {
+		cb, err := b.Authorize(context.Background(), AuthorizeURL(base, DefaultApp(), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each attempt starts at the login page, so a person can switch users.
+		if cb.Query().Get("error") != "access_denied" || !slices.Equal(b.Pages, []string{"login"}) {
+			t.Fatalf("attempt %d: %s, pages %v", i+1, cb, b.Pages)
+		}
 	}
 }
