@@ -265,11 +265,11 @@ func parseISO(s string) (t time.Time, zoned bool) {
 	return time.Time{}, false
 }
 
-// walk runs every contract check on the parsed event rooted at node 0 and
-// renders its field list.
-func walk(t *tree, et *eventType) ([]Problem, []Field) {
+// walk runs every contract check on the parsed event rooted at node root
+// and renders its field list.
+func walk(t *tree, root int32, et *eventType) ([]Problem, []Field) {
 	leaves := 1
-	for i := range t.nodes {
+	for i := root; i < t.nodes[root].after; i++ {
 		if k := t.nodes[i].kind; k != kindObject && k != kindArray {
 			leaves++
 		}
@@ -280,7 +280,6 @@ func walk(t *tree, et *eventType) ([]Problem, []Field) {
 	if et != nil {
 		w.typ = et.name
 	}
-	const root = 0
 	if k := t.kindOf(root); k != kindObject {
 		w.add(SeverityError, "", "the event is %s, not an object with uuid, type, payload, metadata and generated_at", k)
 		return w.probs, []Field{{Label: "Event", Value: w.text(root, ""), Path: ""}}

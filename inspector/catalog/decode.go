@@ -79,18 +79,64 @@ func DecodeEvents(raws []json.RawMessage, workers int) []Event {
 // Decode is DecodeEvent reusing d's scratch space.
 func (d *Decoder) Decode(raw json.RawMessage) Event {
 	t, err := parse(string(raw), d.nodes)
-	if err == nil {
-		// The tree's strings live in their own copy of raw; only the node
-		// slice is scratch, and nothing returned points into it.
-		defer func() { d.nodes = t.nodes[:0] }()
-	}
 	if err != nil {
 		return Event{
 			Summary:  "(not JSON) " + err.Error(),
 			Problems: []Problem{{Severity: SeverityError, Path: "", Message: "the event is not valid JSON: " + err.Error()}},
 		}
 	}
-	const root = 0
+	// The tree's strings live in their own copy of raw; only the node
+	// slice is scratch, and nothing returned points into it.
+	ev := decodeAt(t, 0)
+	d.nodes = t.nodes[:0]
+	return ev
+}
+
+// Message is a whole webhook message decoded in one pass.
+type Message struct {
+	HookUUID string
+	// Events are the decoded events in order; Raw[i] is the JSON of
+	// Events[i], aliasing the body given to DecodeMessage.
+	Events []Event
+	Raw    []json.RawMessage
+}
+
+// DecodeMessage parses a whole message body once and decodes every element
+// of events[] from that single parse: the fastest path for big batches
+// (no per-event re-parse, one string copy for all events). It fails only
+// when the body is not JSON or has no events array; problems inside events
+// are reported per event, as with DecodeEvent.
+func DecodeMessage(body []byte) (*Message, error) {
+	t, err := parse(string(body), nil)
+	if err != nil {
+		return nil, fmt.Errorf("message is not valid JSON: %w", err)
+	}
+	if t.kindOf(0) != kindObject {
+		return nil, fmt.Errorf("message is %s, not an object with hook and events", t.kindOf(0))
+	}
+	m := &Message{HookUUID: t.text(t.get(t.get(0, "hook"), "uuid"))}
+	evs := t.get(0, "events")
+	if evs < 0 || t.kindOf(evs) != kindArray {
+		return nil, fmt.Errorf("message has no events array")
+	}
+	for e := t.nodes[evs].first; e >= 0; e = t.nodes[e].next {
+		m.Events = append(m.Events, decodeAt(t, e))
+		m.Raw = append(m.Raw, rawSpan(body, &t.nodes[e]))
+	}
+	return m, nil
+}
+
+// rawSpan returns the JSON text of node n as a sub-slice of src.
+func rawSpan(src []byte, n *node) json.RawMessage {
+	start, end := n.start, n.end
+	if n.kind == kindString {
+		start, end = start-1, end+1
+	}
+	return json.RawMessage(src[start:end:end])
+}
+
+// decodeAt decodes the event object at node root of t.
+func decodeAt(t *tree, root int32) Event {
 	ev := Event{}
 	if t.kindOf(root) == kindObject {
 		ev.Type = t.text(t.get(root, "type"))
@@ -100,7 +146,7 @@ func (d *Decoder) Decode(raw json.RawMessage) Event {
 	}
 	et := lookup(ev.Type)
 	ev.Known = et != nil
-	ev.Problems, ev.Fields = walk(t, et)
+	ev.Problems, ev.Fields = walk(t, root, et)
 	p := t.get(root, "payload")
 	if p >= 0 && t.kindOf(p) == kindObject {
 		if et != nil {
@@ -324,12 +370,7 @@ func SplitMessage(body []byte) (hookUUID string, events []json.RawMessage, err e
 		return hookUUID, nil, fmt.Errorf("message has no events array")
 	}
 	for e := t.nodes[evs].first; e >= 0; e = t.nodes[e].next {
-		n := &t.nodes[e]
-		start, end := n.start, n.end
-		if n.kind == kindString {
-			start, end = start-1, end+1
-		}
-		events = append(events, json.RawMessage(body[start:end:end]))
+		events = append(events, rawSpan(body, &t.nodes[e]))
 	}
 	return hookUUID, events, nil
 }

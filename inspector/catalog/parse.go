@@ -59,6 +59,9 @@ type node struct {
 	// keyStart/keyEnd span an object member's key (between the quotes).
 	keyStart, keyEnd int32
 	first, next      int32
+	// after is the index of the first node past this value's subtree, so a
+	// subtree is the index range [i, after).
+	after int32
 }
 
 // tree is a parsed JSON document. The source is a string so that every
@@ -142,6 +145,7 @@ func (p *parser) add(n node) int32 {
 	if !p.record {
 		return -1
 	}
+	n.after = int32(len(p.nodes) + 1)
 	p.nodes = append(p.nodes, n)
 	return int32(len(p.nodes) - 1)
 }
@@ -384,6 +388,7 @@ func (p *parser) link(parent, prev, child int32) {
 func (p *parser) close(self int32) {
 	if p.record {
 		p.nodes[self].end = int32(p.pos)
+		p.nodes[self].after = int32(len(p.nodes))
 	}
 }
 
