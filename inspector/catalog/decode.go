@@ -119,6 +119,11 @@ func DecodeMessage(body []byte) (*Message, error) {
 	if evs < 0 || t.kindOf(evs) != kindArray {
 		return nil, fmt.Errorf("message has no events array")
 	}
+	n := 0
+	for e := t.nodes[evs].first; e >= 0; e = t.nodes[e].next {
+		n++
+	}
+	m.Events, m.Raw = make([]Event, 0, n), make([]json.RawMessage, 0, n)
 	for e := t.nodes[evs].first; e >= 0; e = t.nodes[e].next {
 		m.Events = append(m.Events, decodeAt(t, e))
 		m.Raw = append(m.Raw, rawSpan(body, &t.nodes[e]))
