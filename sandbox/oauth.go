@@ -63,6 +63,7 @@ type authRequest struct {
 	hasState    bool
 	challenge   string
 	action      string // the URL the forms post to
+	scopeParam  string // a scope parameter the client sent, which the service ignores
 }
 
 // pageError is an authorization request the sandbox refuses to honour with
@@ -112,6 +113,7 @@ func (s *Server) parseAuthRequest(r *http.Request) (*authRequest, *pageError, ur
 			details: [][2]string{{"application", app.Name}, {"response_type received", rt}}}, nil
 	}
 	req.state, req.hasState = q.Get("state"), q.Has("state")
+	req.scopeParam = q.Get("scope")
 	// PKCE problems are reported through the (already verified) redirect
 	// URI, as RFC 7636 4.4.1 asks.
 	challenge, method := q.Get("code_challenge"), q.Get("code_challenge_method")

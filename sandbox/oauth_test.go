@@ -487,3 +487,35 @@ func TestViewerLoggedOutAfterRefusal(t *testing.T) {
 		}
 	}
 }
+
+func TestScopeParameterIgnoredWithNote(t *testing.T) {
+	_, base := newTest(t, Config{})
+	au := AuthorizeURL(base, DefaultApp(), url.Values{"scope": {"media:read"}})
+	b := NewBrowser("owner@example.com", "owner")
+	form := url.Values{"action": {"login"}, "email": {"owner@example.com"}, "password": {"owner"}}
+	r1, err := b.client.PostForm(au, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body1, _ := io.ReadAll(r1.Body)
+	r1.Body.Close()
+	pick := url.Values{"action": {"pick"}, "csrf": {firstMatch(csrfRe, string(body1))}, "account_id": {"741302"}}
+	r2, err := b.client.PostForm(au, pick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body2, _ := io.ReadAll(r2.Body)
+	r2.Body.Close()
+	if r2.Header.Get(PageHeader) != "consent" || !strings.Contains(string(body2), "does not read it") || r2.Header.Get("X-Sandbox-Note") == "" {
+		t.Fatalf("consent page (%s) without the scope note", r2.Header.Get(PageHeader))
+	}
+	// The token carries the registered scopes, not the requested one.
+	cb, err := b.Authorize(context.Background(), au)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tok, _ := tokenCall(t, base, exchangeParams(DefaultApp(), cb.Query().Get("code")))
+	if sc, _ := tok["scope"].([]any); len(sc) != 1 || sc[0] != "all:all" {
+		t.Fatalf("scope %v", tok["scope"])
+	}
+}

@@ -33,6 +33,7 @@ table{border-collapse:collapse;width:100%;font-size:14px}td,th{text-align:left;p
 code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f0f2f6;padding:1px 4px;border-radius:4px;word-break:break-all}
 ul.scopes{padding-left:0;list-style:none}ul.scopes li{padding:8px 0;border-bottom:1px solid var(--line)}
 .acct{display:block;border:1px solid var(--line);border-radius:8px;padding:12px;margin:8px 0;width:100%;text-align:left;background:#fff;color:var(--ink)}
+.note{background:#eef3ff;border:1px solid #c9d6fb;border-radius:6px;padding:10px 12px;font-size:14px}
 .acct:hover{border-color:var(--accent)}.who{font-size:13px;color:var(--muted);margin-top:18px}
 </style></head>
 <body><div class="banner">Sandbox: a local emulation of the video service for development. Credentials shown here are demo values.</div>
@@ -71,6 +72,7 @@ func pageTemplates() map[string]string {
 <p class="muted">It will act on behalf of <strong>{{.User.Name}}</strong> in the account <strong>{{.Account.Name}}</strong>.</p>
 <h2>Permissions requested</h2>
 <ul class="scopes">{{range .Scopes}}<li><code>{{.Name}}</code><br><span class="muted">{{.Meaning}}</span></li>{{end}}</ul>
+{{if .Note}}<p class="note" id="note">{{.Note}}</p>{{end}}
 <p class="muted">After you choose, you will be sent to <code>{{.RedirectHost}}</code>.</p>
 <form method="post" action="{{.Action}}" class="row">
 <input type="hidden" name="csrf" value="{{.CSRF}}"><input type="hidden" name="account_id" value="{{.Account.ID}}">
@@ -118,6 +120,7 @@ type pageData struct {
 	Details      [][2]string
 	Hints        []string
 	Raw          template.HTML
+	Note         string
 }
 
 func (s *Server) render(w http.ResponseWriter, page string, status int, d pageData) {
@@ -159,6 +162,10 @@ func (s *Server) renderConsent(w http.ResponseWriter, req *authRequest, u *User,
 	d := pageData{Title: "Authorize " + req.app.Name, App: req.app, Action: req.action, CSRF: sess.csrf, User: u, Account: m.Account}
 	for _, sc := range req.app.Scopes {
 		d.Scopes = append(d.Scopes, scopeView{sc, ScopeMeaning(sc)})
+	}
+	if req.scopeParam != "" {
+		d.Note = "The authorization link carries scope=" + req.scopeParam + ". The service does not read it: the permissions are the ones registered for the application (listed above). Change them in the application's settings."
+		w.Header().Set("X-Sandbox-Note", "the scope parameter is ignored; permissions come from the application's registration")
 	}
 	d.RedirectHost = req.redirectURI
 	if ru, err := url.Parse(req.redirectURI); err == nil {
