@@ -222,6 +222,21 @@ func TestOAuthLoginNoBrowserThenRefreshCallHistory(t *testing.T) {
 	}
 }
 
+func TestOAuthAuthorizeThenExchange(t *testing.T) {
+	e := newOAuthCLIEnv(t, "")
+	args := append([]string{"oauth", "authorize", "--no-browser", "--pkce", "--save"}, e.profileFlags()...)
+	code, out, errOut := e.run(t, nil, playLocal(t), args...)
+	if code != 0 || !strings.Contains(out, "Callback: code REDACTED") || strings.Contains(out, "Token:") {
+		t.Fatalf("authorize: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// A separate process run: the code, redirect_uri (with hs_state) and
+	// PKCE verifier come from the store.
+	code, out, errOut = e.run(t, nil, nil, "oauth", "exchange", "--profile", "t", "--placement", "basic")
+	if code != 0 || !strings.Contains(out, "exchange (basic): POST") || !strings.Contains(out, "Token: type bearer") {
+		t.Fatalf("exchange: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
 func TestOAuthLoginPaste(t *testing.T) {
 	e := newOAuthCLIEnv(t, "https://tunnel.example.com/oauth/callback")
 	pr, pw := io.Pipe()

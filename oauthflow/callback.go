@@ -182,12 +182,17 @@ func (e *DeniedError) Error() string {
 // StateMismatchError means a callback did not carry the state this flow
 // put into the authorize URL: it is forged, or belongs to another attempt.
 type StateMismatchError struct {
-	Param    string
-	Missing  bool
-	Expected string
+	Param   string
+	Missing bool
+	// NotStarted: the callback came before any authorize URL was built.
+	NotStarted bool
+	Expected   string
 }
 
 func (e *StateMismatchError) Error() string {
+	if e.NotStarted {
+		return "callback refused: Hookscope has not built an authorize URL yet, so this redirect cannot be one it started (forged, or from an earlier run); its code was not used"
+	}
 	if e.Missing {
 		return fmt.Sprintf("callback refused: it has no %s parameter, so Hookscope cannot tell it comes from the authorization it started (a forged or stale callback, or the service dropped the parameter); start the authorization again", e.Param)
 	}

@@ -432,8 +432,12 @@ func TestForgedCallbackRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusConflict {
 		t.Errorf("second callback answered %d", resp.StatusCode)
 	}
-	// Without hs_state at all.
+	// Before any authorize URL exists.
 	f2, _ := oauthflow.New(e.profile, oauthflow.Options{})
+	if _, err := f2.AcceptCallbackURL(context.Background(), e.profile.RedirectURI+"?code=x&hs_state="); !errors.Is(err, oauthflow.ErrStateMismatch) || !strings.Contains(err.Error(), "not built an authorize URL") {
+		t.Fatalf("callback before authorize: %v", err)
+	}
+	// Without hs_state at all.
 	if _, err := f2.AuthorizeURL(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -160,6 +160,11 @@ func callbackPage(res *CallbackResult, err error) pageData {
 func (f *Flow) accept(res *CallbackResult) (*CallbackResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if !f.opts.NoRedirectState && f.state.RedirectState == "" {
+		// The listener starts before the authorize URL exists; nothing
+		// legitimate can arrive in between.
+		return res, &StateMismatchError{Param: f.opts.StateParam, NotStarted: true}
+	}
 	if want := f.state.RedirectState; want != "" {
 		got, ok := res.Get(f.opts.StateParam)
 		if !ok || got != want {
