@@ -164,10 +164,19 @@ func (w *walker) value(m int32, f *field) {
 		}
 		w.flatten(m, f.path, f.label, "")
 	case vStringMap:
-		w.flatten(m, f.path, f.label, "")
+		if t.nodes[m].first < 0 {
+			w.out = append(w.out, Field{Label: f.label, Value: "{}", Path: f.path})
+		}
 		for e := t.nodes[m].first; e >= 0; e = t.nodes[e].next {
+			var label, p string
+			if j := match(t, e, f.seen); j >= 0 {
+				label, p = f.seen[j].label, f.seen[j].path
+			} else {
+				k := t.key(e)
+				label, p = f.label+" "+k, join(f.path, k)
+			}
+			w.emit(label, e, "", p)
 			if ek := t.kindOf(e); ek != kindString {
-				p := join(f.path, t.key(e))
 				w.add(SeverityWarning, p, "%s is %s; the spec says the values of %s are strings", p, ek, f.name)
 			}
 		}

@@ -63,6 +63,10 @@ type field struct {
 	extra extraRule
 	// path is the JSON path from the event root, filled in by build.
 	path string
+	// seen lists the keys the spec has seen in an open object (vStringMap);
+	// build precomputes their labels and paths so rendering them allocates
+	// nothing.
+	seen []field
 }
 
 // extraRule returns the severity and message for an unlisted member, or
@@ -229,10 +233,10 @@ func buildTypes() []eventType {
 			{name: "registration", label: "Registration", kind: vObject, sub: []field{
 				{name: "visitor_key", label: "Visitor key"},
 				ts("registered_at", "Registered at", tsISO),
-				{name: "fields", label: "Form", kind: vStringMap},
+				{name: "fields", label: "Form", kind: vStringMap, seen: keys("first_name", "last_name", "email", "company", "job_title", "phone", "country")},
 			}},
-			{name: "location", label: "Location", kind: vStringMap},
-			{name: "utm", label: "UTM", kind: vStringMap},
+			{name: "location", label: "Location", kind: vStringMap, seen: keys("country", "region", "city")},
+			{name: "utm", label: "UTM", kind: vStringMap, seen: keys("campaign", "medium", "source")},
 			{name: "referrer_url", label: "Referrer URL"},
 		}, noProject: true},
 	}
@@ -240,6 +244,15 @@ func buildTypes() []eventType {
 		types[i].payload = build("payload", types[i].payload)
 	}
 	return types
+}
+
+// keys lists the keys seen in an open object.
+func keys(names ...string) []field {
+	out := make([]field, len(names))
+	for i, n := range names {
+		out[i] = field{name: n}
+	}
+	return out
 }
 
 // build fills in the JSON paths of fs below prefix.
@@ -251,6 +264,10 @@ func build(prefix string, fs []field) []field {
 		fs[i].path = join(prefix, fs[i].name)
 		if fs[i].sub != nil {
 			fs[i].sub = build(fs[i].path, fs[i].sub)
+		}
+		for j := range fs[i].seen {
+			k := &fs[i].seen[j]
+			k.label, k.path = fs[i].label+" "+k.name, fs[i].path+"."+k.name
 		}
 	}
 	return fs
