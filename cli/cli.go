@@ -47,6 +47,10 @@ func commands() []command {
 		{"send", "POST realistic simulated deliveries (all 17 types, scenarios) to a URL", runSend},
 		{"samples", "write one signed example delivery per event type for test suites", runSamples},
 		{"sandbox", "run a local emulation of the service: OAuth pages, token endpoint, Data/Upload API, webhooks", runSandbox},
+		{"replay", "send stored deliveries again: byte-exact, re-signed, edited, or as a chaos run", runReplay},
+		{"check-consumer", "run the standard check of your webhook endpoint: 17 types, duplicates, order, signatures", runCheckConsumer},
+		{"export", "write deliveries as pretty JSON, test fixtures, curl script, HAR 1.2 or NDJSON", runExport},
+		{"import", "load a HAR, NDJSON or fixtures folder as deliveries, analysed like received ones", runImport},
 	}
 }
 

@@ -11,9 +11,19 @@ import (
 )
 
 // Ingester stores and analyses an imported delivery. inspector.Engine
-// implements it, so imports are analysed exactly like received deliveries.
+// implements it, so imports are analysed exactly like received deliveries:
+// the desktop app passes its running engine.
 type Ingester interface {
 	Ingest(ctx context.Context, d *inspector.Delivery) (int64, error)
+}
+
+// IngestFunc adapts a function to Ingester, for example a store's
+// InsertDelivery followed by one Engine.Drain in a one-shot command.
+type IngestFunc func(ctx context.Context, d *inspector.Delivery) (int64, error)
+
+// Ingest calls f.
+func (f IngestFunc) Ingest(ctx context.Context, d *inspector.Delivery) (int64, error) {
+	return f(ctx, d)
 }
 
 // ImportReport says what an import did.
