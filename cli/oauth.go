@@ -515,6 +515,7 @@ func (o *oauthFlags) finish(env *Env, flow *oauthflow.Flow, r *oauthReport, step
 // its short message.
 type silentError struct{ msg string }
 
+// Error is the short message.
 func (e silentError) Error() string { return e.msg }
 
 func (o *oauthFlags) printText(w io.Writer, flow *oauthflow.Flow, r *oauthReport) {

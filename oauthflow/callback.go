@@ -170,6 +170,7 @@ type DeniedError struct {
 	Description string
 }
 
+// Error explains the refusal and the likely fix.
 func (e *DeniedError) Error() string {
 	meaning, fix := OAuthError{Code: e.Code, Description: e.Description}.Explain()
 	s := "the service redirected with error=" + e.Code
@@ -189,6 +190,7 @@ type StateMismatchError struct {
 	Expected   string
 }
 
+// Error says why the callback was refused.
 func (e *StateMismatchError) Error() string {
 	if e.NotStarted {
 		return "callback refused: Hookscope has not built an authorize URL yet, so this redirect cannot be one it started (forged, or from an earlier run); its code was not used"

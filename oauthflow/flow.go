@@ -429,6 +429,7 @@ type StepError struct {
 	Err error
 }
 
+// Error is the message with the fix.
 func (e *StepError) Error() string {
 	s := string(e.Step) + ": " + e.Msg
 	if e.Fix != "" {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -60,7 +61,8 @@ func (f *Flow) HandleCallback(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	scheme := "http"
-	if r.TLS != nil {
+	// Behind the tunnel the request arrives as plain http; the browser used https.
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
 		scheme = "https"
 	}
 	full := scheme + "://" + r.Host + r.URL.RequestURI()

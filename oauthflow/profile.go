@@ -176,6 +176,7 @@ type PortBusyError struct {
 	Err  error
 }
 
+// Error names the port and the fix.
 func (e *PortBusyError) Error() string {
 	return fmt.Sprintf("callback port %d on %s is already in use by another program, so Hookscope cannot receive the redirect there; stop that program (find it with `lsof -i :%d` or `ss -ltnp 'sport = :%d'`) or register a redirect URI with a free port and use it here",
 		e.Port, e.Host, e.Port, e.Port)

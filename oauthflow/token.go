@@ -103,6 +103,7 @@ func (e OAuthError) Explain() (meaning, fix string) {
 	return "the service answered with the non-standard error " + strconv.Quote(e.Code), "read error_description for details"
 }
 
+// Error is the code, the description and its meaning.
 func (e OAuthError) Error() string {
 	meaning, _ := e.Explain()
 	if e.Description != "" {
