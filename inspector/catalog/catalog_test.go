@@ -303,6 +303,24 @@ func TestDecodeMessageMatchesPerEvent(t *testing.T) {
 	}
 }
 
+// TestDecodeMessageParallel covers the multi-core path (run it with -race).
+func TestDecodeMessageParallel(t *testing.T) {
+	body := bigMessage(t, 256<<10)
+	m, err := catalog.DecodeMessage(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, raws, _ := catalog.SplitMessage(body)
+	if len(m.Events) != len(raws) || len(raws) < 256 {
+		t.Fatalf("%d events, %d raws", len(m.Events), len(raws))
+	}
+	for i, e := range m.Events {
+		if len(e.Problems) != 0 || e.Type != catalog.TypeNames()[i%17] || !bytes.Equal(m.Raw[i], raws[i]) {
+			t.Fatalf("event %d: %s %+v", i, e.Type, e.Problems)
+		}
+	}
+}
+
 func TestSplitMessage(t *testing.T) {
 	g := simulate.New(4)
 	m := g.Message(g.Event(catalog.TypeMediaCreated), g.Event(catalog.TypeMediaReady))

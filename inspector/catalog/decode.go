@@ -3,6 +3,7 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
@@ -103,7 +104,8 @@ type Message struct {
 
 // DecodeMessage parses a whole message body once and decodes every element
 // of events[] from that single parse: the fastest path for big batches
-// (no per-event re-parse, one string copy for all events). It fails only
+// (no per-event re-parse, one string copy for all events; from 128 events
+// on, the events are decoded on every core). It fails only
 // when the body is not JSON or has no events array; problems inside events
 // are reported per event, as with DecodeEvent.
 func DecodeMessage(body []byte) (*Message, error) {
@@ -123,13 +125,35 @@ func DecodeMessage(body []byte) (*Message, error) {
 	for e := t.nodes[evs].first; e >= 0; e = t.nodes[e].next {
 		n++
 	}
-	m.Events, m.Raw = make([]Event, 0, n), make([]json.RawMessage, 0, n)
+	roots := make([]int32, 0, n)
+	m.Raw = make([]json.RawMessage, 0, n)
 	for e := t.nodes[evs].first; e >= 0; e = t.nodes[e].next {
-		m.Events = append(m.Events, decodeAt(t, e))
+		roots = append(roots, e)
 		m.Raw = append(m.Raw, rawSpan(body, &t.nodes[e]))
 	}
+	m.Events = make([]Event, n)
+	// The tree is read-only from here on, so big batches are decoded on
+	// every core; small ones are not worth the goroutines.
+	workers := 1
+	if n >= parallelMin {
+		workers = min(runtime.GOMAXPROCS(0), n/(parallelMin/2))
+	}
+	chunk := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				m.Events[i] = decodeAt(t, roots[i])
+			}
+		})
+	}
+	wg.Wait()
 	return m, nil
 }
+
+// parallelMin is the batch size from which DecodeMessage uses several cores.
+const parallelMin = 128
 
 // rawSpan returns the JSON text of node n as a sub-slice of src.
 func rawSpan(src []byte, n *node) json.RawMessage {
