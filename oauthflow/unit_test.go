@@ -3,6 +3,8 @@ package oauthflow
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -382,5 +384,49 @@ func TestTokenRequestShapes(t *testing.T) {
 	}
 	if _, err := ParsePlacement("header"); err == nil {
 		t.Error("bad placement accepted")
+	}
+}
+
+func TestLocalhostListenerServesOnlyItsPath(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	p := Profile{Name: "p", BaseURL: "http://127.0.0.1:1", ClientID: "c", RedirectURI: fmt.Sprintf("http://localhost:%d/cb", port)}
+	f, err := New(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := f.ListenCallback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if _, err := f.AuthorizeURL(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	get := func(u string) int {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	if s := get(base + "/favicon.ico"); s != http.StatusNotFound {
+		t.Errorf("favicon: %d", s)
+	}
+	if s := get(base + "/cb"); s != http.StatusBadRequest {
+		t.Errorf("no parameters: %d", s)
+	}
+	if s := get(base + "/cb?code=the-code&hs_state=" + url.QueryEscape(f.State().RedirectState)); s != http.StatusOK {
+		t.Errorf("callback: %d", s)
+	}
+	res, err := f.AwaitCallback(context.Background(), 5*time.Second)
+	if err != nil || res.Code != "the-code" {
+		t.Fatalf("AwaitCallback: %+v %v", res, err)
 	}
 }
