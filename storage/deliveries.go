@@ -93,9 +93,23 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 // the transaction holding the row has been committed with a full fsync;
 // concurrent calls share one transaction (group commit). d is not modified.
 func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64, error) {
-	headers, err := encodeHeaders(d.Headers)
+	run, err := insertOp(d)
 	if err != nil {
 		return 0, fmt.Errorf("store delivery: %w", err)
+	}
+	id, err := db.w.do(ctx, run)
+	if err != nil {
+		return 0, fmt.Errorf("store delivery: %w", err)
+	}
+	return id, nil
+}
+
+// insertOp prepares everything outside the writer goroutine (header
+// encoding) and returns the SQL part that runs inside a batch.
+func insertOp(d *inspector.Delivery) (func(ctx context.Context, tx *batchTx) (int64, error), error) {
+	headers, err := encodeHeaders(d.Headers)
+	if err != nil {
+		return nil, err
 	}
 	received := d.ReceivedAt
 	if received.IsZero() {
@@ -109,7 +123,7 @@ func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64,
 	if body == nil {
 		body = []byte{}
 	}
-	id, err := db.w.do(ctx, func(ctx context.Context, tx *batchTx) (int64, error) {
+	return func(ctx context.Context, tx *batchTx) (int64, error) {
 		res, err := tx.exec(ctx, `INSERT INTO deliveries(received_at, method, path, query, headers_reconstructed,
 			body_length, remote_addr, status, rejected, truncated, source) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
 			nanos(received), d.Method, d.Path, d.Query, boolInt(d.HeadersReconstructed),
@@ -125,20 +139,28 @@ func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64,
 			return 0, err
 		}
 		return id, nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("store delivery: %w", err)
-	}
-	return id, nil
+	}, nil
 }
 
 // SaveAnalysis stores the analysis of a delivery, replacing an earlier one
 // (its event rows and search entry included) in the same transaction. It
 // goes through the group-commit writer so analyses and inserts share fsyncs.
 func (db *DB) SaveAnalysis(ctx context.Context, a *inspector.Analysis) error {
-	blob, err := json.Marshal(a)
+	run, err := analysisOp(a)
 	if err != nil {
 		return fmt.Errorf("store analysis of delivery %d: %w", a.DeliveryID, err)
+	}
+	if _, err := db.w.do(ctx, run); err != nil {
+		return fmt.Errorf("store analysis of delivery %d: %w", a.DeliveryID, err)
+	}
+	return nil
+}
+
+// analysisOp encodes a outside the writer goroutine and returns the SQL part.
+func analysisOp(a *inspector.Analysis) (func(ctx context.Context, tx *batchTx) (int64, error), error) {
+	blob, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
 	}
 	var decodeErr sql.NullString
 	if a.Error != nil {
@@ -158,13 +180,27 @@ func (db *DB) SaveAnalysis(ctx context.Context, a *inspector.Analysis) error {
 		texts = append(texts, a.Error.Reason)
 	}
 	summaries := strings.Join(texts, "\n")
-	_, err = db.w.do(ctx, func(ctx context.Context, tx *batchTx) (int64, error) {
+	duplicates, divergent, problems := a.Duplicates(), a.Divergent(), a.ProblemCount()
+	events := a.Events
+	id := a.DeliveryID
+	return func(ctx context.Context, tx *batchTx) (int64, error) {
+		var analyzed bool
+		st, err := tx.prepared(ctx, `SELECT analyzed FROM deliveries WHERE id = ?`)
+		if err != nil {
+			return 0, err
+		}
+		if err := st.QueryRowContext(ctx, id).Scan(&analyzed); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return 0, ErrNotFound
+			}
+			return 0, err
+		}
 		res, err := tx.exec(ctx, `UPDATE deliveries SET analyzed = 1, signature = ?, secret_index = ?, hook_uuid = ?,
 			resend = ?, decode_error = ?, event_count = ?, first_type = ?, first_summary = ?, duplicates = ?,
 			divergent = ?, out_of_order = ?, problem_count = ?, analysis = ? WHERE id = ?`,
 			string(a.Signature.Status), a.Signature.SecretIndex, nullString(a.HookUUID), boolInt(a.Resend), decodeErr,
-			len(a.Events), firstType, firstSummary, a.Duplicates(), boolInt(a.Divergent()), boolInt(outOfOrder),
-			a.ProblemCount(), blob, a.DeliveryID)
+			len(events), firstType, firstSummary, duplicates, boolInt(divergent), boolInt(outOfOrder),
+			problems, blob, id)
 		if err != nil {
 			return 0, err
 		}
@@ -173,10 +209,12 @@ func (db *DB) SaveAnalysis(ctx context.Context, a *inspector.Analysis) error {
 		} else if n == 0 {
 			return 0, ErrNotFound
 		}
-		if _, err := tx.exec(ctx, `DELETE FROM events WHERE delivery_id = ?`, a.DeliveryID); err != nil {
-			return 0, err
+		if analyzed {
+			if _, err := tx.exec(ctx, `DELETE FROM events WHERE delivery_id = ?`, id); err != nil {
+				return 0, err
+			}
 		}
-		for _, e := range a.Events {
+		for _, e := range events {
 			var gen sql.NullInt64
 			if !e.GeneratedAt.IsZero() {
 				gen = sql.NullInt64{Int64: nanos(e.GeneratedAt), Valid: true}
@@ -184,25 +222,14 @@ func (db *DB) SaveAnalysis(ctx context.Context, a *inspector.Analysis) error {
 			if _, err := tx.exec(ctx, `INSERT INTO events(delivery_id, idx, uuid, type, account_id, generated_at,
 				generated_raw, subject, hash, duplicate, divergent, out_of_order, problem_count, summary)
 				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-				a.DeliveryID, e.Index, e.UUID, e.Type, e.AccountID, gen, e.GeneratedRaw, e.Subject, e.Hash,
+				id, e.Index, e.UUID, e.Type, e.AccountID, gen, e.GeneratedRaw, e.Subject, e.Hash,
 				boolInt(e.Duplicate), boolInt(e.Divergent), boolInt(e.OutOfOrder), len(e.Problems), e.Summary); err != nil {
 				return 0, fmt.Errorf("event %d: %w", e.Index, err)
 			}
 		}
-		if _, err := tx.exec(ctx, `DELETE FROM search WHERE rowid = ?`, a.DeliveryID); err != nil {
-			return 0, err
-		}
-		if _, err := tx.exec(ctx, `INSERT INTO search(rowid, body, summaries)
-			SELECT delivery_id, CAST(substr(body, 1, ?) AS TEXT), ? FROM bodies WHERE delivery_id = ?`,
-			maxIndexedText, summaries, a.DeliveryID); err != nil {
-			return 0, err
-		}
+		tx.search = append(tx.search, searchEntry{ID: id, Summaries: summaries, replace: analyzed})
 		return 0, nil
-	})
-	if err != nil {
-		return fmt.Errorf("store analysis of delivery %d: %w", a.DeliveryID, err)
-	}
-	return nil
+	}, nil
 }
 
 // UpdateSignature replaces the signature verdict of a stored delivery (after

@@ -267,7 +267,12 @@ func idQuery(f Filter, ord order, after int64, limit int) *query {
 	case driveIDs:
 		branch("deliveries d", "d.id IN ("+placeholders(len(f.IDs))+")", "d.id", int64Args(f.IDs)...)
 	case driveText:
-		branch("search CROSS JOIN deliveries d ON d.id = search.rowid", "search MATCH ?", "search.rowid", match)
+		if hasResidual(f, drv) {
+			branch("search CROSS JOIN deliveries d ON d.id = search.rowid", "search MATCH ?", "search.rowid", match)
+		} else {
+			// Every indexed row is a stored delivery: no join needed.
+			branch("search", "search MATCH ?", "search.rowid", match)
+		}
 		// Deliveries not analysed yet are not in the index; there are few of
 		// them (the engine's backlog), so a plain byte search covers them.
 		branch("deliveries d INDEXED BY deliveries_unanalyzed CROSS JOIN bodies b ON b.delivery_id = d.id",
@@ -279,6 +284,20 @@ func idQuery(f Filter, ord order, after int64, limit int) *query {
 	case driveDuplicates:
 		branch("deliveries d INDEXED BY deliveries_duplicates", "(d.duplicates > 0 OR d.divergent = 1)", "d.id")
 	case driveTypes:
+		if ord == unordered {
+			// Counting needs no order, so one IN walk with DISTINCT beats a
+			// UNION that would sort each branch for its merge.
+			q := &query{}
+			types := stringArgs(dedupe(f.Types))
+			if hasResidual(f, drv) {
+				q.add("SELECT DISTINCT e.delivery_id AS id FROM events e INDEXED BY events_type CROSS JOIN deliveries d ON d.id = e.delivery_id WHERE e.type IN ("+placeholders(len(types))+")", types...)
+			} else {
+				q.add("SELECT DISTINCT e.delivery_id AS id FROM events e INDEXED BY events_type WHERE e.type IN ("+placeholders(len(types))+")", types...)
+			}
+			tail(q, "e.delivery_id")
+			branches = append(branches, q)
+			break
+		}
 		for _, t := range dedupe(f.Types) {
 			// DISTINCT: a batched delivery may carry several events of one type.
 			q := &query{}
@@ -307,10 +326,17 @@ func idQuery(f Filter, ord order, after int64, limit int) *query {
 	if len(branches) == 1 {
 		return branches[0]
 	}
+	// Branches of the other multi-branch drivers are disjoint (one
+	// signature each; indexed vs unanalysed text), so counting can skip the
+	// dedupe that UNION pays for.
+	union := " UNION "
+	if ord == unordered {
+		union = " UNION ALL "
+	}
 	q := &query{}
 	for i, b := range branches {
 		if i > 0 {
-			q.add(" UNION ")
+			q.add(union)
 		}
 		q.add("SELECT id FROM ("+b.b.String()+")", b.args...)
 	}

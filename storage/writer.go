@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -126,6 +127,10 @@ func (w *writer) commit(batch []*op) {
 		for i, o := range batch {
 			results[i] = runSavepoint(ctx, tx, o)
 		}
+		if err := tx.flushSearch(ctx); err != nil {
+			sqlTx.Rollback()
+			return fmt.Errorf("index batch for search: %w", err)
+		}
 		if err := tx.Commit(); err != nil {
 			return fmt.Errorf("commit batch of %d: %w", len(batch), err)
 		}
@@ -143,8 +148,10 @@ func runSavepoint(ctx context.Context, tx *batchTx, o *op) opResult {
 	if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
 		return opResult{err: fmt.Errorf("savepoint: %w", err)}
 	}
+	pending := len(tx.search)
 	id, err := o.run(ctx, tx)
 	if err != nil {
+		tx.search = tx.search[:pending]
 		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO op; RELEASE op"); rerr != nil {
 			return opResult{err: errors.Join(err, fmt.Errorf("roll back: %w", rerr))}
 		}
@@ -162,18 +169,83 @@ func runSavepoint(ctx context.Context, tx *batchTx, o *op) opResult {
 type batchTx struct {
 	*sql.Tx
 	stmts map[string]*sql.Stmt
+	// search holds the full-text entries the batch's ops want written.
+	// FTS5 flushes its pending terms to a new segment whenever a statement
+	// opens a savepoint, which in a batch is every statement: indexing row
+	// by row made one segment per delivery and spent most of the writer's
+	// time merging them. Written by one statement at the end, a batch
+	// becomes one segment.
+	search []searchEntry
+}
+
+// searchEntry asks for delivery id's full-text entry to be (re)written
+// with these summaries; replace says an older entry may exist.
+type searchEntry struct {
+	ID        int64  `json:"id"`
+	Summaries string `json:"s"`
+	replace   bool
+}
+
+// flushSearch writes the batch's full-text entries: removals of replaced
+// entries first, then every entry in one INSERT.
+func (tx *batchTx) flushSearch(ctx context.Context) error {
+	if len(tx.search) == 0 {
+		return nil
+	}
+	// The last request for an id wins (an id analysed twice in one batch).
+	last := make(map[int64]int, len(tx.search))
+	for i, e := range tx.search {
+		last[e.ID] = i
+	}
+	var entries []searchEntry
+	var replaced []int64
+	for i, e := range tx.search {
+		if last[e.ID] != i {
+			continue
+		}
+		entries = append(entries, e)
+		if e.replace {
+			replaced = append(replaced, e.ID)
+		}
+	}
+	tx.search = tx.search[:0]
+	if len(replaced) > 0 {
+		ids, err := json.Marshal(replaced)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid IN (SELECT value FROM json_each(?))`, string(ids)); err != nil {
+			return err
+		}
+	}
+	list, err := json.Marshal(entries)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO search(rowid, body, summaries)
+		SELECT b.delivery_id, CAST(substr(b.body, 1, ?) AS TEXT), j.value ->> 's'
+		FROM json_each(?) j CROSS JOIN bodies b ON b.delivery_id = j.value ->> 'id'`, maxIndexedText, string(list))
+	return err
 }
 
 // exec runs query with args on a statement prepared once per batch.
 func (tx *batchTx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, ok := tx.stmts[query]
-	if !ok {
-		var err error
-		st, err = tx.PrepareContext(ctx, query)
-		if err != nil {
-			return nil, err
-		}
-		tx.stmts[query] = st
+	st, err := tx.prepared(ctx, query)
+	if err != nil {
+		return nil, err
 	}
 	return st.ExecContext(ctx, args...)
+}
+
+// prepared returns query prepared on the transaction, once per batch.
+func (tx *batchTx) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := tx.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	tx.stmts[query] = st
+	return st, nil
 }
