@@ -96,7 +96,9 @@ var secretParamNames = "client_secret|code|access_token|bearer_token|refresh_tok
 // (the house keeps no package-level mutable state); they are cheap next to
 // a network round trip.
 func redactPatterns() (query, jsonField *regexp.Regexp) {
-	query = regexp.MustCompile(`(?i)((?:^|[?&;\s"'#])(?:` + secretParamNames + `)=)[^&#\s"'<>]*`)
+	// Empty values stay visible (an empty secret is worth seeing), and so
+	// do placeholders such as <ACCESS_TOKEN> in documentation-like text.
+	query = regexp.MustCompile(`(?i)((?:^|[?&;\s"'#])(?:` + secretParamNames + `)=)[^&#\s"'<>\\]+`)
 	jsonField = regexp.MustCompile(`(?i)("(?:` + secretParamNames + `)"\s*:\s*)"(?:[^"\\]|\\.)*"`)
 	return query, jsonField
 }
@@ -305,7 +307,10 @@ func Markdown(title string, ts []Transcript, o RenderOptions) string {
 		fmt.Fprintf(&b, "## %d. %s — %s\n\n", i+1, t.Title(), status)
 		fmt.Fprintf(&b, "- Time: %s\n", t.Time.UTC().Format(time.RFC3339Nano))
 		if t.Response != nil {
-			fmt.Fprintf(&b, "- Status: %d %s\n- Duration: %s\n", t.Response.Status, t.Response.StatusText, t.Response.Duration.Round(time.Microsecond))
+			fmt.Fprintf(&b, "- Status: %d %s\n", t.Response.Status, t.Response.StatusText)
+			if t.Response.Duration > 0 {
+				fmt.Fprintf(&b, "- Duration: %s\n", t.Response.Duration.Round(time.Microsecond))
+			}
 		}
 		if t.Error != "" {
 			fmt.Fprintf(&b, "- Error: %s\n", t.Error)

@@ -430,3 +430,11 @@ func TestLocalhostListenerServesOnlyItsPath(t *testing.T) {
 		t.Fatalf("AwaitCallback: %+v %v", res, err)
 	}
 }
+
+func TestRedactKeepsEmptyValuesAndPlaceholders(t *testing.T) {
+	in := Transcript{Error: "send ?access_token=<ACCESS_TOKEN> or client_secret=&code=abc123"}
+	got := Redact(in).Error
+	if got != "send ?access_token=<ACCESS_TOKEN> or client_secret=&code=REDACTED" {
+		t.Fatalf("got %q", got)
+	}
+}
