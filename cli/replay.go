@@ -31,7 +31,7 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "replay", "(--id ID... | --type T | --since D) --to URL [flags]", replayExamples)
 	dbPath := fs.String("db", "", "store file (default: the app's store in the user config directory)")
 	sel := addSelectionFlags(fs)
-	to := fs.String("to", "", "URL to send to (http or https)")
+	to := fs.String("to", "", "URL to send to (http or https); default: the last target used with this store")
 	resign := fs.String("resign-secret", "", "re-sign with this secret (prefer --resign-secret-env)")
 	resignEnv := fs.String("resign-secret-env", "", "name of an environment variable holding the secret to re-sign with")
 	bodyFile := fs.String("body", "", "replace the body with this file's bytes (- for standard input); one delivery only; must be JSON")
@@ -51,11 +51,10 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 	if !sel.set() {
 		return usageError("choose what to replay: --id, --type, --since, --signature or --duplicates")
 	}
-	if *to == "" {
-		return usageError("--to is required: the URL to send to")
-	}
-	if _, err := replay.ParseTarget(*to); err != nil {
-		return usageError("--to: %v", err)
+	if *to != "" {
+		if _, err := replay.ParseTarget(*to); err != nil {
+			return usageError("--to: %v", err)
+		}
 	}
 	if *split && *merge {
 		return usageError("--split and --merge exclude each other: split sends one event per message, merge sends all events in one")
@@ -116,6 +115,19 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
+	if *to == "" {
+		last, err := replay.LastTarget(ctx, db)
+		if err != nil {
+			return err
+		}
+		if last == "" {
+			return usageError("--to is required: the URL to send to (no earlier target is remembered in this store)")
+		}
+		*to = last
+		fmt.Fprintf(env.Stderr, "sending to %s (the last target used)\n", last)
+	} else if _, err := replay.RememberTarget(ctx, db, *to); err != nil {
+		return err
+	}
 	var ds []*inspector.Delivery
 	errTooMany := errors.New("too many")
 	err = db.Each(ctx, filter, func(r *inspector.Record) error {

@@ -136,11 +136,11 @@ func TestReplayCommand(t *testing.T) {
 		t.Errorf("bad edit: exit %d: %s", r.code, r.stderr)
 	}
 
-	// A non-2xx answer fails the command.
+	// A non-2xx answer fails the command. No --to: the last target is used.
 	s.mu.Lock()
 	s.status = 500
 	s.mu.Unlock()
-	r = run(t, env, "replay", "--db", dbPath, "--id", "3", "--to", srv.URL)
+	r = run(t, env, "replay", "--db", dbPath, "--id", "3")
 	if r.code != 1 || !strings.Contains(r.stderr, "1 of 1 sends were not answered 2xx") {
 		t.Errorf("500: exit %d: %s", r.code, r.stderr)
 	}
@@ -173,7 +173,7 @@ func TestReplayUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"--to", to}, "choose what to replay"},
-		{[]string{"--id", "1"}, "--to is required"},
+		{[]string{"--id", "1"}, "no earlier target"},
 		{[]string{"--id", "1", "--to", "ftp://x"}, "scheme"},
 		{[]string{"--id", "1", "--to", to, "--split", "--merge"}, "exclude each other"},
 		{[]string{"--id", "1", "--to", to, "--split"}, "must be signed"},

@@ -181,14 +181,14 @@ func BuildRequest(d *inspector.Delivery, body, secret []byte) Request {
 	if body == nil {
 		body = d.Body
 	}
-	req := Request{HostIndex: -1, Body: body}
+	req := Request{Method: d.Method, HostIndex: -1, Body: body}
 	hop := export.ConnectionTokens(d.Headers)
 	sawLength, sawSig := false, false
 	for _, h := range d.Headers {
 		switch {
 		case strings.EqualFold(h.Name, "Host"):
 			if req.HostIndex < 0 {
-				req.HostIndex = len(req.Headers)
+				req.HostIndex, req.HostName = len(req.Headers), h.Name
 			}
 			continue
 		case export.IsHopByHop(h.Name) || hop[strings.ToLower(h.Name)]:

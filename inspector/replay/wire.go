@@ -30,13 +30,18 @@ const DefaultMaxResponse = 64 << 10
 // DefaultTimeout bounds one replay from dialling to the end of the response.
 const DefaultTimeout = 30 * time.Second
 
-// Request is one POST in wire order. Host is not among Headers: the sender
-// puts the target's host where the original Host header stood (or first).
+// Request is one request in wire order. Host is not among Headers: the
+// sender puts the target's host where the original Host header stood (or
+// first), under the original name's spelling.
 type Request struct {
+	// Method is the request method; empty means POST.
+	Method  string
 	Headers []inspector.Header
 	// HostIndex is where Host goes among Headers; -1 puts it first.
 	HostIndex int
-	Body      []byte
+	// HostName spells the Host header; empty means "Host".
+	HostName string
+	Body     []byte
 }
 
 // Response is what the target answered.
@@ -84,8 +89,19 @@ func (r Request) Wire(target *url.URL) ([]byte, error) {
 	if uri == "" {
 		uri = "/"
 	}
-	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\n", uri)
-	host := func() { fmt.Fprintf(&b, "Host: %s\r\n", target.Host) }
+	method := r.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	if err := checkHeader(inspector.Header{Name: method}); err != nil {
+		return nil, fmt.Errorf("method %q is not a valid HTTP token", method)
+	}
+	hostName := r.HostName
+	if hostName == "" || !strings.EqualFold(hostName, "Host") {
+		hostName = "Host"
+	}
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\n", method, uri)
+	host := func() { fmt.Fprintf(&b, "%s: %s\r\n", hostName, target.Host) }
 	if r.HostIndex < 0 {
 		host()
 	}
@@ -179,7 +195,16 @@ func (s *Sender) Send(ctx context.Context, target *url.URL, req Request) (*Respo
 		return nil, time.Since(start), fmt.Errorf("send request: %w", s.ctxErr(ctx, err))
 	}
 	br := bufio.NewReader(conn)
-	hr, err := http.ReadResponse(br, &http.Request{Method: http.MethodPost})
+	var hr *http.Response
+	// Interim answers (100 Continue to an Expect header carried over from
+	// the capture, 103 Early Hints) come before the real one.
+	for {
+		hr, err = http.ReadResponse(br, &http.Request{Method: req.Method})
+		if err != nil || hr.StatusCode >= 200 || hr.StatusCode < 100 || hr.StatusCode == http.StatusSwitchingProtocols {
+			break
+		}
+		hr.Body.Close()
+	}
 	latency := time.Since(start)
 	if err != nil {
 		return nil, latency, fmt.Errorf("read response: %w", s.ctxErr(ctx, err))
