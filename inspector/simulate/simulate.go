@@ -229,7 +229,9 @@ func (g *Generator) Project() *catalog.Project {
 
 // Wrap turns a payload into an event of type typ with a new uuid, this
 // generator's account and the next timestamp. The sandbox uses it to emit
-// events about its own media (for example a *catalog.MediaUpdated).
+// events about its own media (for example a *catalog.MediaUpdated). The
+// payload must marshal to JSON (plain structs, maps, strings, finite
+// numbers); Message.Body panics otherwise, as that is a programming error.
 func (g *Generator) Wrap(typ string, payload any) Event {
 	return Event{
 		UUID:        g.EventUUID(),
