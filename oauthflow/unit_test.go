@@ -438,3 +438,31 @@ func TestRedactKeepsEmptyValuesAndPlaceholders(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// FuzzRedact checks that a known secret never survives redaction,
+// whatever text surrounds it.
+func FuzzRedact(f *testing.F) {
+	f.Add("tok-abc-def-123", "https://x/?access_token=", "&y=1", `{"error":"bad code `)
+	f.Add("s3cr3tvalue", "", "", "")
+	f.Add("with space+plus", "Authorization: Bearer ", "", "client_secret=")
+	f.Fuzz(func(t *testing.T, secret, pre, post, body string) {
+		esc := url.QueryEscape(secret)
+		// Too short to redact, or able to overlap the marker itself.
+		if len(secret) < 4 || strings.ContainsAny(secret, "REDACT") {
+			t.Skip()
+		}
+		for _, s := range []string{pre, post, body} {
+			if strings.Contains(s, secret) || strings.Contains(s, esc) {
+				t.Skip() // the surrounding text brings its own copy
+			}
+		}
+		in := Transcript{Request: Request{URL: pre + secret + post, Header: http.Header{"X-Thing": {pre + secret}}, Body: body + secret},
+			Response: &Response{Body: body + esc + post}, Error: secret, Notes: []string{post + secret}}
+		out := Redact(in, secret)
+		for _, field := range []string{out.Request.URL, out.Request.Header.Get("X-Thing"), out.Request.Body, out.Response.Body, out.Error, out.Notes[0]} {
+			if strings.Contains(field, secret) || strings.Contains(field, esc) {
+				t.Fatalf("secret %q survives in %q", secret, field)
+			}
+		}
+	})
+}
