@@ -386,7 +386,7 @@ func SplitMessage(body []byte) (hookUUID string, events []json.RawMessage, err e
 	}
 	// A read-only view of body for the duration of the call: the results
 	// are sub-slices of body and a cloned hook uuid, never the view.
-	t, err := parse(unsafe.String(&body[0], len(body)), make([]node, 0, len(body)/16))
+	t, err := parse(unsafe.String(&body[0], len(body)), nil)
 	if err != nil {
 		return "", nil, fmt.Errorf("message is not valid JSON: %w", err)
 	}
