@@ -475,3 +475,12 @@ func TestRedaction(t *testing.T) {
 		}
 	}
 }
+
+func TestReadHARWithLogNotFirst(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "odd.har")
+	os.WriteFile(p, []byte(`{"comment":"x","log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":[{"startedDateTime":"2026-03-02T10:00:00Z","request":{"method":"POST","url":"http://h/p","headers":[],"postData":{"mimeType":"application/json","text":"{}"}},"response":{"status":200}}]}}`), 0o644)
+	format, ds, _, err := Read(p)
+	if err != nil || format != HAR || len(ds) != 1 || string(ds[0].Body) != "{}" {
+		t.Errorf("read: %v %s %d", err, format, len(ds))
+	}
+}

@@ -318,9 +318,22 @@ func readHAR(data []byte) ([]*inspector.Delivery, []string, error) {
 }
 
 // isHAR tells a HAR document from NDJSON by its top-level "log" object.
+// HAR files start with it, so the first key decides without parsing the
+// whole document twice; a HAR that puts "log" later is caught by a full
+// probe when the file does not parse as NDJSON either (see Read).
 func isHAR(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	k, err := dec.Token()
+	return err == nil && k == "log"
+}
+
+// hasLog is the full probe for a top-level "log" object.
+func hasLog(data []byte) bool {
 	var probe struct {
 		Log json.RawMessage `json:"log"`
 	}
-	return json.Unmarshal(bytes.TrimSpace(data), &probe) == nil && len(probe.Log) > 0
+	return json.Unmarshal(data, &probe) == nil && len(probe.Log) > 0
 }

@@ -71,7 +71,10 @@ func Read(path string) (Format, []*inspector.Delivery, []string, error) {
 		} else {
 			format = NDJSON
 			ds, err = readNDJSON(data)
-			if err != nil {
+			if err != nil && hasLog(data) {
+				format = HAR
+				ds, skipped, err = readHAR(data)
+			} else if err != nil {
 				err = fmt.Errorf("neither a HAR file (no top-level \"log\") nor Hookscope NDJSON: %w", err)
 			}
 		}
