@@ -128,7 +128,7 @@ func addOAuthFlags(fs *flag.FlagSet, sub string) *oauthFlags {
 		fs.StringVar(&o.placement, "placement", "query", "where token calls put client and grant parameters: query (the spec), body or basic")
 	}
 	if sub == "login" || sub == "authorize" {
-		fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for the callback")
+		fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for the callback (0: until interrupted)")
 		fs.BoolVar(&o.noState, "no-state", false, "do not carry the anti-forgery hs_state parameter inside redirect_uri")
 		fs.BoolVar(&o.stdState, "standard-state", false, "also send the standard OAuth state parameter")
 		fs.BoolVar(&o.pkce, "pkce", false, "use PKCE (S256)")
