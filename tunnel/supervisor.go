@@ -611,6 +611,10 @@ func (s *Supervisor) watch(ctx context.Context, metrics string, h *hints, exited
 			// trust the log's "Registered tunnel connection".
 			nowReady = metricsUnreachable(ctx, client, metrics)
 		}
+		if ctx.Err() != nil {
+			// A poll cut short by Stop says nothing about the tunnel.
+			return wasReady
+		}
 		switch {
 		case nowReady && publicURL != "" && !ready:
 			ready, wasReady = true, true
