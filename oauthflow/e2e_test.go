@@ -374,6 +374,12 @@ func TestCallEachTokenMethod(t *testing.T) {
 		!strings.HasPrefix(results[2].Transcript.Request.Header.Get("Authorization"), "Bearer ") {
 		t.Fatal("token not placed as asked")
 	}
+	// PUT with a JSON body (a write; the app has all:all).
+	results, err = f.Call(context.Background(), oauthflow.CallRequest{Method: "put", Path: oauthflow.DefaultCallPath(id),
+		Body: `{"name":"Renamed by Hookscope"}`, ContentType: "application/json"})
+	if err != nil || !results[0].OK || results[0].Transcript.Request.Method != "PUT" || !strings.Contains(results[0].Transcript.Response.Body, "Renamed by Hookscope") {
+		t.Fatalf("PUT: %+v %v", results, err)
+	}
 	// A token that is not valid is explained.
 	f.SetToken(oauthflow.Token{AccessToken: "bogus-token"})
 	results, err = f.Call(context.Background(), oauthflow.CallRequest{Path: oauthflow.DefaultCallPath(id)})
