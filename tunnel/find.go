@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -124,10 +125,19 @@ func Find(binary, goos string) (string, error) {
 
 // ReadVersion runs `path --version` and parses its answer.
 func ReadVersion(ctx context.Context, path string) (Version, error) {
+	return readVersion(ctx, path, nil)
+}
+
+// readVersion is ReadVersion with extra environment (Config.Env), so the
+// version check sees the same environment as the tunnel run.
+func readVersion(ctx context.Context, path string, env []string) (Version, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, path, "--version")
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	if err := cmd.Run(); err != nil {

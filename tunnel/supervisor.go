@@ -264,7 +264,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		s.finishDispatch()
 		return err
 	}
-	v, err := ReadVersion(ctx, path)
+	v, err := readVersion(ctx, path, s.cfg.Env)
 	if err != nil {
 		s.logf("tunnel: %v", err)
 		// An unreadable version is reported but not fatal: the binary may

@@ -180,11 +180,7 @@ func TestInstallHelpPerOS(t *testing.T) {
 }
 
 func TestUnsupportedVersion(t *testing.T) {
-	cfg := testConfig(t)
-	// Start reads the version before the run environment applies, so
-	// the fake's version comes from this process's environment.
-	t.Setenv("FAKECF_VERSION", "2021.3.1")
-	s := New(cfg)
+	s := New(testConfig(t, "FAKECF_VERSION=2021.3.1"))
 	err := s.Start(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "unsupported cloudflared version 2021.3.1") {
 		t.Fatalf("Start = %v", err)
