@@ -160,7 +160,8 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	opts := export.Options{Format: f, Out: *out, Overwrite: *force, Reveal: *reveal, Secret: secret, Target: *target, Version: Version}
+	// For fixtures --type also limits which events of a batch become files.
+	opts := export.Options{Format: f, Out: *out, Overwrite: *force, Reveal: *reveal, Secret: secret, Target: *target, Version: Version, Types: filter.Types}
 	if *out == "-" {
 		opts.Writer = env.Stdout
 	}

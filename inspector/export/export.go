@@ -85,6 +85,10 @@ type Options struct {
 	Reveal bool
 	// Secret signs the fixtures. It is never written anywhere.
 	Secret []byte
+	// Types and EventUUIDs, when set, limit which events become fixtures
+	// (a batch in the selection may carry other events too).
+	Types      []string
+	EventUUIDs []string
 	// Target is the default URL of the curl script.
 	Target string
 	// Version is Hookscope's version, written as the HAR creator's.

@@ -375,6 +375,12 @@ func TestFixtures(t *testing.T) {
 	if _, err := Export(context.Background(), Records(testRecords()...), Options{Format: Fixtures, Out: t.TempDir()}); err == nil {
 		t.Error("fixtures without a secret")
 	}
+	// Limited to one type, a batch gives only that type's fixture.
+	only := filepath.Join(t.TempDir(), "only")
+	sum, err = Export(context.Background(), Records(testRecords()[0]), Options{Format: Fixtures, Out: only, Secret: []byte(hookSecret), Types: []string{catalog.TypeMediaProcessing}})
+	if err != nil || len(sum.Files) != 2 || len(sum.Skipped) != 0 || filepath.Base(sum.Files[0]) != "media.processing.json" {
+		t.Errorf("type-limited fixtures: %v %+v", err, sum)
+	}
 }
 
 func TestJSONFolder(t *testing.T) {

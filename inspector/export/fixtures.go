@@ -60,6 +60,8 @@ func writeFixtures(opts Options, recs []*inspector.Record, sum *Summary) error {
 		from int64
 	}
 	picked := map[string]*pick{}
+	wantType := set(opts.Types)
+	wantUUID := set(opts.EventUUIDs)
 	for _, r := range recs {
 		d := r.Delivery
 		m, err := inspector.DecodeMessage(d.Body)
@@ -68,7 +70,8 @@ func writeFixtures(opts Options, recs []*inspector.Record, sum *Summary) error {
 			continue
 		}
 		for _, ev := range m.Events {
-			if ev.Type == "" || picked[ev.Type] != nil {
+			if ev.Type == "" || picked[ev.Type] != nil ||
+				len(wantType) > 0 && !wantType[ev.Type] || len(wantUUID) > 0 && !wantUUID[ev.UUID] {
 				continue
 			}
 			body := d.Body
@@ -118,7 +121,7 @@ func writeFixtures(opts Options, recs []*inspector.Record, sum *Summary) error {
 	}
 	var missing []string
 	for _, ti := range catalog.Types() {
-		if picked[ti.Name] == nil {
+		if picked[ti.Name] == nil && (len(wantType) == 0 || wantType[ti.Name]) && len(wantUUID) == 0 {
 			missing = append(missing, ti.Name)
 		}
 	}
@@ -126,6 +129,14 @@ func writeFixtures(opts Options, recs []*inspector.Record, sum *Summary) error {
 		sum.Skipped = append(sum.Skipped, "no event in the selection for: "+strings.Join(missing, ", "))
 	}
 	return writeInto(sum, opts.Out, "README.md", fixturesReadme(types, missing), 0o644)
+}
+
+func set(ss []string) map[string]bool {
+	m := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		m[s] = true
+	}
+	return m
 }
 
 // singleEventBody builds a one-event message around an event's exact bytes.

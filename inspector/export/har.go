@@ -30,6 +30,9 @@ type HARFile struct {
 type HARLog struct {
 	Version string     `json:"version"`
 	Creator HARCreator `json:"creator"`
+	// Pages is optional in HAR 1.2; an empty list keeps strict importers
+	// that expect the key content.
+	Pages   []struct{} `json:"pages"`
 	Entries []HAREntry `json:"entries"`
 	Comment string     `json:"comment,omitempty"`
 }
@@ -125,7 +128,7 @@ type HARExtra struct {
 // BuildHAR turns records into a HAR document.
 func BuildHAR(recs []*inspector.Record, opts Options, version string) HARFile {
 	h := HARFile{Log: HARLog{Version: "1.2", Creator: HARCreator{Name: "Hookscope", Version: version},
-		Comment: "Webhook deliveries captured by Hookscope; the responses are the receiver's answers.", Entries: []HAREntry{}}}
+		Comment: "Webhook deliveries captured by Hookscope; the responses are the receiver's answers.", Pages: []struct{}{}, Entries: []HAREntry{}}}
 	for _, r := range recs {
 		h.Log.Entries = append(h.Log.Entries, harEntry(r, opts))
 	}
