@@ -729,3 +729,29 @@ func TestCallbackHubRoutesByState(t *testing.T) {
 		t.Fatalf("flow 1 got a callback: %v", err)
 	}
 }
+
+func TestExpiredTokenExplainedThenRefreshed(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	e := newEnv(t, "", func(c *sandbox.Config) { c.Now = clock; c.TokenTTL = time.Hour })
+	f, _, tok := login(t, e, oauthflow.Options{Now: clock}, owner())
+	if tok.ExpiresIn != 3600 {
+		t.Fatalf("expires_in %d", tok.ExpiresIn)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	path := oauthflow.DefaultCallPath(e.sb.Medias()[0].HashedID)
+	results, err := f.Call(context.Background(), oauthflow.CallRequest{Path: path})
+	if err != nil || results[0].Status != 401 || !strings.Contains(results[0].Transcript.Error, "expired") || !strings.Contains(results[0].Transcript.Fix, "refresh") {
+		t.Fatalf("expired call: %+v %v", results, err)
+	}
+	if _, err := f.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	results, err = f.Call(context.Background(), oauthflow.CallRequest{Path: path})
+	if err != nil || !results[0].OK {
+		t.Fatalf("after refresh: %+v %v", results, err)
+	}
+}
