@@ -29,6 +29,9 @@ type Config struct {
 	Version string
 	// Logf receives operational messages (never secrets); nil logs to stderr.
 	Logf func(format string, args ...any)
+	// Secrets, when set (for example from an environment variable), are
+	// used for this session instead of the stored ones and are not saved.
+	Secrets [][]byte
 }
 
 // Run opens the store, starts the receiver on the last-used settings, and
@@ -65,6 +68,9 @@ func Run(cfg Config) error {
 	secrets, err := vault.Load()
 	if err != nil {
 		logf("%v", err)
+	}
+	if len(cfg.Secrets) > 0 {
+		secrets = cfg.Secrets
 	}
 	eng := inspector.NewEngine(db, inspector.Options{Secrets: secrets, MaxBody: set.MaxBody, Answer: inspector.AnswerMode(set.Answer), Logf: logf})
 	runCtx, stopRun := context.WithCancel(ctx)

@@ -27,6 +27,7 @@ type badge struct {
 func newBadge(minWidth float32) *badge {
 	b := &badge{minWidth: minWidth}
 	b.ExtendBaseWidget(b)
+	b.Hide() // until set gives it a text
 	return b
 }
 
@@ -90,7 +91,14 @@ func (r *badgeRenderer) MinSize() fyne.Size {
 func (r *badgeRenderer) Refresh() {
 	th := r.b.Theme()
 	v := fyne.CurrentApp().Settings().ThemeVariant()
-	c := th.Color(r.b.Color, v)
+	name := r.b.Color
+	if name == "" {
+		name = theme.ColorNameDisabled
+	}
+	c := th.Color(name, v)
+	if c == nil {
+		c = color.Gray{Y: 0x80}
+	}
 	cr, cg, cb, _ := c.RGBA()
 	r.bg.FillColor = color.NRGBA{R: uint8(cr >> 8), G: uint8(cg >> 8), B: uint8(cb >> 8), A: 0x38}
 	r.bg.StrokeColor = c
@@ -100,7 +108,7 @@ func (r *badgeRenderer) Refresh() {
 	r.txt.Color = th.Color(theme.ColorNameForeground, v)
 	r.txt.TextSize = th.Size(theme.SizeNameCaptionText) + 1
 	if r.b.Icon != nil {
-		r.img.Resource = theme.NewColoredResource(r.b.Icon, r.b.Color)
+		r.img.Resource = theme.NewColoredResource(r.b.Icon, name)
 		r.img.Show()
 	} else {
 		r.img.Hide()

@@ -376,25 +376,53 @@ type rowView struct {
 func newRowView() *rowView {
 	r := &rowView{
 		when:     widget.NewLabelWithStyle("00:00:00.000", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true}),
-		sig:      newBadge(96),
+		sig:      newBadge(92),
 		dedupe:   newBadge(0),
 		problems: newBadge(0),
 		summary:  widget.NewLabel(""),
-		path:     widget.NewLabelWithStyle("", fyne.TextAlignTrailing, fyne.TextStyle{Monospace: true}),
+		path:     widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true}),
 	}
 	r.summary.Truncation = fyne.TextTruncateEllipsis
 	r.path.Truncation = fyne.TextTruncateEllipsis
-	r.path.Importance = widget.LowImportance
+	r.path.SizeName = theme.SizeNameCaptionText
 	r.ExtendBaseWidget(r)
 	return r
 }
 
 func (r *rowView) CreateRenderer() fyne.WidgetRenderer {
-	top := container.NewBorder(nil, nil,
-		container.NewHBox(r.when, container.NewCenter(r.sig)),
-		container.NewHBox(container.NewCenter(r.dedupe), container.NewCenter(r.problems)),
-		r.summary)
-	return widget.NewSimpleRenderer(container.NewVBox(top, container.NewBorder(nil, nil, nil, nil, r.path)))
+	// Line 1: when it came, whether it is genuine, what it says.
+	// Line 2: the request, then dedupe and problems badges.
+	top := container.NewBorder(nil, nil, container.NewHBox(r.when, container.NewCenter(r.sig)), nil, r.summary)
+	bottom := container.NewBorder(nil, nil, nil,
+		container.NewHBox(container.NewCenter(r.dedupe), container.NewCenter(r.problems)), r.path)
+	return widget.NewSimpleRenderer(container.New(&tightVBox{}, top, bottom))
+}
+
+// tightVBox stacks rows without the theme's padding between them, so a
+// two-line list row stays compact.
+type tightVBox struct{}
+
+func (tightVBox) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var s fyne.Size
+	for _, o := range objs {
+		m := o.MinSize()
+		s.Width = max(s.Width, m.Width)
+		s.Height += m.Height
+	}
+	return fyne.NewSize(s.Width, s.Height-8)
+}
+
+func (tightVBox) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	y := float32(0)
+	for i, o := range objs {
+		h := o.MinSize().Height
+		if i > 0 {
+			y -= 8
+		}
+		o.Resize(fyne.NewSize(size.Width, h))
+		o.Move(fyne.NewPos(0, y))
+		y += h
+	}
 }
 
 func (r *rowView) set(s storage.Summary) {
@@ -406,9 +434,12 @@ func (r *rowView) set(s storage.Summary) {
 	r.dedupe.set(dedupeLook(s))
 	r.problems.set(problemsLook(s.Problems))
 	r.summary.SetText(rowSummary(s))
-	meta := s.Method + " " + s.Path + " · " + humanBytes(s.BodyLength)
+	meta := fmt.Sprintf("#%d  %s %s · %s", s.ID, s.Method, s.Path, humanBytes(s.BodyLength))
 	if s.Status != 0 {
 		meta += fmt.Sprintf(" · %d", s.Status)
+	}
+	if s.EventCount > 1 {
+		meta += fmt.Sprintf(" · %d events", s.EventCount)
 	}
 	r.path.SetText(meta)
 }

@@ -67,7 +67,6 @@ func newDetailView(win *mainWindow) *detailView {
 	d := &detailView{win: win}
 	d.Title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	d.Meta = widget.NewLabel("")
-	d.Meta.Importance = widget.LowImportance
 	d.Meta.Truncation = fyne.TextTruncateEllipsis
 	d.CopyBody = widget.NewButtonWithIcon("Body", theme.ContentCopyIcon(), d.copyBody)
 	d.CopyPretty = widget.NewButtonWithIcon("Pretty JSON", theme.ContentCopyIcon(), d.copyPretty)
@@ -307,13 +306,12 @@ func (d *detailView) showEvents(dat *detailData) {
 	}
 	if a != nil {
 		if a.HookUUID != "" {
-			hook := fmt.Sprintf("Message hook uuid %s", a.HookUUID)
-			row := container.NewHBox(selectable(hook))
+			hook := widget.NewForm(widget.NewFormItem("hook uuid", selectable(a.HookUUID)))
+			objs = append(objs, hook)
 			if a.Resend && a.ResendOf != 0 && a.ResendOf != dat.rec.Delivery.ID {
-				row.Add(widget.NewLabel("— the whole message was sent before as"))
-				row.Add(d.link(a.ResendOf))
+				objs = append(objs, container.NewBorder(nil, nil, nil, d.link(a.ResendOf),
+					factLabel("Re-sent message: the same hook uuid arrived before in", widget.WarningImportance)))
 			}
-			objs = append(objs, row)
 		}
 		if len(a.Problems) > 0 {
 			objs = append(objs, widget.NewCard("Delivery problems", "", problemsBox(a.Problems)))

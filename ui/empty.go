@@ -25,6 +25,7 @@ func newEmptyState(win *mainWindow) *emptyState {
 	title.SizeName = theme.SizeNameHeadingText
 	e.URL = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 	e.URL.Selectable = true
+	e.URL.Truncation = fyne.TextTruncateEllipsis
 	e.CopyURL = widget.NewButtonWithIcon("Copy URL", theme.ContentCopyIcon(), func() {
 		u := win.publicURL()
 		if u == "" {
@@ -56,7 +57,7 @@ func newEmptyState(win *mainWindow) *emptyState {
 	icon.FillMode = canvas.ImageFillContain
 	icon.SetMinSize(fyne.NewSquareSize(72))
 	box := container.NewVBox(container.NewCenter(icon), title, widget.NewSeparator(), one, widget.NewSeparator(), two)
-	e.content = container.NewCenter(container.NewGridWrap(fyne.NewSize(620, box.MinSize().Height+40), box))
+	e.content = container.NewCenter(container.NewGridWrap(fyne.NewSize(640, 440), box))
 	return e
 }
 
@@ -65,6 +66,6 @@ func (e *emptyState) refresh() {
 	if u := e.win.publicURL(); u != "" {
 		e.URL.SetText(u)
 	} else {
-		e.URL.SetText(e.win.localURL() + "   (local only — start the tunnel for a public URL)")
+		e.URL.SetText(e.win.localURL())
 	}
 }

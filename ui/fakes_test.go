@@ -1,0 +1,236 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/storage"
+	"github.com/hookscope/hookscope/tunnel"
+)
+
+// fakeStore is an in-memory Store with the filter semantics the views rely on.
+type fakeStore struct {
+	mu   sync.Mutex
+	recs map[int64]*inspector.Record
+	kv   map[string][]byte
+	next int64
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{recs: map[int64]*inspector.Record{}, kv: map[string][]byte{}}
+}
+
+// add stores a delivery of one event and returns its record.
+func (s *fakeStore) add(typ, summary string, sig inspector.SignatureStatus, mutate func(*inspector.Record)) *inspector.Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next++
+	id := s.next
+	uuid := fmt.Sprintf("ev%04d", id)
+	raw := json.RawMessage(fmt.Sprintf(`{"uuid":%q,"type":%q,"payload":{"media":{"id":"m%d","name":"Clip %d"}},"metadata":{"account_id":"acc1"},"generated_at":"2026-11-22T03:00:00Z"}`, uuid, typ, id, id))
+	body := []byte(fmt.Sprintf(`{"hook":{"uuid":"h%d"},"events":[%s]}`, id, raw))
+	r := &inspector.Record{
+		Delivery: &inspector.Delivery{ID: id, ReceivedAt: time.Date(2026, 11, 22, 3, 0, int(id), 0, time.UTC), Method: "POST", Path: "/webhooks",
+			Headers: []inspector.Header{{Name: "User-Agent", Value: "Service-Webhooks/0.0.47"}, {Name: "X-Service-Signature", Value: "abc123"}, {Name: "Content-Type", Value: "application/json"}},
+			Body:    body, BodyLength: int64(len(body)), RemoteAddr: "127.0.0.1:5555", Status: 200},
+		Analysis: &inspector.Analysis{DeliveryID: id, Signature: inspector.SignatureResult{Status: sig, Received: "abc123", SecretIndex: -1, Expected: []string{"def456"}, Reason: "the digest does not match"},
+			HookUUID: fmt.Sprintf("h%d", id),
+			Events:   []inspector.EventAnalysis{{UUID: uuid, Type: typ, Summary: summary, Raw: raw, Copies: 1, GeneratedRaw: "2026-11-22T03:00:00Z"}}},
+	}
+	if mutate != nil {
+		mutate(r)
+	}
+	s.recs[id] = r
+	return r
+}
+
+func summaryOf(r *inspector.Record) storage.Summary {
+	d, a := r.Delivery, r.Analysis
+	s := storage.Summary{ID: d.ID, ReceivedAt: d.ReceivedAt, Method: d.Method, Path: d.Path, Status: d.Status, BodyLength: d.BodyLength, Truncated: d.Truncated}
+	if a != nil {
+		s.Analyzed = true
+		s.Signature = a.Signature.Status
+		s.EventCount = len(a.Events)
+		if len(a.Events) > 0 {
+			s.FirstType, s.FirstSummary = a.Events[0].Type, a.Events[0].Summary
+		}
+		s.Duplicates = a.Duplicates()
+		s.Divergent = a.Divergent()
+		s.Problems = a.ProblemCount()
+	}
+	return s
+}
+
+func (s *fakeStore) match(r *inspector.Record, f storage.Filter) bool {
+	sum := summaryOf(r)
+	if len(f.IDs) > 0 && !slices.Contains(f.IDs, sum.ID) {
+		return false
+	}
+	if f.BeforeID > 0 && sum.ID >= f.BeforeID {
+		return false
+	}
+	if len(f.Types) > 0 && !slices.Contains(f.Types, sum.FirstType) {
+		return false
+	}
+	if len(f.Signatures) > 0 && !slices.Contains(f.Signatures, sum.Signature) {
+		return false
+	}
+	if f.DuplicatesOnly && sum.Duplicates == 0 && !sum.Divergent || f.DivergentOnly && !sum.Divergent || f.ProblemsOnly && sum.Problems == 0 {
+		return false
+	}
+	if f.Text != "" && !strings.Contains(strings.ToLower(string(r.Delivery.Body)+" "+sum.FirstSummary), strings.ToLower(f.Text)) {
+		return false
+	}
+	return true
+}
+
+func (s *fakeStore) List(_ context.Context, f storage.Filter, limit int) ([]storage.Summary, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []storage.Summary
+	for id := s.next; id > 0 && len(out) < limit; id-- {
+		if r, ok := s.recs[id]; ok && s.match(r, f) {
+			out = append(out, summaryOf(r))
+		}
+	}
+	return out, nil
+}
+
+func (s *fakeStore) Count(_ context.Context, f storage.Filter) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, r := range s.recs {
+		if s.match(r, f) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (s *fakeStore) Stats(context.Context) (storage.Stats, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var st storage.Stats
+	for _, r := range s.recs {
+		st.Deliveries++
+		st.Events += int64(len(r.Analysis.Events))
+		if r.Analysis.Signature.Status == inspector.SignatureInvalid {
+			st.InvalidSignatures++
+		}
+		st.Duplicates += int64(r.Analysis.Duplicates())
+	}
+	return st, nil
+}
+
+func (s *fakeStore) Get(_ context.Context, id int64) (*inspector.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.recs[id]
+	if !ok {
+		return nil, fmt.Errorf("delivery %d not found", id)
+	}
+	return r, nil
+}
+
+func (s *fakeStore) EventCopies(_ context.Context, uuid string) ([]storage.EventRef, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []storage.EventRef
+	for id := int64(1); id <= s.next; id++ {
+		r, ok := s.recs[id]
+		if !ok {
+			continue
+		}
+		for i, e := range r.Analysis.Events {
+			if e.UUID == uuid {
+				out = append(out, storage.EventRef{DeliveryID: id, Index: i, ReceivedAt: r.Delivery.ReceivedAt, Duplicate: e.Duplicate, Divergent: e.Divergent})
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s *fakeStore) Delete(_ context.Context, ids ...int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		delete(s.recs, id)
+	}
+	return nil
+}
+
+func (s *fakeStore) Value(_ context.Context, key string) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.kv[key]
+	return v, ok, nil
+}
+
+func (s *fakeStore) SetValue(_ context.Context, key string, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.kv[key] = append([]byte(nil), value...)
+	return nil
+}
+
+func (s *fakeStore) Prune(context.Context, int64) (int64, error) { return 0, nil }
+
+// fakeEngine records what the window asks of the engine.
+type fakeEngine struct {
+	mu      sync.Mutex
+	sub     func(*inspector.Record)
+	secrets [][]byte
+	answer  inspector.AnswerMode
+	maxBody int64
+}
+
+func (e *fakeEngine) Subscribe(fn func(*inspector.Record)) func() {
+	e.mu.Lock()
+	e.sub = fn
+	e.mu.Unlock()
+	return func() {}
+}
+func (e *fakeEngine) SetSecrets(s [][]byte)                { e.secrets = s }
+func (e *fakeEngine) SetAnswerMode(m inspector.AnswerMode) { e.answer = m }
+func (e *fakeEngine) SetMaxBody(n int64)                   { e.maxBody = n }
+
+// fakeReceiver pretends to listen.
+type fakeReceiver struct{ addr string }
+
+func (r *fakeReceiver) Addr() string { return r.addr }
+func (r *fakeReceiver) Err() error   { return nil }
+func (r *fakeReceiver) Restart(addr string) error {
+	r.addr = addr
+	return nil
+}
+
+// fakeTunnel is a tunnel that is "installed" and becomes ready at once.
+type fakeTunnel struct {
+	installed bool
+	st        tunnel.Status
+}
+
+func (t *fakeTunnel) Installed() (bool, string) { return t.installed, "install cloudflared" }
+func (t *fakeTunnel) Start() error {
+	t.st = tunnel.Status{State: tunnel.Ready, PublicURL: "https://quiet-lake.trycloudflare.com"}
+	return nil
+}
+func (t *fakeTunnel) Stop()                 { t.st = tunnel.Status{State: tunnel.Stopped} }
+func (t *fakeTunnel) Status() tunnel.Status { return t.st }
+func (t *fakeTunnel) Subscribe(func(tunnel.Event)) func() {
+	return func() {}
+}
+
+// memVault keeps secrets in memory.
+type memVault struct{ secrets [][]byte }
+
+func (v *memVault) Load() ([][]byte, error) { return v.secrets, nil }
+func (v *memVault) Save(s [][]byte) error   { v.secrets = s; return nil }
+func (v *memVault) Where() string           { return "memory (test)" }

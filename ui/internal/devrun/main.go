@@ -1,0 +1,41 @@
+// Command devrun opens the Hookscope window without the rest of the CLI,
+// for working on the UI and for scripts/screenshots.sh; `devrun send URL`
+// posts the "Send test deliveries" set to URL.
+//
+//	go run -tags migrated_fynedo ./ui/internal/devrun --db /tmp/hooks.db
+//	WEBHOOK_SECRET=s3cret devrun --secret-env WEBHOOK_SECRET send http://127.0.0.1:8787/webhooks
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/hookscope/hookscope/ui"
+)
+
+func main() {
+	db := flag.String("db", os.Getenv("HOOKSCOPE_DB"), "store file (default: the app's store)")
+	secretEnv := flag.String("secret-env", "", "environment variable holding the webhook secret")
+	flag.Parse()
+	var secrets [][]byte
+	if *secretEnv != "" {
+		if s := os.Getenv(*secretEnv); s != "" {
+			secrets = [][]byte{[]byte(s)}
+		}
+	}
+	if flag.NArg() == 2 && flag.Arg(0) == "send" {
+		n, err := ui.SendTestDeliveries(context.Background(), flag.Arg(1), secrets)
+		fmt.Printf("sent %d deliveries\n", n)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "devrun:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := ui.Run(ui.Config{DBPath: *db, Version: "dev", Secrets: secrets}); err != nil {
+		fmt.Fprintln(os.Stderr, "devrun:", err)
+		os.Exit(1)
+	}
+}

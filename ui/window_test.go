@@ -1,0 +1,320 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/hookscope/hookscope/inspector"
+)
+
+type harness struct {
+	app    fyne.App
+	store  *fakeStore
+	engine *fakeEngine
+	recv   *fakeReceiver
+	tun    *fakeTunnel
+	vault  *memVault
+	win    *mainWindow
+	sent   int
+}
+
+func newHarness(t *testing.T, seed func(*fakeStore)) *harness {
+	t.Helper()
+	h := &harness{app: test.NewTempApp(t), store: newFakeStore(), engine: &fakeEngine{}, recv: &fakeReceiver{addr: "127.0.0.1:8787"}, tun: &fakeTunnel{installed: true}, vault: &memVault{}}
+	if seed != nil {
+		seed(h.store)
+	}
+	svc := Services{
+		Store: h.store, Engine: h.engine, Receiver: h.recv, Tunnel: h.tun, Vault: h.vault,
+		Reverify: func(context.Context) (int, error) { return 0, nil },
+		SendTest: func(_ context.Context, url string, _ [][]byte) (int, error) {
+			h.sent++
+			return 3, nil
+		},
+		StorePath: "/tmp/test.db", Version: "test",
+	}
+	w := h.app.NewWindow("Hookscope")
+	h.win = newMainWindow(h.app, w, svc, DefaultSettings(), nil, nil, true)
+	h.win.skipConfirm = true
+	w.Resize(fyne.NewSize(1200, 800))
+	t.Cleanup(func() { h.win.close(); w.Close() })
+	return h
+}
+
+func threeDeliveries(s *fakeStore) {
+	s.add("media.created", "Media “Clip 1” created", inspector.SignatureValid, nil)
+	s.add("media.ready", "Media “Clip 2” is ready", inspector.SignatureInvalid, nil)
+	s.add("viewing_session.play", "Visitor played “Clip 3”", inspector.SignatureValid, func(r *inspector.Record) {
+		r.Analysis.Events[0].Duplicate = true
+		r.Analysis.Events[0].Copies = 2
+	})
+}
+
+func TestListShowsNewestFirstAndSelectingShowsDetail(t *testing.T) {
+	h := newHarness(t, threeDeliveries)
+	v := h.win.deliveries
+	if n := v.List.Length(); n != 3 {
+		t.Fatalf("list length = %d, want 3", n)
+	}
+	if v.model.rows[0].ID != 3 {
+		t.Fatalf("first row id = %d, want 3 (newest first)", v.model.rows[0].ID)
+	}
+	v.List.Select(1)
+	if !strings.Contains(v.Detail.Title.Text, "#2") || !strings.Contains(v.Detail.Title.Text, "media.ready") {
+		t.Fatalf("detail title = %q", v.Detail.Title.Text)
+	}
+	if got := v.Detail.JSONGrid.Text(); !strings.Contains(got, "\"type\": \"media.ready\"") {
+		t.Fatalf("JSON tab is not pretty-printed:\n%s", got)
+	}
+	if len(v.Detail.EventsBox.Objects) == 0 {
+		t.Fatal("no event cards")
+	}
+	if len(v.Detail.headers) != 3 {
+		t.Fatalf("headers = %d, want 3", len(v.Detail.headers))
+	}
+	if !strings.Contains(h.win.header.Counts.Text, "3 deliveries") || !strings.Contains(h.win.header.Counts.Text, "1 invalid") {
+		t.Fatalf("counts = %q", h.win.header.Counts.Text)
+	}
+}
+
+func TestFiltersNarrowTheListAndClearRestoresIt(t *testing.T) {
+	h := newHarness(t, threeDeliveries)
+	v := h.win.deliveries
+	v.SigSelect.SetSelected("invalid")
+	if n := v.List.Length(); n != 1 || v.model.rows[0].ID != 2 {
+		t.Fatalf("signature filter: %d rows", n)
+	}
+	v.SigSelect.SetSelected(anySignature)
+	v.DedupeSelect.SetSelected(duplicatesOnly)
+	if n := v.List.Length(); n != 1 || v.model.rows[0].ID != 3 {
+		t.Fatalf("duplicates filter: %d rows", n)
+	}
+	v.ClearButton.OnTapped()
+	test.Type(v.Search, "clip 1")
+	if n := v.List.Length(); n != 1 || v.model.rows[0].ID != 1 {
+		t.Fatalf("text filter: %d rows", n)
+	}
+	v.TypeSelect.SetSelected("media.ready")
+	if n := v.List.Length(); n != 0 || !v.NoMatch.Visible() {
+		t.Fatalf("no-match state: %d rows, message visible %v", n, v.NoMatch.Visible())
+	}
+	test.Tap(v.ClearButton)
+	if n := v.List.Length(); n != 3 || v.Search.Text != "" || v.TypeSelect.Selected != allTypes {
+		t.Fatalf("after clear: %d rows, search %q, type %q", n, v.Search.Text, v.TypeSelect.Selected)
+	}
+}
+
+func TestCopyActionsAndShortcut(t *testing.T) {
+	h := newHarness(t, threeDeliveries)
+	v := h.win.deliveries
+	v.List.Select(0)
+	body := string(h.store.recs[3].Delivery.Body)
+	test.Tap(v.Detail.CopyBody)
+	if got := h.app.Clipboard().Content(); got != body {
+		t.Fatalf("clipboard = %q, want the body", got)
+	}
+	test.Tap(v.Detail.CopyCurl)
+	curl := h.app.Clipboard().Content()
+	if !strings.HasPrefix(curl, "curl -X POST 'http://127.0.0.1:8787/webhooks'") || !strings.Contains(curl, "-H 'X-Service-Signature: abc123'") {
+		t.Fatalf("curl = %s", curl)
+	}
+	test.Tap(v.Detail.CopyPretty)
+	if got := h.app.Clipboard().Content(); !strings.Contains(got, "\n") {
+		t.Fatalf("pretty JSON not multi-line: %q", got)
+	}
+	h.app.Clipboard().SetContent("")
+	v.List.Select(1)
+	h.win.w.Canvas().(fyne.Shortcutable).TypedShortcut(&fyne.ShortcutCopy{})
+	if got := h.app.Clipboard().Content(); got != string(h.store.recs[2].Delivery.Body) {
+		t.Fatalf("Ctrl+C copied %q", got)
+	}
+	if !strings.Contains(h.win.Status.Text, "Copied body of #2") {
+		t.Fatalf("status = %q", h.win.Status.Text)
+	}
+}
+
+func TestArrowKeysMoveTheSelection(t *testing.T) {
+	h := newHarness(t, threeDeliveries)
+	v := h.win.deliveries
+	v.List.Select(0)
+	v.List.TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
+	if v.selectedID != 2 {
+		t.Fatalf("after Down selected %d, want 2", v.selectedID)
+	}
+	v.List.TypedKey(&fyne.KeyEvent{Name: fyne.KeyUp})
+	if v.selectedID != 3 {
+		t.Fatalf("after Up selected %d, want 3", v.selectedID)
+	}
+}
+
+func TestLiveDeliveriesArriveThroughTheBridge(t *testing.T) {
+	h := newHarness(t, threeDeliveries)
+	v := h.win.deliveries
+	v.List.Select(0) // delivery 3
+	r := h.store.add("media.deleted", "Media m4 deleted", inspector.SignatureMissing, nil)
+	h.engine.sub(r)
+	h.win.bridge.Flush()
+	if n := v.List.Length(); n != 4 || v.model.rows[0].ID != 4 {
+		t.Fatalf("after live delivery: %d rows, first %d", n, v.model.rows[0].ID)
+	}
+	if v.selectedID != 3 {
+		t.Fatalf("selection moved to %d", v.selectedID)
+	}
+	if !strings.Contains(h.win.header.Counts.Text, "4 deliveries") {
+		t.Fatalf("counts = %q", h.win.header.Counts.Text)
+	}
+	// A live delivery that does not match the filter stays out.
+	v.SigSelect.SetSelected("valid")
+	r = h.store.add("media.ready", "x", inspector.SignatureInvalid, nil)
+	h.engine.sub(r)
+	h.win.bridge.Flush()
+	for _, s := range v.model.rows {
+		if s.ID == r.Delivery.ID {
+			t.Fatal("invalid delivery shown under the valid filter")
+		}
+	}
+}
+
+func TestDeleteRemovesTheDelivery(t *testing.T) {
+	h := newHarness(t, threeDeliveries)
+	v := h.win.deliveries
+	v.List.Select(0)
+	test.Tap(v.Detail.DeleteButton)
+	if n := v.List.Length(); n != 2 {
+		t.Fatalf("rows after delete = %d", n)
+	}
+	if _, ok := h.store.recs[3]; ok {
+		t.Fatal("store still has delivery 3")
+	}
+	if v.Detail.rec != nil {
+		t.Fatal("detail still shows the deleted delivery")
+	}
+}
+
+func TestEmptyStateAndSendTest(t *testing.T) {
+	h := newHarness(t, nil)
+	v := h.win.deliveries
+	if v.body.Objects[0] != v.Empty.content {
+		t.Fatal("empty store does not show the empty state")
+	}
+	if !strings.Contains(v.Empty.URL.Text, "http://127.0.0.1:8787/webhooks") {
+		t.Fatalf("empty state URL = %q", v.Empty.URL.Text)
+	}
+	test.Tap(v.Empty.SendTest)
+	if h.sent != 1 || !strings.Contains(h.win.Status.Text, "Sent 3 test deliveries") {
+		t.Fatalf("send test: sent %d, status %q", h.sent, h.win.Status.Text)
+	}
+	r := h.store.add("media.created", "first", inspector.SignatureValid, nil)
+	h.engine.sub(r)
+	h.win.bridge.Flush()
+	if v.body.Objects[0] == v.Empty.content {
+		t.Fatal("empty state still shown after the first delivery")
+	}
+}
+
+func TestTabsAndTunnel(t *testing.T) {
+	h := newHarness(t, threeDeliveries)
+	if n := len(h.win.Tabs.Items); n != 2 || h.win.Tabs.Items[0].Text != "Deliveries" || h.win.Tabs.Items[1].Text != "Settings" {
+		t.Fatalf("tabs = %d", n)
+	}
+	h.win.Tabs.SelectIndex(1)
+	if h.win.Tabs.Selected().Content != h.win.settingsV.content {
+		t.Fatal("Settings tab not shown")
+	}
+	hd := h.win.header
+	if hd.CopyPublic.Disabled() == false {
+		t.Fatal("public copy enabled without a tunnel")
+	}
+	test.Tap(hd.TunnelButton)
+	if !strings.HasPrefix(hd.PublicURL.Text, "https://quiet-lake.trycloudflare.com/webhooks") {
+		t.Fatalf("public URL = %q", hd.PublicURL.Text)
+	}
+	test.Tap(hd.CopyPublic)
+	if got := h.app.Clipboard().Content(); got != "https://quiet-lake.trycloudflare.com/webhooks" {
+		t.Fatalf("clipboard = %q", got)
+	}
+	if hd.TunnelButton.Text != "Stop tunnel" {
+		t.Fatalf("tunnel button = %q", hd.TunnelButton.Text)
+	}
+}
+
+func TestTunnelHiddenWhenNotInstalled(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tun.installed = false
+	h.win.header.refresh()
+	if h.win.header.TunnelButton.Visible() || !strings.Contains(h.win.header.PublicURL.Text, "install cloudflared") {
+		t.Fatalf("tunnel control shown without cloudflared: %q", h.win.header.PublicURL.Text)
+	}
+}
+
+func TestSettingsArePersistedAndApplied(t *testing.T) {
+	h := newHarness(t, nil)
+	s := h.win.settingsV
+	s.ListenAddr.SetText("127.0.0.1:9999")
+	s.Path.SetText("/hooks")
+	s.MaxBodyKiB.SetText("2048")
+	s.Keep.SetText("5000")
+	s.Answer.SetSelected(answerLabel(inspector.AnswerHang))
+	s.NotifyInvalid.SetChecked(false)
+	test.Tap(s.SaveButton)
+	if s.Status.Text != "Saved." {
+		t.Fatalf("status = %q", s.Status.Text)
+	}
+	got, err := loadSettings(context.Background(), h.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ListenAddr != "127.0.0.1:9999" || got.Path != "/hooks" || got.MaxBody != 2048*1024 || got.Keep != 5000 || got.Answer != "hang" || got.NotifyInvalid {
+		t.Fatalf("persisted %+v", got)
+	}
+	if h.recv.addr != "127.0.0.1:9999" || h.engine.answer != inspector.AnswerHang || h.engine.maxBody != 2048*1024 {
+		t.Fatalf("not applied: recv %s answer %s max %d", h.recv.addr, h.engine.answer, h.engine.maxBody)
+	}
+	if h.win.header.LocalURL.Text != "http://127.0.0.1:9999/hooks" {
+		t.Fatalf("local URL = %q", h.win.header.LocalURL.Text)
+	}
+	// Bad input is refused with a message and changes nothing.
+	s.ListenAddr.SetText("0.0.0.0:80")
+	test.Tap(s.SaveButton)
+	if !strings.HasPrefix(s.Status.Text, "Not saved") || h.recv.addr != "127.0.0.1:9999" {
+		t.Fatalf("bad address: status %q, receiver %s", s.Status.Text, h.recv.addr)
+	}
+}
+
+func TestSecretsGoToTheVaultAndEngine(t *testing.T) {
+	h := newHarness(t, threeDeliveries)
+	if !strings.Contains(h.win.header.Secrets.Text, "no secret") {
+		t.Fatalf("secrets badge = %q", h.win.header.Secrets.Text)
+	}
+	h.win.addSecret("s3cret")
+	if len(h.vault.secrets) != 1 || string(h.engine.secrets[0]) != "s3cret" {
+		t.Fatal("secret not saved or not given to the engine")
+	}
+	if h.win.header.Secrets.Text != "1 secret set" {
+		t.Fatalf("secrets badge = %q", h.win.header.Secrets.Text)
+	}
+	for _, text := range labelTexts(h.win.settingsV.SecretsList) {
+		if strings.Contains(text, "s3cret") {
+			t.Fatalf("secret shown in clear: %q", text)
+		}
+	}
+}
+
+// labelTexts collects the texts of every label under o.
+func labelTexts(o fyne.CanvasObject) []string {
+	var out []string
+	switch x := o.(type) {
+	case *widget.Label:
+		out = append(out, x.Text)
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			out = append(out, labelTexts(c)...)
+		}
+	}
+	return out
+}
