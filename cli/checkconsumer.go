@@ -18,6 +18,7 @@ const checkConsumerExamples = `  # run the standard check against your local con
 // checkFailed makes check-consumer exit 1 with its own message.
 type checkFailed struct{ failed, total int }
 
+// Error is the one-line summary printed after the report.
 func (e checkFailed) Error() string {
 	return fmt.Sprintf("%d of %d cases failed", e.failed, e.total)
 }

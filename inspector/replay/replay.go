@@ -90,7 +90,8 @@ type Options struct {
 }
 
 // Replayer sends replays and records them. The zero value sends with the
-// default Sender and records nothing.
+// default Sender and records nothing. It is safe for concurrent use when
+// its Recorder is.
 type Replayer struct {
 	Sender Sender
 	// Recorder, when set, keeps every replay.
@@ -117,6 +118,7 @@ type JSONError struct {
 	Reason string
 }
 
+// Error says what is wrong and where, in words and numbers.
 func (e *JSONError) Error() string {
 	return fmt.Sprintf("the body is not valid JSON: %s at byte offset %d (line %d, column %d)", e.Reason, e.Offset, e.Line, e.Column)
 }
