@@ -254,7 +254,7 @@ func (r *Result) Line() string {
 	case r.Status == 0:
 		fmt.Fprintf(&b, "no answer: %s", r.Error)
 	default:
-		fmt.Fprintf(&b, "%d %s in %s", r.Status, r.StatusText, r.Latency.Round(time.Millisecond))
+		fmt.Fprintf(&b, "%d %s in %s", r.Status, r.StatusText, roundLatency(r.Latency))
 		if r.Error != "" {
 			fmt.Fprintf(&b, " (%s)", r.Error)
 		}

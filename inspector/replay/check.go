@@ -218,6 +218,18 @@ func (r *Replayer) CheckConsumer(ctx context.Context, opts CheckOptions) (*Check
 	return rep, nil
 }
 
+// roundLatency keeps two or three significant digits: loopback answers
+// take microseconds, remote ones seconds.
+func roundLatency(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(100 * time.Microsecond).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
 func snippet(b []byte) string {
 	const n = 200
 	s := strings.ToValidUTF8(string(b[:min(len(b), n)]), "?")
@@ -255,7 +267,7 @@ func judge(c checkCase, sends []Send, limit time.Duration) (Verdict, string) {
 		case s.Status == 0:
 			return Fail, which + fmt.Sprintf("no answer (%s): the service would give up after %s and send the message again", s.Error, ServiceTimeout)
 		case s.Latency > limit:
-			return Fail, which + fmt.Sprintf("answered %d after %s, later than the %s time-out: the service would send it again. Answer first, process afterwards (queue the work)", s.Status, s.Latency.Round(time.Millisecond), limit)
+			return Fail, which + fmt.Sprintf("answered %d after %s, later than the %s time-out: the service would send it again. Answer first, process afterwards (queue the work)", s.Status, roundLatency(s.Latency), limit)
 		case s.Status >= 300 && s.Status < 400:
 			return Fail, which + fmt.Sprintf("answered a redirect (%d): the service does not follow redirects; configure the final URL", s.Status)
 		case s.Status >= 400:
@@ -282,7 +294,7 @@ func judge(c checkCase, sends []Send, limit time.Duration) (Verdict, string) {
 	for _, s := range sends {
 		slow = max(slow, s.Latency)
 	}
-	msg := fmt.Sprintf("answered 200 in %s", slow.Round(time.Millisecond))
+	msg := fmt.Sprintf("answered 200 in %s", roundLatency(slow))
 	switch c.name {
 	case "duplicate":
 		msg += fmt.Sprintf("; check that event %s was processed once, not twice (it also came in the media.created case)", sends[0].Events[0])
@@ -309,7 +321,7 @@ func (r *CheckReport) WriteText(w io.Writer) error {
 				status[i] = fmt.Sprintf("%d", s.Status)
 			}
 		}
-		fmt.Fprintf(&b, "%s  %-44s %s\n", mark, c.Name, strings.Join(status, ", "))
+		fmt.Fprintf(&b, "%s  %-46s %s\n", mark, c.Name, strings.Join(status, ", "))
 		fmt.Fprintf(&b, "      %s\n", c.Explanation)
 	}
 	fmt.Fprintf(&b, "\n%d passed, %d warnings, %d failed\n", r.Passed, r.Warned, r.Failed)
