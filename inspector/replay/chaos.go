@@ -230,13 +230,14 @@ func (r *Replayer) Chaos(ctx context.Context, ds []*inspector.Delivery, opts Cha
 // Line describes one result in one line of text, for the CLI and logs.
 func (r *Result) Line() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "delivery %d", r.DeliveryID)
 	if len(r.Sources) > 1 {
 		ids := make([]string, len(r.Sources))
 		for i, s := range r.Sources {
 			ids[i] = strconv.FormatInt(s, 10)
 		}
-		fmt.Fprintf(&b, "s %s", strings.Join(ids, ","))
+		fmt.Fprintf(&b, "deliveries %s", strings.Join(ids, ","))
+	} else {
+		fmt.Fprintf(&b, "delivery %d", r.DeliveryID)
 	}
 	fmt.Fprintf(&b, " %s", r.Mode)
 	if r.Copy > 0 {

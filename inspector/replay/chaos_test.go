@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -121,7 +122,7 @@ func TestChaosSplit(t *testing.T) {
 func TestChaosMerge(t *testing.T) {
 	srv, got := chaosServer(t, "new")
 	ds, ids := chaosInput()
-	_, err := New(nil).Chaos(context.Background(), ds, ChaosOptions{Target: srv.URL, Merge: true, Secret: []byte("new"), Times: 2, Seed: 1})
+	rep, err := New(nil).Chaos(context.Background(), ds, ChaosOptions{Target: srv.URL, Merge: true, Secret: []byte("new"), Times: 2, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +143,9 @@ func TestChaosMerge(t *testing.T) {
 	}
 	if s[0].hook != s[1].hook {
 		t.Error("the two copies of the merged message differ in hook uuid")
+	}
+	if line := rep.Results[1].Line(); !strings.HasPrefix(line, "deliveries 1,2 merged copy 2 (4 events) -> ") || !strings.Contains(line, ": 200 OK in ") {
+		t.Errorf("line: %s", line)
 	}
 }
 
