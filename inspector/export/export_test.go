@@ -238,6 +238,9 @@ func TestHARStructureAndRoundTrip(t *testing.T) {
 			t.Errorf("delivery %d: %+v\nwant %+v", o.ID, d, o)
 		}
 	}
+	if !strings.Contains(buf.String(), `"name": "session",`+"\n"+`              "value": "`+cookieValue) {
+		t.Error("HAR cookies not parsed from the Cookie header")
+	}
 	if !strings.Contains(buf.String(), `"encoding": "base64"`) || !strings.Contains(buf.String(), `"url": "https://quiet-river.trycloudflare.com/webhooks?access_token=`) {
 		t.Error("HAR lacks the base64 body or the https URL")
 	}

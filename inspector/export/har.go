@@ -166,13 +166,22 @@ func harEntry(r *inspector.Record, opts Options) HAREntry {
 	for _, x := range hs {
 		req.Headers = append(req.Headers, HARNameValue{x.Name, x.Value})
 		size += len(x.Name) + 2 + len(x.Value) + 2
-		if strings.EqualFold(x.Name, "Cookie") {
-			for _, c := range strings.Split(x.Value, ";") {
-				name, value, _ := strings.Cut(strings.TrimSpace(c), "=")
-				if name != "" {
-					req.Cookies = append(req.Cookies, HARNameValue{name, value})
-				}
+	}
+	// Cookies come from the original header: their names are no secret,
+	// their values are redacted like the header.
+	for _, x := range d.Headers {
+		if !strings.EqualFold(x.Name, "Cookie") {
+			continue
+		}
+		for _, c := range strings.Split(x.Value, ";") {
+			name, value, _ := strings.Cut(strings.TrimSpace(c), "=")
+			if name == "" {
+				continue
 			}
+			if !opts.Reveal {
+				value = Redacted
+			}
+			req.Cookies = append(req.Cookies, HARNameValue{name, value})
 		}
 	}
 	req.HeadersSize = int64(size)
