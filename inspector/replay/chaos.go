@@ -30,6 +30,9 @@ type ChaosOptions struct {
 	Split bool
 	// Merge sends every selected event in one message (new hook uuid).
 	Merge bool
+	// EventUUIDs, when set with Split or Merge, keeps only these events of
+	// the selected deliveries (the view's event selection).
+	EventUUIDs []string
 	// Delay waits between sends.
 	Delay time.Duration
 	// Secret re-signs every message. Split and Merge build new bodies, so
@@ -87,6 +90,17 @@ func PlanChaos(ds []*inspector.Delivery, opts ChaosOptions) ([]Planned, error) {
 			return nil, fmt.Errorf("delivery %d was cut at the body cap: replaying it would send a different body", d.ID)
 		}
 	}
+	keep := func(ev inspector.RawEvent) bool {
+		if len(opts.EventUUIDs) == 0 {
+			return true
+		}
+		for _, u := range opts.EventUUIDs {
+			if u == ev.UUID {
+				return true
+			}
+		}
+		return false
+	}
 	var base []Planned
 	switch {
 	case opts.Split:
@@ -96,6 +110,9 @@ func PlanChaos(ds []*inspector.Delivery, opts ChaosOptions) ([]Planned, error) {
 				return nil, fmt.Errorf("split delivery %d: it is not a webhook message: %w", d.ID, err)
 			}
 			for _, ev := range m.Events {
+				if !keep(ev) {
+					continue
+				}
 				p := newMessage(d, []inspector.RawEvent{ev}, rng, opts.Secret)
 				p.Mode, p.Sources = ModeSplit, []int64{d.ID}
 				base = append(base, p)
@@ -109,13 +126,26 @@ func PlanChaos(ds []*inspector.Delivery, opts ChaosOptions) ([]Planned, error) {
 			if err != nil {
 				return nil, fmt.Errorf("merge delivery %d: it is not a webhook message: %w", d.ID, err)
 			}
-			evs = append(evs, m.Events...)
-			srcs = append(srcs, d.ID)
+			n := len(evs)
+			for _, ev := range m.Events {
+				if keep(ev) {
+					evs = append(evs, ev)
+				}
+			}
+			if len(evs) > n {
+				srcs = append(srcs, d.ID)
+			}
+		}
+		if len(evs) == 0 {
+			return nil, errors.New("none of the chosen events is in the selected deliveries")
 		}
 		p := newMessage(ds[0], evs, rng, opts.Secret)
 		p.Mode, p.Sources = ModeMerged, srcs
 		base = append(base, p)
 	default:
+		if len(opts.EventUUIDs) > 0 {
+			return nil, errors.New("choosing events needs split or merge: a whole delivery is replayed as it is")
+		}
 		for _, d := range ds {
 			p := Planned{Mode: ModeRaw, Sources: []int64{d.ID}, Request: BuildRequest(d, nil, opts.Secret)}
 			if len(opts.Secret) > 0 {
@@ -126,6 +156,9 @@ func PlanChaos(ds []*inspector.Delivery, opts ChaosOptions) ([]Planned, error) {
 			p.HookUUID, p.Events = r.HookUUID, r.Events
 			base = append(base, p)
 		}
+	}
+	if len(base) == 0 {
+		return nil, errors.New("none of the chosen events is in the selected deliveries")
 	}
 	var plan []Planned
 	for _, p := range base {

@@ -210,3 +210,24 @@ func TestChaosDelayAndCancel(t *testing.T) {
 		t.Errorf("err %v after %d sends (server saw %d): want a stop after the first", err, n, len(got()))
 	}
 }
+
+func TestChaosChosenEvents(t *testing.T) {
+	ds, ids := chaosInput()
+	plan, err := PlanChaos(ds, ChaosOptions{Merge: true, Secret: []byte("k"), EventUUIDs: []string{ids[0][2], ids[1][0]}, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) != 1 || !slices.Equal(plan[0].Events, []string{ids[0][2], ids[1][0]}) || !slices.Equal(plan[0].Sources, []int64{1, 2}) {
+		t.Errorf("merge of chosen events: %+v", plan)
+	}
+	plan, err = PlanChaos(ds, ChaosOptions{Split: true, Secret: []byte("k"), EventUUIDs: []string{ids[0][1]}})
+	if err != nil || len(plan) != 1 || plan[0].Events[0] != ids[0][1] {
+		t.Errorf("split of a chosen event: %v %+v", err, plan)
+	}
+	if _, err := PlanChaos(ds, ChaosOptions{Split: true, Secret: []byte("k"), EventUUIDs: []string{"nope"}}); err == nil {
+		t.Error("no matching event, yet a plan")
+	}
+	if _, err := PlanChaos(ds, ChaosOptions{EventUUIDs: []string{ids[0][1]}}); err == nil {
+		t.Error("chosen events without split or merge")
+	}
+}
