@@ -77,6 +77,9 @@ func Open(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	// Every new connection pays for the pragmas and for parsing the schema
+	// (FTS included); keep a few idle ones for the UI's bursts of reads.
+	sqlDB.SetMaxIdleConns(8)
 	db := &DB{path: path, sql: sqlDB}
 	if err := db.migrate(context.Background()); err != nil {
 		sqlDB.Close()
