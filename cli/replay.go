@@ -40,6 +40,8 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 	shuffle := fs.Bool("shuffle", false, "mix the order of all sends")
 	split := fs.Bool("split", false, "send each event of a batch as its own message (new hook uuid, re-signed)")
 	merge := fs.Bool("merge", false, "send all selected events as one message (new hook uuid, re-signed)")
+	var events multiFlag
+	fs.Var(&events, "event", "with --split or --merge: only this event uuid of the selected deliveries (repeatable)")
 	delay := fs.Duration("delay", 0, "wait this long between sends")
 	seed := fs.Int64("seed", 0, "seed for --shuffle and new hook uuids (0: random)")
 	maxSel := fs.Int("max", 1000, "refuse to replay a selection larger than this")
@@ -80,6 +82,9 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 		secret = []byte(v)
 	}
 	chaos := *times > 1 || *shuffle || *split || *merge || *delay > 0
+	if len(events) > 0 && !*split && !*merge {
+		return usageError("--event picks events to split or merge; add --split or --merge")
+	}
 	if (*split || *merge) && secret == nil {
 		return usageError("--split and --merge build new messages, which must be signed: add --resign-secret-env VAR")
 	}
@@ -160,7 +165,7 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 	r.Sender.Timeout = *timeout
 	var results []*replay.Result
 	if chaos {
-		rep, err := r.Chaos(ctx, ds, replay.ChaosOptions{Target: *to, Times: *times, Shuffle: *shuffle, Split: *split, Merge: *merge,
+		rep, err := r.Chaos(ctx, ds, replay.ChaosOptions{Target: *to, Times: *times, Shuffle: *shuffle, Split: *split, Merge: *merge, EventUUIDs: events,
 			Delay: *delay, Secret: secret, Seed: *seed, OnResult: func(done, total int, res *replay.Result) { print(res) }})
 		if rep != nil {
 			results = rep.Results

@@ -184,6 +184,7 @@ func TestReplayUsage(t *testing.T) {
 		{[]string{"--id", "1", "--to", to, "--body", "b.json", "--times", "2", "--resign-secret", "s"}, "does not combine"},
 		{[]string{"--id", "1", "--to", to, "--resign-secret-env", "UNSET"}, "unset"},
 		{[]string{"--id", "1", "--to", to, "--bogus"}, "bogus"},
+		{[]string{"--id", "1", "--to", to, "--event", "abc"}, "add --split or --merge"},
 	} {
 		r := run(t, nil, append([]string{"replay", "--db", dbPath}, tt.args...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, tt.want) {
