@@ -105,15 +105,16 @@ func newDetailView(win *mainWindow) *detailView {
 	d.SigBox = container.NewVBox()
 
 	d.Tabs = container.NewAppTabs(
-		container.NewTabItem("Events", container.NewVScroll(container.NewPadded(d.EventsBox))),
+		container.NewTabItem("Events", container.NewScroll(container.NewPadded(d.EventsBox))),
 		container.NewTabItem("JSON", d.JSONGrid),
 		container.NewTabItem("Raw", container.NewBorder(d.RawNote, nil, nil, nil, d.RawGrid)),
 		container.NewTabItem("Headers", d.HeaderList),
-		container.NewTabItem("Signature", container.NewVScroll(container.NewPadded(d.SigBox))),
+		container.NewTabItem("Signature", container.NewScroll(container.NewPadded(d.SigBox))),
 	)
 	actions := container.NewHBox(widget.NewLabel("Copy:"), d.CopyBody, d.CopyPretty, d.CopyCurl, layout.NewSpacer(), d.DeleteButton)
 	head := container.NewVBox(d.Title, d.Meta, actions)
 	d.pane = container.NewBorder(head, nil, nil, nil, d.Tabs)
+	// The pane never widens the window: long values scroll or wrap inside it.
 	d.placeholder = container.NewCenter(widget.NewLabelWithStyle("Select a delivery to see its events, body, headers and signature.", fyne.TextAlignCenter, fyne.TextStyle{Italic: true}))
 	d.content = container.NewStack(d.placeholder)
 	return d
@@ -334,11 +335,13 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 		title += "  (unknown type)"
 	}
 	box := container.NewVBox()
+	if ev.Summary != "" {
+		box.Add(factLabel(ev.Summary, widget.MediumImportance))
+	}
 	facts := widget.NewForm()
-	facts.Append("uuid", selectable(ev.UUID))
-	facts.Append("generated_at", selectable(ev.GeneratedRaw))
-	if ev.AccountID != "" {
-		facts.Append("account", selectable(ev.AccountID))
+	if len(dec.Fields) == 0 {
+		facts.Append("uuid", selectable(ev.UUID))
+		facts.Append("generated_at", selectable(ev.GeneratedRaw))
 	}
 	for _, f := range dec.Fields {
 		facts.Append(f.Label, selectable(f.Value))
@@ -395,7 +398,7 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 	})
 	copyBtn.Importance = widget.LowImportance
 	box.Add(container.NewHBox(layout.NewSpacer(), copyBtn))
-	return widget.NewCard(title, ev.Summary, box)
+	return widget.NewCard(title, "", box)
 }
 
 // extraProblems returns catalogue problems not already in stored ones (a
@@ -444,7 +447,7 @@ func (d *detailView) link(id int64) fyne.CanvasObject {
 func selectable(s string) *widget.Label {
 	l := widget.NewLabel(s)
 	l.Selectable = true
-	l.Wrapping = fyne.TextWrapWord
+	l.Wrapping = fyne.TextWrapBreak // URLs and digests have no spaces to wrap at
 	return l
 }
 

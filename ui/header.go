@@ -61,10 +61,11 @@ func newHeaderView(win *mainWindow) *headerView {
 		label("Local"), container.NewBorder(nil, nil, nil, h.CopyLocal, h.LocalURL),
 		label("Public"), container.NewBorder(nil, nil, nil, container.NewHBox(h.CopyPublic, h.TunnelButton), h.PublicURL),
 	)
-	status := container.NewHBox(
-		container.NewCenter(h.Receiver), container.NewCenter(h.TunnelState), container.NewCenter(h.Secrets), h.SecretButton,
-		layout.NewSpacer(), h.Counts, h.SendTest,
-	)
+	h.Counts.Truncation = fyne.TextTruncateEllipsis
+	h.Counts.Alignment = fyne.TextAlignTrailing
+	status := container.NewBorder(nil, nil,
+		container.NewHBox(container.NewCenter(h.Receiver), container.NewCenter(h.TunnelState), container.NewCenter(h.Secrets), h.SecretButton),
+		h.SendTest, h.Counts)
 	h.content = container.NewVBox(container.NewPadded(container.NewVBox(urls, status)), widget.NewSeparator())
 	if win.svc.Tunnel == nil {
 		h.TunnelButton.Hide()

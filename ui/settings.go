@@ -225,7 +225,7 @@ func newSettingsView(win *mainWindow) *settingsView {
 		v.Status,
 		about,
 	)
-	v.content = container.NewVScroll(container.NewPadded(body))
+	v.content = container.NewScroll(container.NewPadded(body))
 	return v
 }
 

@@ -81,6 +81,7 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secret
 	)
 	footer := container.NewPadded(m.Status)
 	w.SetContent(container.NewBorder(m.header.content, footer, nil, nil, m.Tabs))
+	m.Tabs.Refresh()
 	m.shortcuts()
 
 	if svc.Engine != nil {
