@@ -446,7 +446,9 @@ func (d *detailView) link(id int64) fyne.CanvasObject {
 
 func selectable(s string) *widget.Label {
 	l := widget.NewLabel(s)
-	l.Selectable = true
+	// A selectable label does not wrap in Fyne 2.7, so a long value would
+	// widen the window; long values are copied with "Copy event" instead.
+	l.Selectable = len(s) <= 60
 	l.Wrapping = fyne.TextWrapBreak // URLs and digests have no spaces to wrap at
 	return l
 }
@@ -506,7 +508,6 @@ func (d *detailView) showSignature(r *inspector.Record) {
 
 func monoSelectable(s string) *widget.Label {
 	l := widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-	l.Selectable = true
 	l.Wrapping = fyne.TextWrapBreak
 	return l
 }
