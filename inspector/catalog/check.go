@@ -89,8 +89,21 @@ func (w *walker) object(obj int32, fs []field, path string, extra extraRule) {
 }
 
 func match(t *tree, m int32, fs []field) int {
+	n := &t.nodes[m]
+	if n.keyEsc {
+		k := t.key(m)
+		for i := range fs {
+			if fs[i].name == k {
+				return i
+			}
+		}
+		return -1
+	}
+	// The key as a substring of the source: no allocation, no per-field
+	// re-read of the node.
+	k := t.src[n.keyStart:n.keyEnd]
 	for i := range fs {
-		if t.keyIs(m, fs[i].name) {
+		if fs[i].name == k {
 			return i
 		}
 	}

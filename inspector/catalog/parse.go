@@ -432,22 +432,18 @@ func (t *tree) key(i int32) string {
 	return unescape(t.src[n.keyStart-1 : n.keyEnd+1])
 }
 
-// keyIs compares an object member's key without allocating.
-func (t *tree) keyIs(i int32, k string) bool {
-	n := &t.nodes[i]
-	if n.keyEsc {
-		return t.key(i) == k
-	}
-	return t.src[n.keyStart:n.keyEnd] == k
-}
-
 // get returns the member of object i named k, or -1.
 func (t *tree) get(i int32, k string) int32 {
 	if i < 0 || t.nodes[i].kind != kindObject {
 		return -1
 	}
 	for c := t.nodes[i].first; c >= 0; c = t.nodes[c].next {
-		if t.keyIs(c, k) {
+		n := &t.nodes[c]
+		if n.keyEsc {
+			if t.key(c) == k {
+				return c
+			}
+		} else if t.src[n.keyStart:n.keyEnd] == k {
 			return c
 		}
 	}
