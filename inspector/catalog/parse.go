@@ -244,6 +244,16 @@ func (p *parser) str() (start, end int, esc bool, err error) {
 	src := p.src
 	i := p.pos
 	for {
+		// Eight bytes at a time while none of them needs a closer look:
+		// most of a webhook body is plain string content (ids, names, URLs).
+		for i+8 <= len(src) {
+			v := uint64(src[i]) | uint64(src[i+1])<<8 | uint64(src[i+2])<<16 | uint64(src[i+3])<<24 |
+				uint64(src[i+4])<<32 | uint64(src[i+5])<<40 | uint64(src[i+6])<<48 | uint64(src[i+7])<<56
+			if hasLess(v, 0x20)|hasByte(v, '"')|hasByte(v, '\\') != 0 {
+				break
+			}
+			i += 8
+		}
 		for i < len(src) && plain[src[i]] {
 			i++
 		}
@@ -282,6 +292,18 @@ func (p *parser) str() (start, end int, esc bool, err error) {
 		}
 	}
 }
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// hasLess is non-zero when some byte of v is below n (n <= 128): the
+// classic SWAR test, exact for this use.
+func hasLess(v uint64, n byte) uint64 { return (v - lsb*uint64(n)) & ^v & msb }
+
+// hasByte is non-zero when some byte of v equals b.
+func hasByte(v uint64, b byte) uint64 { return hasLess(v^(lsb*uint64(b)), 1) }
 
 func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -30,4 +31,22 @@ func FuzzUnescape(f *testing.F) {
 			t.Errorf("unescape(%q) = %q, want %q", s, got, want)
 		}
 	})
+}
+
+// TestStringScanEveryOffset puts each byte the fast scanner must stop at
+// at every position of a 8-byte block.
+func TestStringScanEveryOffset(t *testing.T) {
+	for pos := 0; pos < 20; pos++ {
+		for _, c := range []byte{0x00, 0x1f, '\n', '"', '\\'} {
+			b := []byte(`"` + strings.Repeat("a", 20) + `"`)
+			b[1+pos] = c
+			want := json.Valid(b)
+			if got := valid(b); got != want {
+				t.Errorf("byte %#x at %d: valid=%v, encoding/json says %v", c, pos, got, want)
+			}
+		}
+	}
+	if !valid([]byte(`"` + strings.Repeat("é~\x7f", 10) + `"`)) {
+		t.Errorf("high and DEL bytes rejected")
+	}
 }
