@@ -11,7 +11,7 @@ bin="$tmp/hookscope"
 export LANG=en_US.UTF-8
 go build -tags migrated_fynedo -o "$bin" ./ui/internal/devrun
 
-Xvfb "$display" -screen 0 1440x900x24 >"$tmp/xvfb.log" 2>&1 &
+Xvfb "$display" -screen 0 1280x800x24 >"$tmp/xvfb.log" 2>&1 &
 xvfb=$!
 app=
 cleanup() {
@@ -30,7 +30,8 @@ start() { # $1: theme (light|dark)
 		WEBHOOK_SECRET=demo-secret "$bin" --db "$tmp/hooks.db" --secret-env WEBHOOK_SECRET >"$tmp/app.log" 2>&1 &
 	app=$!
 	for _ in $(seq 50); do
-		curl -s -o /dev/null http://127.0.0.1:8787/ && break
+		# a bare TCP connect: an HTTP probe would be recorded as a delivery
+		(exec 3<>/dev/tcp/127.0.0.1/8787) 2>/dev/null && break
 		sleep 0.2
 	done
 	sleep 1.5
@@ -41,22 +42,23 @@ start light
 shot ui-empty
 WEBHOOK_SECRET=demo-secret "$bin" --secret-env WEBHOOK_SECRET send http://127.0.0.1:8787/webhooks
 sleep 1.5
-click 200 330   # the newest delivery
+# Coordinates are for the default 1280x800 window at the screen's origin.
+click 300 380   # the divergent duplicate (second newest)
 shot ui-deliveries
-click 200 390   # the divergent duplicate
-shot ui-events-divergent
-click 497 312   # JSON tab
+click 685 312   # JSON tab
 shot ui-json
-click 610 312   # Headers tab
+click 800 312   # Headers tab
 shot ui-headers
-click 693 312   # Signature tab
-click 200 330
+click 300 320   # the newest: signed with the wrong key
+click 883 312   # Signature tab
 shot ui-signature
-click 128 155   # Settings tab
+click 737 312   # Raw tab
+shot ui-raw
+click 129 155   # Settings tab
 shot ui-settings
 stop
 
 start dark
-click 200 330
+click 300 380
 shot ui-deliveries-dark
 stop

@@ -6,6 +6,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -162,4 +163,23 @@ func problemsLook(n int) (string, fyne.Resource, fyne.ThemeColorName) {
 		word = "problem"
 	}
 	return fmt.Sprintf("%d %s", n, word), theme.ErrorIcon(), theme.ColorNameWarning
+}
+
+// capMin reports a small fixed minimum size for its child and gives it all
+// the room there is. TextGrid (Fyne 2.7) reports its whole text's width as
+// its minimum even when it scrolls, which would widen the window to the
+// longest body line.
+type capMin struct{ min fyne.Size }
+
+func (c capMin) MinSize([]fyne.CanvasObject) fyne.Size { return c.min }
+
+func (c capMin) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	for _, o := range objs {
+		o.Move(fyne.NewPos(0, 0))
+		o.Resize(size)
+	}
+}
+
+func capped(o fyne.CanvasObject) fyne.CanvasObject {
+	return container.New(capMin{min: fyne.NewSize(120, 80)}, o)
 }

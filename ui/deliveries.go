@@ -409,7 +409,10 @@ func (tightVBox) MinSize(objs []fyne.CanvasObject) fyne.Size {
 		s.Width = max(s.Width, m.Width)
 		s.Height += m.Height
 	}
-	return fyne.NewSize(s.Width, s.Height-8)
+	if n := len(objs); n > 1 {
+		s.Height -= 8 * float32(n-1)
+	}
+	return s
 }
 
 func (tightVBox) Layout(objs []fyne.CanvasObject, size fyne.Size) {
@@ -427,9 +430,13 @@ func (tightVBox) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 
 func (r *rowView) set(s storage.Summary) {
 	r.when.SetText(s.ReceivedAt.Local().Format("15:04:05.000"))
-	r.sig.set(signatureLook(s.Signature))
-	if !s.Analyzed {
+	switch {
+	case s.Rejected:
+		r.sig.set("not POST", theme.CancelIcon(), theme.ColorNameDisabled)
+	case !s.Analyzed:
 		r.sig.set(signatureLook(""))
+	default:
+		r.sig.set(signatureLook(s.Signature))
 	}
 	r.dedupe.set(dedupeLook(s))
 	r.problems.set(problemsLook(s.Problems))

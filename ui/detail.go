@@ -106,8 +106,8 @@ func newDetailView(win *mainWindow) *detailView {
 
 	d.Tabs = container.NewAppTabs(
 		container.NewTabItem("Events", container.NewScroll(container.NewPadded(d.EventsBox))),
-		container.NewTabItem("JSON", d.JSONGrid),
-		container.NewTabItem("Raw", container.NewBorder(d.RawNote, nil, nil, nil, d.RawGrid)),
+		container.NewTabItem("JSON", capped(d.JSONGrid)),
+		container.NewTabItem("Raw", container.NewBorder(d.RawNote, nil, nil, nil, capped(d.RawGrid))),
 		container.NewTabItem("Headers", d.HeaderList),
 		container.NewTabItem("Signature", container.NewScroll(container.NewPadded(d.SigBox))),
 	)
@@ -274,12 +274,16 @@ func (d *detailView) showRaw(del *inspector.Delivery, valid bool) {
 	if len(del.Body) == 0 {
 		notes = append(notes, "The body is empty.")
 	}
-	d.RawNote.SetText(strings.Join(notes, "\n"))
-	if len(notes) == 0 {
-		d.RawNote.Hide()
-	} else {
-		d.RawNote.Show()
+	d.RawNote.Importance = widget.MediumImportance
+	if len(notes) > 0 {
+		d.RawNote.Importance = widget.WarningImportance
 	}
+	kind := "UTF-8 text"
+	if !valid {
+		kind = "binary"
+	}
+	info := fmt.Sprintf("The exact %s received (%s), byte for byte; long lines scroll sideways.", kind, humanBytes(int64(len(del.Body))))
+	d.RawNote.SetText(strings.Join(append([]string{info}, notes...), "\n"))
 }
 
 // hexDump renders b as offset, hex and printable columns.
@@ -346,7 +350,6 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 	for _, f := range dec.Fields {
 		facts.Append(f.Label, selectable(f.Value))
 	}
-	box.Add(facts)
 
 	// Dedupe facts.
 	dd := container.NewVBox()
@@ -358,7 +361,7 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 	case ev.Copies > 1:
 		dd.Add(factLabel(fmt.Sprintf("First copy of this event; %d copies have arrived in all.", ev.Copies), widget.MediumImportance))
 	default:
-		dd.Add(factLabel("New: the first and only copy of this uuid so far.", widget.LowImportance))
+		dd.Add(factLabel("New: the first and only copy of this uuid so far.", widget.SuccessImportance))
 	}
 	if refs := dat.copies[i]; len(refs) > 1 {
 		links := container.NewHBox(widget.NewLabel("Copies:"))
@@ -371,15 +374,23 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 		}
 		dd.Add(container.NewHScroll(links))
 		first := refs[0]
-		dd.Add(factLabel(fmt.Sprintf("First seen %s (%s) in #%d.", first.ReceivedAt.Local().Format("15:04:05.000"), ago(first.ReceivedAt, time.Now()), first.DeliveryID), widget.LowImportance))
+		dd.Add(factLabel(fmt.Sprintf("First seen %s (%s) in #%d.", first.ReceivedAt.Local().Format("15:04:05.000"), ago(first.ReceivedAt, time.Now()), first.DeliveryID), widget.MediumImportance))
 	}
 	if diff := dat.diffs[i]; len(diff) > 0 {
-		g := widget.NewTextGrid()
-		g.SetText(strings.Join(diff, "\n"))
-		dd.Add(widget.NewLabelWithStyle("Differences from the first copy:", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
-		dd.Add(g)
+		dd.Add(widget.NewLabelWithStyle("Differences from the first copy (- first copy, + this copy):", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+		lines := container.New(tightVBox{})
+		for _, line := range diff {
+			l := widget.NewLabelWithStyle(line, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+			l.Wrapping = fyne.TextWrapBreak
+			if strings.HasPrefix(line, "+") {
+				l.Importance = widget.SuccessImportance
+			} else {
+				l.Importance = widget.DangerImportance
+			}
+			lines.Add(l)
+		}
+		dd.Add(lines)
 	}
-	box.Add(widget.NewSeparator())
 	box.Add(dd)
 	if ev.OutOfOrder {
 		note := ev.OrderNote
@@ -389,9 +400,11 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 		box.Add(factLabel("Out of order: "+note, widget.WarningImportance))
 	}
 	if probs := append(append([]catalog.Problem(nil), ev.Problems...), extraProblems(ev.Problems, dec.Problems)...); len(probs) > 0 {
-		box.Add(widget.NewSeparator())
 		box.Add(problemsBox(probs))
 	}
+	// The facts that need attention come first, the typed fields after.
+	box.Add(widget.NewSeparator())
+	box.Add(facts)
 	raw := ev.Raw
 	copyBtn := widget.NewButtonWithIcon("Copy event", theme.ContentCopyIcon(), func() {
 		d.win.copy(string(catalog.Pretty(raw)), "event "+ev.UUID)
@@ -502,7 +515,7 @@ func (d *detailView) showSignature(r *inspector.Record) {
 		box.Add(factLabel("No signature secret is configured, so the signature cannot be checked. Enter the Secret Key from the service's webhook settings.", widget.MediumImportance))
 		box.Add(container.NewHBox(set))
 	}
-	box.Add(factLabel("The signature is the hex HMAC-SHA256 of the raw body, keyed with the webhook's Secret Key (spec 4.3). Expected digests are shown so you can compare them with your own code; they do not reveal the secret.", widget.LowImportance))
+	box.Add(factLabel("The signature is the hex HMAC-SHA256 of the raw body, keyed with the webhook's Secret Key (spec 4.3). Expected digests are shown so you can compare them with your own code; they do not reveal the secret.", widget.MediumImportance))
 	box.Refresh()
 }
 
