@@ -230,11 +230,20 @@ func stringArgs(ss []string) []any {
 // UNION: SQLite would otherwise read every index entry of an IN list and
 // sort them, which at a million rows is the whole index.
 func idQuery(f Filter, ord order, after int64, limit int) *query {
-	match := ""
-	if strings.TrimSpace(f.Text) != "" {
-		match = ftsQuery(f.Text)
+	return idQueryDriven(f, chooseDriver(f, textMatch(f)), ord, after, limit)
+}
+
+func textMatch(f Filter) string {
+	if strings.TrimSpace(f.Text) == "" {
+		return ""
 	}
-	drv := chooseDriver(f, match)
+	return ftsQuery(f.Text)
+}
+
+// idQueryDriven is idQuery with the driving filter chosen by the caller;
+// drv must be one of f's set filters (or driveAll).
+func idQueryDriven(f Filter, drv driver, ord order, after int64, limit int) *query {
+	match := textMatch(f)
 	dir := " DESC"
 	if ord == oldestFirst {
 		dir = " ASC"
@@ -435,11 +444,67 @@ func (db *DB) Count(ctx context.Context, f Filter) (int64, error) {
 		}
 		return n, nil
 	}
-	ids := idQuery(f, unordered, 0, -1)
+	drv, err := db.countDriver(ctx, f)
+	if err != nil {
+		return 0, fmt.Errorf("count deliveries: %w", err)
+	}
+	ids := idQueryDriven(f, drv, unordered, 0, -1)
 	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+ids.b.String()+`)`, ids.args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count deliveries: %w", err)
 	}
 	return n, nil
+}
+
+// probeCap bounds the rows a driver probe reads.
+const probeCap = 10000
+
+// countDriver picks the driving filter for a count. A count reads every
+// row its driver yields, so when several indexed filters are set the
+// fixed ranking can be far off (invalid signatures are rare, valid ones
+// are nearly all): each candidate's index is probed for up to probeCap
+// entries and the smallest drives. A list page stops after one page and
+// keeps the fixed ranking.
+func (db *DB) countDriver(ctx context.Context, f Filter) (driver, error) {
+	drv := chooseDriver(f, textMatch(f))
+	if drv == driveIDs || drv == driveText {
+		return drv, nil
+	}
+	var candidates []struct {
+		drv  driver
+		only Filter
+	}
+	add := func(set bool, d driver, only Filter) {
+		if set {
+			candidates = append(candidates, struct {
+				drv  driver
+				only Filter
+			}{d, only})
+		}
+	}
+	add(f.DivergentOnly, driveDivergent, Filter{DivergentOnly: true})
+	add(f.ProblemsOnly, driveProblems, Filter{ProblemsOnly: true})
+	add(f.DuplicatesOnly, driveDuplicates, Filter{DuplicatesOnly: true})
+	add(len(f.Types) > 0, driveTypes, Filter{Types: f.Types})
+	add(len(f.Signatures) > 0, driveSignatures, Filter{Signatures: f.Signatures})
+	add(f.Path != "", drivePath, Filter{Path: f.Path})
+	add(!f.Since.IsZero(), driveSince, Filter{Since: f.Since})
+	if len(candidates) < 2 {
+		return drv, nil
+	}
+	best := int64(-1)
+	for _, c := range candidates {
+		c.only.BeforeID = f.BeforeID
+		q := idQueryDriven(c.only, c.drv, unordered, 0, -1)
+		var n int64
+		if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM (`+q.b.String()+`) LIMIT ?)`,
+			append(q.args, probeCap)...).Scan(&n); err != nil {
+			return 0, err
+		}
+		if best < 0 || n < best {
+			best, drv = n, c.drv
+		}
+	}
+	return drv, nil
 }
 
 func isZero(f Filter) bool {

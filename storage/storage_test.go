@@ -333,6 +333,28 @@ func TestFilters(t *testing.T) {
 			if n != int64(len(tt.want)) {
 				t.Errorf("Count = %d, want %d", n, len(tt.want))
 			}
+			// Every filter set must be able to drive and give the same answer.
+			for drv, set := range map[driver]bool{
+				driveIDs: len(tt.f.IDs) > 0, driveText: ftsQuery(tt.f.Text) != "", driveDivergent: tt.f.DivergentOnly,
+				driveProblems: tt.f.ProblemsOnly, driveDuplicates: tt.f.DuplicatesOnly, driveTypes: len(tt.f.Types) > 0,
+				driveSignatures: len(tt.f.Signatures) > 0, drivePath: tt.f.Path != "", driveSince: !tt.f.Since.IsZero(), driveAll: true,
+			} {
+				if !set {
+					continue
+				}
+				q := idQueryDriven(tt.f, drv, newestFirst, 0, 50)
+				rows, err := db.SQL().Query(q.b.String(), q.args...)
+				if err != nil {
+					t.Fatalf("driver %d: %v", drv, err)
+				}
+				got, err := scanIDs(rows)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("driven by %d: %v, want %v", drv, got, tt.want)
+				}
+			}
 			var each []int64
 			if err := db.Each(context.Background(), tt.f, func(r *inspector.Record) error {
 				each = append(each, r.Delivery.ID)
