@@ -455,14 +455,14 @@ func (db *DB) Count(ctx context.Context, f Filter) (int64, error) {
 	return n, nil
 }
 
-// probeCap bounds the rows a driver probe reads.
-const probeCap = 10000
+// probeWindow is how many of the newest ids a driver probe looks at.
+const probeWindow = 20000
 
 // countDriver picks the driving filter for a count. A count reads every
 // row its driver yields, so when several indexed filters are set the
 // fixed ranking can be far off (invalid signatures are rare, valid ones
-// are nearly all): each candidate's index is probed for up to probeCap
-// entries and the smallest drives. A list page stops after one page and
+// are nearly all): each candidate is counted over the newest probeWindow
+// ids and the most selective drives. A list page stops after one page and
 // keeps the fixed ranking.
 func (db *DB) countDriver(ctx context.Context, f Filter) (driver, error) {
 	drv := chooseDriver(f, textMatch(f))
@@ -491,13 +491,22 @@ func (db *DB) countDriver(ctx context.Context, f Filter) (driver, error) {
 	if len(candidates) < 2 {
 		return drv, nil
 	}
+	// Probe the newest probeWindow ids: every index ends in the id, so a
+	// window is a short range walk, and unlike a capped count it still
+	// tells two common filters apart.
+	top := f.BeforeID - 1
+	if f.BeforeID <= 0 {
+		if err := db.sql.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM deliveries`).Scan(&top); err != nil {
+			return 0, err
+		}
+	}
+	after := max(0, top-probeWindow)
 	best := int64(-1)
 	for _, c := range candidates {
 		c.only.BeforeID = f.BeforeID
-		q := idQueryDriven(c.only, c.drv, unordered, 0, -1)
+		q := idQueryDriven(c.only, c.drv, unordered, after, -1)
 		var n int64
-		if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM (`+q.b.String()+`) LIMIT ?)`,
-			append(q.args, probeCap)...).Scan(&n); err != nil {
+		if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+q.b.String()+`)`, q.args...).Scan(&n); err != nil {
 			return 0, err
 		}
 		if best < 0 || n < best {
