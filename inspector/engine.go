@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
 )
@@ -73,6 +75,8 @@ type Engine struct {
 	maxBody int64
 
 	q queue
+	// recovered is the highest id analysed by recovery from the store.
+	recovered atomic.Int64
 
 	subMu   sync.Mutex
 	subs    map[int]func(*Record)
@@ -204,12 +208,12 @@ func (e *Engine) Run(ctx context.Context) error {
 		return err
 	}
 	for {
-		batch := e.q.take()
+		batch := e.fresh(e.q.take())
 		if len(batch) == 0 {
 			select {
 			case <-ctx.Done():
 				// Drain what is queued so a clean stop leaves nothing pending.
-				for _, d := range e.q.take() {
+				for _, d := range e.fresh(e.q.take()) {
 					e.analyseQueued(context.WithoutCancel(ctx), d)
 				}
 				return nil
@@ -230,7 +234,7 @@ func (e *Engine) Drain(ctx context.Context) error {
 		return err
 	}
 	for {
-		batch := e.q.take()
+		batch := e.fresh(e.q.take())
 		if len(batch) == 0 {
 			return nil
 		}
@@ -241,7 +245,8 @@ func (e *Engine) Drain(ctx context.Context) error {
 }
 
 func (e *Engine) recover(ctx context.Context) error {
-	var after int64
+	after := e.recovered.Load()
+	defer func() { e.recovered.Store(after) }()
 	for {
 		ds, err := e.store.Unanalyzed(ctx, after, 500)
 		if err != nil {
@@ -257,6 +262,20 @@ func (e *Engine) recover(ctx context.Context) error {
 			after = d.ID
 		}
 	}
+}
+
+// fresh drops queued deliveries that recovery already analysed: a delivery
+// ingested before Run or Drain started is both queued and unanalysed in
+// the store, and must be analysed once.
+func (e *Engine) fresh(batch []*Delivery) []*Delivery {
+	done := e.recovered.Load()
+	out := batch[:0]
+	for _, d := range batch {
+		if d.ID > done {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func (e *Engine) analyseQueued(ctx context.Context, d *Delivery) {
@@ -300,7 +319,7 @@ func (e *Engine) Analyse(ctx context.Context, d *Delivery) *Analysis {
 		return a
 	}
 	a.Problems = catalog.CheckDelivery(d.HTTPHeader(), d.BodyLength)
-	msg, err := DecodeMessage(d.Body)
+	hook, events, err := decodeForAnalysis(d.Body)
 	if err != nil {
 		var de *DecodeError
 		if !errors.As(err, &de) {
@@ -312,25 +331,81 @@ func (e *Engine) Analyse(ctx context.Context, d *Delivery) *Analysis {
 		a.Error = de
 		return a
 	}
-	a.HookUUID = msg.HookUUID
-	for i, ev := range msg.Events {
-		cat := catalog.DecodeEvent(ev.Raw)
-		a.Events = append(a.Events, EventAnalysis{
+	a.HookUUID = hook
+	a.Events = events
+	return a
+}
+
+// decodeForAnalysis decodes a body with the catalogue's single-parse
+// decoder, the fast path for big batches. When that fails, or the message
+// is not of the documented shape, DecodeMessage's slower encoding/json pass
+// finds the precise reason and byte offset.
+func decodeForAnalysis(body []byte) (string, []EventAnalysis, error) {
+	fail := func() (string, []EventAnalysis, error) {
+		if _, err := DecodeMessage(body); err != nil {
+			return "", nil, err
+		}
+		return "", nil, &DecodeError{Reason: "the body is not a webhook message", Offset: -1}
+	}
+	if len(body) == 0 || !utf8.Valid(body) {
+		return fail()
+	}
+	if _, ok := tooDeep(body, maxDepth); !ok {
+		return fail()
+	}
+	m, err := catalog.DecodeMessage(body)
+	if err != nil || m.HookUUID == "" {
+		return fail()
+	}
+	events := make([]EventAnalysis, 0, len(m.Events))
+	for i, cat := range m.Events {
+		raw := m.Raw[i]
+		if len(raw) == 0 || raw[0] != '{' {
+			return fail()
+		}
+		// Raw aliases the body; keep the event's bytes independent of it.
+		raw = append(json.RawMessage(nil), raw...)
+		events = append(events, EventAnalysis{
 			Index:        i,
-			UUID:         ev.UUID,
-			Type:         ev.Type,
-			AccountID:    ev.AccountID,
-			GeneratedRaw: ev.GeneratedRaw,
-			GeneratedAt:  ev.GeneratedAt,
-			Raw:          ev.Raw,
-			Subject:      Subject(ev.Type, ev.Payload),
-			Hash:         CanonicalHash(ev.Raw),
+			UUID:         cat.UUID,
+			Type:         cat.Type,
+			AccountID:    cat.AccountID,
+			GeneratedRaw: cat.GeneratedAt,
+			GeneratedAt:  ParseTime(cat.GeneratedAt),
+			Raw:          raw,
+			Subject:      subjectFromFields(cat.Fields),
+			Hash:         CanonicalHash(raw),
 			Copies:       1,
 			Summary:      cat.Summary,
 			Problems:     cat.Problems,
 		})
 	}
-	return a
+	return m.HookUUID, events, nil
+}
+
+// subjectFromFields finds the ordering subject in the catalogue's field
+// list, which already holds the ids, instead of parsing the payload again.
+func subjectFromFields(fields []catalog.Field) string {
+	var media, session, live string
+	for _, f := range fields {
+		switch f.Path {
+		case "payload.media.id":
+			media = f.Value
+		case "payload.viewing_session.id":
+			session = f.Value
+		case "payload.live_event.id":
+			live = f.Value
+		}
+	}
+	switch {
+	case session != "":
+		return "viewing_session:" + session
+	case live != "":
+		return "live_event:" + live
+	case media != "":
+		return "media:" + media
+	}
+	return ""
 }
 
 // ledger fills the dedupe and order facts of a from what was analysed

@@ -420,3 +420,29 @@ func TestIsLoopback(t *testing.T) {
 		}
 	}
 }
+
+func TestIngestThenDrainAnalysesOnce(t *testing.T) {
+	ms := newMemStore()
+	eng := NewEngine(ms, Options{})
+	var n int
+	var outOfOrder bool
+	eng.Subscribe(func(r *Record) {
+		n++
+		for _, e := range r.Analysis.Events {
+			outOfOrder = outOfOrder || e.OutOfOrder
+		}
+	})
+	ctx := context.Background()
+	eng.Ingest(ctx, &Delivery{Method: "POST", Body: message("h1", event("e1", "media.processing", "m", "2026-01-01T00:00:01Z"))})
+	eng.Ingest(ctx, &Delivery{Method: "POST", Body: message("h2", event("e2", "media.ready", "m", "2026-01-01T00:00:02Z"))})
+	if err := eng.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 || outOfOrder {
+		t.Fatalf("analysed %d times (want 2), out-of-order flagged: %v", n, outOfOrder)
+	}
+	eng.Ingest(ctx, &Delivery{Method: "POST", Body: message("h3", event("e3", "media.updated", "m", "2026-01-01T00:00:03Z"))})
+	if err := eng.Drain(ctx); err != nil || n != 3 {
+		t.Fatalf("second drain: %d %v", n, err)
+	}
+}
