@@ -205,6 +205,11 @@ func (e *Engine) Ingest(ctx context.Context, d *Delivery) (int64, error) {
 // new delivery as it is ingested.
 func (e *Engine) Run(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped during recovery: what is left is stored and is
+			// recovered by the next start, so this is a clean stop.
+			return nil
+		}
 		return err
 	}
 	for {
