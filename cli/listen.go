@@ -24,7 +24,13 @@ const listenExamples = `  # receive on the default address and print one line pe
   hookscope listen --json --db /tmp/hooks.db --max-body 1048576
 
   # answer 500 to make the service re-send
-  hookscope listen --answer 500`
+  hookscope listen --answer 500
+
+  # a public HTTPS URL through your cloudflared (a quick tunnel, new hostname each run)
+  hookscope listen --tunnel
+
+  # a named tunnel on your own hostname; the token stays out of argv
+  HOOKSCOPE_TUNNEL_TOKEN=... hookscope listen --tunnel --tunnel-token-env HOOKSCOPE_TUNNEL_TOKEN --tunnel-hostname hooks.example.com`
 
 // DefaultListenAddr is where the receiver listens unless told otherwise.
 const DefaultListenAddr = "127.0.0.1:8787"
