@@ -234,6 +234,19 @@ func tooDeep(b []byte, limit int) (int, bool) {
 // as written. Two copies of one event with equal content hash equally
 // however the sender formatted them.
 func CanonicalHash(raw json.RawMessage) string {
+	// The fast single-pass canonicaliser handles well-formed JSON; anything
+	// it is unsure of (malformed input, duplicate keys, trailing data) takes
+	// the reference path below, so hashes never change.
+	if out, ok := appendCanonical(make([]byte, 0, len(raw)), raw); ok {
+		sum := sha256.Sum256(out)
+		return hex.EncodeToString(sum[:])
+	}
+	return canonicalHashSlow(raw)
+}
+
+// canonicalHashSlow is the reference definition of the canonical hash:
+// decode with encoding/json, write keys sorted and strings re-quoted.
+func canonicalHashSlow(raw json.RawMessage) string {
 	var buf bytes.Buffer
 	if err := canonical(&buf, json.NewDecoder(bytes.NewReader(raw))); err != nil {
 		// Not JSON: hash the bytes so equal garbage still compares equal.

@@ -24,12 +24,18 @@ import (
 func Body(g *simulate.Generator, size int) []byte {
 	types := catalog.Types()
 	var events []simulate.Event
-	for i := 0; ; i++ {
-		events = append(events, g.Event(types[i%len(types)].Name))
+	// Grow by the estimated shortfall rather than one event at a time:
+	// rendering is linear, so re-rendering per event would be quadratic
+	// for a 1 MiB body.
+	for want := 1; ; {
+		for len(events) < want {
+			events = append(events, g.Event(types[len(events)%len(types)].Name))
+		}
 		b := g.Message(events...).Body()
 		if len(b) >= size {
 			return b
 		}
+		want = len(events) + max(1, (size-len(b))*len(events)/len(b))
 	}
 }
 

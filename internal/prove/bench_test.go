@@ -1,0 +1,138 @@
+package prove
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/storage"
+)
+
+// BenchmarkIngestInProcess is the ingest path of `hookscope listen` (real
+// receiver, engine and store) in one process, so it can be profiled:
+//
+//	go test -run '^$' -bench IngestInProcess -cpuprofile cpu.out ./internal/prove/
+func BenchmarkIngestInProcess(b *testing.B) {
+	db, err := storage.Open(filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	secret := []byte("bench-secret")
+	eng := inspector.NewEngine(db, inspector.Options{Secrets: [][]byte{secret}})
+	ctx, cancel := context.WithCancel(context.Background())
+	runDone := make(chan error, 1)
+	go func() { runDone <- eng.Run(ctx) }()
+	srv, err := inspector.Serve("127.0.0.1:0", eng.Handler())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		srv.Shutdown(context.Background())
+		cancel()
+		<-runDone
+	}()
+	g := simulate.New(7)
+	bodies := make([][]byte, 1000)
+	for i := range bodies {
+		bodies[i] = Body(g, 2048)
+	}
+	url := "http://" + srv.Addr() + "/webhooks"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	var n atomic.Int64
+	b.SetParallelism(32)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			body := bodies[n.Add(1)%int64(len(bodies))]
+			req, _ := simulate.NewRequest(context.Background(), url, body, secret)
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+}
+
+// bigMessage is a simulated signed message of at least 1 MiB.
+func bigMessage(b *testing.B, secret []byte) *inspector.Delivery {
+	g := simulate.New(11)
+	body := Body(g, 1<<20)
+	return &inspector.Delivery{
+		ID:         1,
+		Method:     http.MethodPost,
+		Path:       "/webhooks",
+		Headers:    simulate.HeadersFor(body, secret),
+		Body:       body,
+		BodyLength: int64(len(body)),
+	}
+}
+
+// BenchmarkBodyPath1MiB is the engine's real analysis of a 1 MiB message:
+// verify the signature, decode, contract-check every event, hash it for
+// the ledger (Engine.Analyse), then pretty-print the body for display
+// (catalog.Pretty). Target: < 10 ms.
+func BenchmarkBodyPath1MiB(b *testing.B) {
+	secret := []byte("bench-secret")
+	d := bigMessage(b, secret)
+	eng := inspector.NewEngine(nil, inspector.Options{Secrets: [][]byte{secret}})
+	a := eng.Analyse(context.Background(), d)
+	if a.Error != nil || a.Signature.Status != inspector.SignatureValid {
+		b.Fatalf("analysis: error %v, signature %s", a.Error, a.Signature.Status)
+	}
+	for _, e := range a.Events {
+		if len(e.Problems) > 0 {
+			b.Fatalf("event %s has problems: %v", e.Type, e.Problems)
+		}
+	}
+	b.Logf("%d bytes, %d events", len(d.Body), len(a.Events))
+	var out bytes.Buffer
+	b.Run("full", func(b *testing.B) {
+		b.SetBytes(int64(len(d.Body)))
+		for b.Loop() {
+			a := eng.Analyse(context.Background(), d)
+			if len(a.Events) == 0 {
+				b.Fatal("no events")
+			}
+			out.Reset()
+			out.Write(catalog.Pretty(d.Body))
+		}
+	})
+	// The parts, to see where the time goes.
+	b.Run("analyse", func(b *testing.B) {
+		for b.Loop() {
+			eng.Analyse(context.Background(), d)
+		}
+	})
+	b.Run("pretty", func(b *testing.B) {
+		for b.Loop() {
+			catalog.Pretty(d.Body)
+		}
+	})
+	b.Run("canonical-hash", func(b *testing.B) {
+		for b.Loop() {
+			inspector.CanonicalHash(d.Body)
+		}
+	})
+	b.Run("verify", func(b *testing.B) {
+		sig, _ := d.Header(inspector.SignatureHeader)
+		for b.Loop() {
+			inspector.Verify(sig, true, d.Body, [][]byte{secret})
+		}
+	})
+}

@@ -1,0 +1,274 @@
+// Command hsload is Hookscope's load generator: it posts signed, realistic
+// webhook deliveries to a receiver and reports throughput and ack latency.
+// It can also run the bare net/http server that answers 200 without
+// storing, the baseline of `make bench`.
+//
+//	hsload bare --addr 127.0.0.1:0              # prints "listening http://..." and serves
+//	hsload run --url URL --secret-env S --rate 1000 --duration 10s
+//	hsload run --url URL --secret-env S --rate 0 --concurrency 64   # saturation
+//
+// run prints one JSON object: requests, ok, errors, rps, p50/p90/p99/max
+// latency in milliseconds. Latency is measured from the moment a request
+// was due (fixed-rate mode) or sent (saturation), so a stalled receiver
+// cannot hide its stalls (coordinated omission).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/internal/prove"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: hsload bare|run [flags] (hsload run --help)")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "bare":
+		err = bare(os.Args[2:])
+	case "run":
+		err = run(os.Args[2:])
+	default:
+		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare or run)\n", os.Args[1])
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hsload:", err)
+		os.Exit(1)
+	}
+}
+
+// bare serves 200 "ok" to every request after reading its body, with the
+// same server settings a receiver would have, and stores nothing.
+func bare(args []string) error {
+	fs := flag.NewFlagSet("bare", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
+	fs.Parse(args)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	srv := &http.Server{
+		ReadHeaderTimeout: 10 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, "ok\n")
+		}),
+	}
+	fmt.Printf("listening http://%s/webhooks\n", ln.Addr())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+		return err
+	}
+	return nil
+}
+
+// result is what run prints.
+type result struct {
+	URL         string  `json:"url"`
+	Mode        string  `json:"mode"`
+	Rate        int     `json:"rate,omitempty"`
+	Concurrency int     `json:"concurrency"`
+	BodyBytes   int     `json:"body_bytes"`
+	Seconds     float64 `json:"seconds"`
+	Requests    int64   `json:"requests"`
+	OK          int64   `json:"ok"`
+	Errors      int64   `json:"errors"`
+	RPS         float64 `json:"rps"`
+	P50ms       float64 `json:"p50_ms"`
+	P90ms       float64 `json:"p90_ms"`
+	P99ms       float64 `json:"p99_ms"`
+	MaxMs       float64 `json:"max_ms"`
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	url := fs.String("url", "", "receiver URL (required)")
+	secretEnv := fs.String("secret-env", "", "environment variable holding the webhook secret to sign with")
+	size := fs.Int("size", 2048, "body size in bytes (at least)")
+	rate := fs.Int("rate", 0, "requests per second; 0 means as fast as the receiver answers (saturation)")
+	conc := fs.Int("concurrency", 64, "concurrent connections")
+	dur := fs.Duration("duration", 10*time.Second, "how long to send")
+	warm := fs.Duration("warmup", 1*time.Second, "sending before measuring starts")
+	pool := fs.Int("bodies", 4000, "distinct bodies to cycle through")
+	fs.Parse(args)
+	if *url == "" {
+		return fmt.Errorf("--url is required")
+	}
+	var secret []byte
+	if *secretEnv != "" {
+		secret = []byte(os.Getenv(*secretEnv))
+	}
+	type msg struct {
+		body []byte
+		sig  string
+	}
+	g := simulate.New(42)
+	msgs := make([]msg, *pool)
+	for i := range msgs {
+		b := prove.Body(g, *size)
+		msgs[i] = msg{body: b, sig: inspector.Sign(secret, b)}
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: *conc, MaxConnsPerHost: *conc, DisableCompression: true}
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+
+	var next atomic.Int64
+	send := func() bool {
+		m := msgs[next.Add(1)%int64(len(msgs))]
+		req, _ := http.NewRequest(http.MethodPost, *url, nil)
+		req.Body = io.NopCloser(&byteReader{b: m.body})
+		req.ContentLength = int64(len(m.body))
+		req.GetBody = nil
+		req.Header.Set("User-Agent", simulate.UserAgent)
+		req.Header.Set("Content-Type", "application/json")
+		if len(secret) > 0 {
+			req.Header.Set(inspector.SignatureHeader, m.sig)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return false
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+
+	var (
+		mu        sync.Mutex
+		lat       []time.Duration
+		requests  int64
+		oks       int64
+		measuring atomic.Bool
+	)
+	record := func(d time.Duration, ok bool) {
+		if !measuring.Load() {
+			return
+		}
+		mu.Lock()
+		requests++
+		if ok {
+			oks++
+		}
+		lat = append(lat, d)
+		mu.Unlock()
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	if *rate > 0 {
+		// Open loop: a request is due every 1/rate; a worker picks it up and
+		// the latency counts from when it was due.
+		due := make(chan time.Time, *rate)
+		for range *conc {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for t := range due {
+					ok := send()
+					record(time.Since(t), ok)
+				}
+			}()
+		}
+		go func() {
+			defer close(due)
+			interval := time.Second / time.Duration(*rate)
+			start := time.Now()
+			for i := int64(0); ; i++ {
+				t := start.Add(time.Duration(i) * interval)
+				if d := time.Until(t); d > 0 {
+					select {
+					case <-stop:
+						return
+					case <-time.After(d):
+					}
+				}
+				select {
+				case <-stop:
+					return
+				case due <- t:
+				default:
+					// Every worker is busy and the backlog is full: the
+					// receiver cannot keep up; count it as an error.
+					record(0, false)
+				}
+			}
+		}()
+	} else {
+		for range *conc {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					t := time.Now()
+					ok := send()
+					record(time.Since(t), ok)
+				}
+			}()
+		}
+	}
+	time.Sleep(*warm)
+	measuring.Store(true)
+	start := time.Now()
+	time.Sleep(*dur)
+	measuring.Store(false)
+	elapsed := time.Since(start)
+	close(stop)
+	wg.Wait()
+
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		if len(lat) == 0 {
+			return 0
+		}
+		i := int(float64(len(lat)-1) * p)
+		return float64(lat[i].Microseconds()) / 1000
+	}
+	res := result{
+		URL: *url, Mode: "saturation", Rate: *rate, Concurrency: *conc, BodyBytes: len(msgs[0].body),
+		Seconds: elapsed.Seconds(), Requests: requests, OK: oks, Errors: requests - oks,
+		RPS: float64(oks) / elapsed.Seconds(), P50ms: pct(0.50), P90ms: pct(0.90), P99ms: pct(0.99), MaxMs: pct(1),
+	}
+	if *rate > 0 {
+		res.Mode = "fixed-rate"
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// byteReader is a fresh reader over a shared body, so bodies are not
+// copied per request.
+type byteReader struct {
+	b []byte
+	i int
+}
+
+func (r *byteReader) Read(p []byte) (int, error) {
+	if r.i >= len(r.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b[r.i:])
+	r.i += n
+	return n, nil
+}
