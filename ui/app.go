@@ -17,6 +17,7 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
 )
@@ -77,7 +78,8 @@ func Run(cfg Config) error {
 	runDone := make(chan error, 1)
 	go func() { runDone <- eng.Run(runCtx) }()
 
-	recv := &receiverCtl{handler: eng.Handler()}
+	oauthHub := &oauthflow.CallbackHub{}
+	recv := &receiverCtl{handler: WithOAuthCallback(eng.Handler(), oauthHub)}
 	if err := recv.Restart(set.ListenAddr); err != nil {
 		logf("%v", err) // shown in the header; the user can pick another address
 	}
@@ -94,6 +96,7 @@ func Run(cfg Config) error {
 		Version:   cfg.Version,
 	}
 	svc.SendTest = SendTestDeliveries
+	svc.OAuthCallbacks = oauthHub
 
 	w := a.NewWindow("Hookscope")
 	w.SetIcon(icon)

@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
 )
@@ -83,4 +84,7 @@ type Services struct {
 	StorePath string
 	// Version is shown in the Settings tab.
 	Version string
+	// OAuthCallbacks routes callbacks the receiver gets on /oauth/callback
+	// to the OAuth tab's waiting flows (tunnel redirect URIs); may be nil.
+	OAuthCallbacks *oauthflow.CallbackHub
 }

@@ -46,6 +46,7 @@ type mainWindow struct {
 	header     *headerView
 	deliveries *deliveriesView
 	settingsV  *settingsView
+	oauth      *oauthTab
 	Tabs       *container.AppTabs
 	Status     *widget.Label
 
@@ -72,11 +73,14 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secret
 		where = svc.Vault.Where()
 	}
 	m.settingsV.showSecrets(secrets, where)
+	m.oauth = newOAuthTab(m, svc.OAuthCallbacks)
+	m.cancels = append(m.cancels, m.oauth.close)
 
 	// The OAuth tab (ui/oauth*.go) is added here with one line, between
 	// Deliveries and Settings, when it exists.
 	m.Tabs = container.NewAppTabs(
 		container.NewTabItem("Deliveries", m.deliveries.content),
+		container.NewTabItem("OAuth", m.oauth.content),
 		container.NewTabItem("Settings", m.settingsV.content),
 	)
 	footer := container.NewPadded(m.Status)
@@ -222,6 +226,7 @@ func (m *mainWindow) notify(recs []*inspector.Record) {
 func (m *mainWindow) tunnelEvent(ev tunnel.Event) {
 	m.tunnelStatus = ev.Status
 	m.header.refreshTunnel()
+	m.oauth.tunnelChanged()
 	m.deliveries.Empty.refresh()
 	switch {
 	case ev.Kind == tunnel.URLChanged:

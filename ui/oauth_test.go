@@ -1,0 +1,381 @@
+package ui
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"github.com/hookscope/hookscope/oauthflow"
+	"github.com/hookscope/hookscope/sandbox"
+	"github.com/hookscope/hookscope/storage"
+)
+
+type oauthHarness struct {
+	app fyne.App
+	db  *storage.DB
+	win *mainWindow
+	tab *oauthTab
+}
+
+// newOAuthHarness opens a window on a real store (the tab persists
+// profiles, tokens and transcripts there) with an inline bridge.
+func newOAuthHarness(t *testing.T) *oauthHarness {
+	t.Helper()
+	a := test.NewTempApp(t)
+	db, err := storage.Open(filepath.Join(t.TempDir(), "hooks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := Services{Store: db, Version: "test", OAuthCallbacks: &oauthflow.CallbackHub{}}
+	w := a.NewWindow("Hookscope")
+	m := newMainWindow(a, w, svc, DefaultSettings(), nil, nil, true)
+	w.Resize(fyne.NewSize(1280, 800))
+	t.Cleanup(func() { m.close(); w.Close(); db.Close() })
+	return &oauthHarness{app: a, db: db, win: m, tab: m.oauth}
+}
+
+// startSandbox presses "Try with the sandbox".
+func (h *oauthHarness) startSandbox(t *testing.T) {
+	t.Helper()
+	test.Tap(h.tab.profiles.TrySandbox)
+	if h.tab.sandbox == nil {
+		t.Fatalf("sandbox not started: %s", h.win.Status.Text)
+	}
+	if h.tab.profiles.selected != "sandbox" || h.tab.profiles.List.Length() != 1 {
+		t.Fatalf("profile not created and selected: %q, %d profiles", h.tab.profiles.selected, h.tab.profiles.List.Length())
+	}
+	if h.tab.steps.Authorize.Disabled() {
+		t.Fatal("Authorize disabled with a profile")
+	}
+}
+
+// browse plays the end user in the browser and returns the URL the
+// sandbox redirects to.
+func (h *oauthHarness) browse(t *testing.T, b *sandbox.Browser) string {
+	t.Helper()
+	u := h.tab.steps.authorizeURL
+	if u == "" {
+		t.Fatal("no authorize URL shown")
+	}
+	if h.tab.steps.AuthURL.Text != u {
+		t.Fatalf("URL label %q != %q", h.tab.steps.AuthURL.Text, u)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cb, err := b.Authorize(ctx, u)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	return cb.String()
+}
+
+// deliver sends the browser's redirect to the listening callback and
+// applies the outcome.
+func (h *oauthHarness) deliver(t *testing.T, cb string) {
+	t.Helper()
+	resp, err := http.Get(cb)
+	if err != nil {
+		t.Fatalf("callback: %v", err)
+	}
+	resp.Body.Close()
+	if !h.tab.settle(10 * time.Second) {
+		t.Fatal("the callback outcome never reached the tab")
+	}
+}
+
+func (h *oauthHarness) login(t *testing.T) {
+	t.Helper()
+	h.startSandbox(t)
+	test.Tap(h.tab.steps.Authorize)
+	if st := h.tab.steps.CallbackCard.status; st != stepRunning {
+		t.Fatalf("callback card %v, want running: %s", st, h.tab.steps.AuthorizeCard.Problem.Text)
+	}
+	h.deliver(t, h.browse(t, sandbox.NewBrowser("owner@example.com", "owner")))
+}
+
+func TestOAuthFlowSuccessThroughTheWidgets(t *testing.T) {
+	h := newOAuthHarness(t)
+	h.login(t)
+	v := h.tab.steps
+	for _, c := range []*stepCard{v.AuthorizeCard, v.CallbackCard, v.ExchangeCard} {
+		if c.status != stepDone {
+			t.Fatalf("%s card %v: %s / %s", c.title, c.status, c.Problem.Text, c.Fix.Text)
+		}
+	}
+	if !strings.Contains(v.StateCheck.Text, "passed") {
+		t.Fatalf("state check: %q", v.StateCheck.Text)
+	}
+	// Every parameter of spec 5.3 is listed.
+	got := map[string]bool{}
+	for _, p := range v.callback.Params {
+		got[p.Name] = true
+	}
+	for _, want := range []string{"code", "account_id", "account_url", "account_name", "contact_id", "contact_name", "contact_email", "hs_state"} {
+		if !got[want] {
+			t.Fatalf("callback lacks %s: %+v", want, v.callback.Params)
+		}
+	}
+	if v.token == nil || v.token.AccessToken == "" {
+		t.Fatal("no token shown")
+	}
+	if !strings.HasPrefix(v.Countdown.Text, "Expires in 5h59m") && !strings.HasPrefix(v.Countdown.Text, "Expires in 6h0m") {
+		t.Fatalf("countdown %q", v.Countdown.Text)
+	}
+	// The countdown follows the clock.
+	h.tab.now = func() time.Time { return v.token.ExpiresAt.Add(-90 * time.Second) }
+	v.tick()
+	if !strings.HasPrefix(v.Countdown.Text, "Expires in 1m30s") {
+		t.Fatalf("countdown after time passed %q", v.Countdown.Text)
+	}
+	h.tab.now = time.Now
+	if !strings.Contains(v.ScopeCheck.Text, "✓") {
+		t.Fatalf("scope check %q", v.ScopeCheck.Text)
+	}
+	// The exchange's exact request: the spec's query placement.
+	ex := v.ExchangeCard.transcripts
+	if len(ex) != 1 || !strings.Contains(ex[0].Request.URL, "grant_type=authorization_code") || ex[0].Response == nil || ex[0].Response.Status != 200 {
+		t.Fatalf("exchange transcript %+v", ex)
+	}
+	if v.ExchangeCard.Accord.Hidden || len(v.ExchangeCard.Detail.Objects) != 1 {
+		t.Fatal("request/response disclosure not shown")
+	}
+
+	// The profile and the token persist.
+	tok, err := h.db.LoadToken(context.Background(), "sandbox")
+	if err != nil || tok.AccessToken != v.token.AccessToken {
+		t.Fatalf("stored token %v %v", tok.AccessToken != "", err)
+	}
+	// History lists the flow.
+	h.tab.Tabs.SelectIndex(1)
+	if len(h.tab.history.flows) != 1 || len(h.tab.history.flows[0].Transcripts) != 3 {
+		t.Fatalf("history %+v", h.tab.history.flows)
+	}
+	if h.tab.history.ExportHAR.Disabled() {
+		t.Fatal("export disabled with a selected flow")
+	}
+}
+
+func TestOAuthDenialExplained(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    *sandbox.Browser
+	}{
+		{"deny", &sandbox.Browser{}},
+		{"viewer", sandbox.NewBrowser("viewer@example.com", "viewer")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newOAuthHarness(t)
+			h.startSandbox(t)
+			test.Tap(h.tab.steps.Authorize)
+			b := tc.b
+			if tc.name == "deny" {
+				b = sandbox.NewBrowser("owner@example.com", "owner")
+				b.Deny = true
+			}
+			h.deliver(t, h.browse(t, b))
+			v := h.tab.steps
+			if v.CallbackCard.status != stepFailed {
+				t.Fatalf("callback card %v", v.CallbackCard.status)
+			}
+			if !strings.Contains(v.CallbackCard.Problem.Text, "access_denied") || !strings.Contains(v.CallbackCard.Fix.Text, "managers and owners") {
+				t.Fatalf("explanation %q / %q", v.CallbackCard.Problem.Text, v.CallbackCard.Fix.Text)
+			}
+			if v.ExchangeCard.status != stepWaiting || !v.Exchange.Disabled() || v.token != nil {
+				t.Fatal("exchange went ahead after a denial")
+			}
+		})
+	}
+}
+
+func TestOAuthCodeReuseWarningAndSendAnyway(t *testing.T) {
+	h := newOAuthHarness(t)
+	h.login(t)
+	v := h.tab.steps
+	requests := len(h.tab.flow.Transcripts(true))
+	test.Tap(v.Exchange)
+	if v.Reuse.Hidden || !strings.Contains(v.ReuseText.Text, "single-use") {
+		t.Fatalf("no reuse warning: %q", v.ReuseText.Text)
+	}
+	if n := len(h.tab.flow.Transcripts(true)); n != requests {
+		t.Fatalf("a spent code was sent without confirmation (%d -> %d transcripts)", requests, n)
+	}
+	test.Tap(v.SendAnyway)
+	if v.ExchangeCard.status != stepFailed || !strings.Contains(v.ExchangeCard.Problem.Text, "invalid_grant") {
+		t.Fatalf("forced exchange: %v %q", v.ExchangeCard.status, v.ExchangeCard.Problem.Text)
+	}
+	if v.ExchangeCard.Fix.Text == "" {
+		t.Fatal("no fix shown")
+	}
+	if !v.Reuse.Hidden {
+		t.Fatal("warning still shown after sending")
+	}
+}
+
+func TestOAuthRefreshAndTheThreeTokenMethods(t *testing.T) {
+	h := newOAuthHarness(t)
+	h.login(t)
+	v := h.tab.steps
+	first := v.token.AccessToken
+	test.Tap(v.Refresh)
+	if v.RefreshCard.status != stepDone || !strings.Contains(v.RefreshNote.Text, "unchanged") {
+		t.Fatalf("refresh %v %q %q", v.RefreshCard.status, v.RefreshNote.Text, v.RefreshCard.Problem.Text)
+	}
+	if v.token.AccessToken == first {
+		t.Fatal("the refreshed access token is the old one")
+	}
+	if !strings.HasSuffix(v.Path.Text, h.tab.sandboxMedia) || h.tab.sandboxMedia == "" {
+		t.Fatalf("default path %q", v.Path.Text)
+	}
+	for _, tc := range []struct {
+		method string
+		want   []oauthflow.TokenMethod
+	}{
+		{methodAccessToken, []oauthflow.TokenMethod{oauthflow.MethodAccessToken}},
+		{methodBearerToken, []oauthflow.TokenMethod{oauthflow.MethodBearerToken}},
+		{methodHeader, []oauthflow.TokenMethod{oauthflow.MethodHeader}},
+		{methodAll, []oauthflow.TokenMethod{oauthflow.MethodAccessToken, oauthflow.MethodBearerToken, oauthflow.MethodHeader}},
+	} {
+		v.TokenMethod.SetSelected(tc.method)
+		test.Tap(v.Call)
+		if v.CallCard.status != stepDone {
+			t.Fatalf("%s: call card %v %q", tc.method, v.CallCard.status, v.CallCard.Problem.Text)
+		}
+		if len(v.results) != len(tc.want) || len(v.Results.Objects) != len(tc.want) {
+			t.Fatalf("%s: %d results", tc.method, len(v.results))
+		}
+		for i, r := range v.results {
+			if r.Method != tc.want[i] || r.Status != 200 {
+				t.Fatalf("%s: result %d = %s %d", tc.method, i, r.Method, r.Status)
+			}
+			if !strings.Contains(r.Transcript.Response.Body, h.tab.sandboxMedia) {
+				t.Fatalf("%s: body lacks the media", tc.method)
+			}
+		}
+	}
+	// A failure is explained: an unknown media.
+	v.TokenMethod.SetSelected(methodHeader)
+	v.Path.SetText("/v1/medias/nope")
+	test.Tap(v.Call)
+	if v.CallCard.status != stepFailed || !strings.Contains(v.CallCard.Problem.Text, "404") || v.CallCard.Fix.Text == "" {
+		t.Fatalf("404: %v %q %q", v.CallCard.status, v.CallCard.Problem.Text, v.CallCard.Fix.Text)
+	}
+}
+
+func TestOAuthPastedCallback(t *testing.T) {
+	h := newOAuthHarness(t)
+	h.startSandbox(t)
+	test.Tap(h.tab.steps.Authorize)
+	cb := h.browse(t, sandbox.NewBrowser("manager@example.com", "manager"))
+	test.Type(h.tab.steps.Paste, cb)
+	test.Tap(h.tab.steps.UsePaste)
+	if h.tab.steps.ExchangeCard.status != stepDone {
+		t.Fatalf("exchange after paste: %v %q", h.tab.steps.ExchangeCard.status, h.tab.steps.ExchangeCard.Problem.Text)
+	}
+	// The cancelled wait reports later and must change nothing.
+	h.tab.settle(2 * time.Second)
+	if h.tab.steps.ExchangeCard.status != stepDone {
+		t.Fatal("the cancelled wait changed the cards")
+	}
+}
+
+func TestOAuthCopiesAreRedactedUnlessRevealed(t *testing.T) {
+	h := newOAuthHarness(t)
+	h.login(t)
+	v := h.tab.steps
+	test.Tap(v.Refresh)
+	v.TokenMethod.SetSelected(methodAll)
+	test.Tap(v.Call)
+	secretVals := []string{"sandbox-demo-secret", v.token.AccessToken, v.token.RefreshToken, v.callback.Code}
+	clip := h.app.Clipboard()
+	check := func(what, s string, reveal bool) {
+		t.Helper()
+		if s == "" {
+			t.Fatalf("%s: nothing copied", what)
+		}
+		for _, sec := range secretVals {
+			if !reveal && strings.Contains(s, sec) {
+				t.Fatalf("%s leaks a secret:\n%s", what, s)
+			}
+		}
+		if !reveal && !strings.Contains(s, oauthflow.Redacted) {
+			t.Fatalf("%s: no REDACTED marker:\n%s", what, s)
+		}
+	}
+	for _, c := range v.cards() {
+		if c == v.CallbackCard {
+			continue
+		}
+		test.Tap(c.Curl)
+		got := clip.Content()
+		if c == v.AuthorizeCard {
+			got += " " + oauthflow.Redacted // the authorize URL carries no secret
+		}
+		check(c.title+" curl", got, false)
+	}
+	// What is on screen is redacted too.
+	for _, c := range v.cards() {
+		for _, tr := range h.tab.display(c.transcripts) {
+			check(c.title+" display", tr.Request.URL+tr.Request.Body+tr.Request.Header.Get("Authorization")+"x "+oauthflow.Redacted, false)
+		}
+	}
+	if strings.Contains(v.AuthURL.Text, "sandbox-demo-secret") {
+		t.Fatal("authorize URL shows the secret")
+	}
+	h.tab.Tabs.SelectIndex(1)
+	test.Tap(h.tab.history.CopyMD)
+	check("Markdown", clip.Content(), false)
+	har, _, err := h.tab.history.exportBytes("har")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("HAR", string(har), false)
+
+	// Revealed: the curl command carries the real client secret.
+	v.Reveal.SetChecked(true)
+	test.Tap(v.ExchangeCard.Curl)
+	if !strings.Contains(clip.Content(), "sandbox-demo-secret") {
+		t.Fatalf("revealed curl lacks the secret:\n%s", clip.Content())
+	}
+}
+
+func TestOAuthProfileEditorSavesAndValidates(t *testing.T) {
+	h := newOAuthHarness(t)
+	p := h.tab.profiles
+	test.Tap(p.New)
+	p.Name.SetText("acme")
+	p.BaseURL.SetText("not a url")
+	p.ClientID.SetText("cid")
+	p.RedirectURI.SetText("http://127.0.0.1:9/callback")
+	test.Tap(p.Save)
+	if !strings.Contains(h.win.Status.Text, "base URL") {
+		t.Fatalf("bad base URL not reported: %q", h.win.Status.Text)
+	}
+	if p.BaseURL.Text != "not a url" {
+		t.Fatal("bad input lost")
+	}
+	p.BaseURL.SetText("https://api.example.com")
+	p.ClientSecret.SetText("s3cret")
+	p.Scopes["media:read"].SetChecked(true)
+	p.Scopes["stats:read"].SetChecked(true)
+	test.Tap(p.Save)
+	got, err := h.db.LoadProfile(context.Background(), "acme")
+	if err != nil || got.ClientSecret != "s3cret" || strings.Join(got.Scopes, ",") != "media:read,stats:read" {
+		t.Fatalf("stored %+v %v", got, err)
+	}
+	if !p.ClientSecret.Password {
+		t.Fatal("client secret not masked")
+	}
+	test.Tap(p.UseLoopback)
+	if !strings.HasPrefix(p.RedirectURI.Text, "http://127.0.0.1:") {
+		t.Fatalf("loopback helper: %q", p.RedirectURI.Text)
+	}
+	if !p.UseTunnel.Disabled() {
+		t.Fatal("tunnel helper enabled without a tunnel")
+	}
+}
