@@ -42,6 +42,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"listen", "receive webhook deliveries, verify, decode and store them", runListen},
+		{"reverify", "judge stored deliveries' signatures again with new secrets", runReverify},
 		{"version", "print the Hookscope version", runVersion},
 		{"oauth", "walk the OAuth flow step by step: login, authorize, exchange, refresh, call, profiles, history", runOAuth},
 		{"send", "POST realistic simulated deliveries (all 17 types, scenarios) to a URL", runSend},

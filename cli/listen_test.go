@@ -251,3 +251,36 @@ func TestListenUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestReverifyCommand(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "hooks.db")
+	db, err := storage.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := inspector.NewEngine(db, inspector.Options{})
+	body := []byte(msg("h1", ev("0123456789abcdef", "media.ready", "m1", "2026-01-01T00:00:01Z")))
+	eng.Ingest(context.Background(), &inspector.Delivery{Method: "POST", Path: "/webhooks", Body: body, BodyLength: int64(len(body)),
+		Headers: []inspector.Header{{Name: inspector.SignatureHeader, Value: inspector.Sign([]byte(listenSecret), body)}}})
+	if err := eng.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	var out, stderr bytes.Buffer
+	env := &Env{Stdout: &out, Stderr: &stderr}
+	if code := Run(context.Background(), env, []string{"reverify", "--db", dbPath}); code != 2 {
+		t.Fatalf("without secrets: exit %d", code)
+	}
+	if code := Run(context.Background(), env, []string{"reverify", "--db", dbPath, "--secret", "old", "--secret", listenSecret}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(out.String(), "1 verdict(s) changed") {
+		t.Fatalf("output: %s", out.String())
+	}
+	db, _ = storage.Open(dbPath)
+	defer db.Close()
+	rec, _ := db.Get(context.Background(), 1)
+	if rec.Analysis.Signature.Status != inspector.SignatureValid || rec.Analysis.Signature.SecretIndex != 1 {
+		t.Fatalf("after reverify: %+v", rec.Analysis.Signature)
+	}
+}
