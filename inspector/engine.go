@@ -226,8 +226,10 @@ func (e *Engine) Run(ctx context.Context) error {
 				continue
 			}
 		}
+		// A stop in the middle of a batch must not fail the rest of it with
+		// "context canceled": finish the batch, then drain as above.
 		for _, d := range batch {
-			e.analyseQueued(ctx, d)
+			e.analyseQueued(context.WithoutCancel(ctx), d)
 		}
 	}
 }

@@ -196,13 +196,35 @@ func Serve(addr string, h http.Handler) (*Server, error) {
 
 // ServeListener serves h on an existing listener (tests, socket activation).
 func ServeListener(ln net.Listener, h http.Handler) *Server {
+	return ServeListenerWith(ln, h, ServerOptions{})
+}
+
+// ServerOptions overrides the receiver's timeouts; zero fields keep the
+// defaults. Tests shorten them to prove slow clients are cut off without
+// waiting the real 10 s.
+type ServerOptions struct {
+	// ReadHeaderTimeout bounds reading the request line and headers
+	// (slowloris). Default 10 s.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading the whole request. Default 60 s.
+	ReadTimeout time.Duration
+}
+
+// ServeListenerWith is ServeListener with overridden timeouts.
+func ServeListenerWith(ln net.Listener, h http.Handler, o ServerOptions) *Server {
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = 10 * time.Second
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 60 * time.Second
+	}
 	baseCtx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{
 		Handler: h,
 		// A slow client cannot pin a connection: headers within 10 s
 		// (slowloris), a whole body within a minute.
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		ReadTimeout:       o.ReadTimeout,
 		WriteTimeout:      HangFor + 15*time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    MaxHeaderBytes,

@@ -58,6 +58,12 @@ func CheckDelivery(h http.Header, bodyLen int64) []Problem {
 	} else if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 		add(SeverityError, "Content-Type", "Content-Type is %q; the service always sends application/json", ct)
 	}
+	// A compressed body is kept as received (the bytes are the evidence, and
+	// the signature covers them); the problem explains why it reads as
+	// binary and does not decode.
+	if ce := strings.TrimSpace(h.Get("Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
+		add(SeverityError, "Content-Encoding", "Content-Encoding is %q; the service sends uncompressed JSON. The body is stored and shown as received (not decompressed), so it does not decode", ce)
+	}
 	cl, hasCL := h["Content-Length"]
 	switch {
 	case !hasCL || len(cl) == 0:
