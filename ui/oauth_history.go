@@ -16,8 +16,8 @@ import (
 	"github.com/hookscope/hookscope/oauthflow"
 )
 
-// historyLimit bounds how many transcripts the history loads.
-const historyLimit = 5000
+// oauthHistoryLimit bounds how many transcripts the history loads.
+const oauthHistoryLimit = 5000
 
 // pastFlow is one flow of the history with its transcripts.
 type pastFlow struct {
@@ -36,15 +36,15 @@ func (p pastFlow) summary() string {
 			failed++
 		}
 	}
-	s := fmt.Sprintf("%s  %s  ·  %s", p.Started.Local().Format("2006-01-02 15:04:05"), p.Profile, strings.Join(compactSteps(steps), " → "))
+	s := fmt.Sprintf("%s  %s  ·  %s", p.Started.Local().Format("2006-01-02 15:04:05"), p.Profile, strings.Join(oauthCompactSteps(steps), " → "))
 	if failed > 0 {
 		s += fmt.Sprintf("  ·  %d failed", failed)
 	}
 	return s
 }
 
-// compactSteps folds repeats: call, call, call -> call ×3.
-func compactSteps(steps []string) []string {
+// oauthCompactSteps folds repeats: call, call, call -> call ×3.
+func oauthCompactSteps(steps []string) []string {
 	var out []string
 	for i := 0; i < len(steps); {
 		j := i
@@ -98,7 +98,7 @@ func newOAuthHistoryView(t *oauthTab) *oauthHistoryView {
 	v.Reload = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), v.reload)
 	v.EmptyLabel = widget.NewLabel("No flows yet: each Authorize starts one; its steps are kept here with every request and response.")
 	v.EmptyLabel.Wrapping = fyne.TextWrapWord
-	note := caption("Exports are redacted (client secret, codes and tokens) unless Reveal secrets is ticked in Steps.")
+	note := oauthCaption("Exports are redacted (client secret, codes and tokens) unless Reveal secrets is ticked in Steps.")
 	bar := container.NewBorder(nil, nil, nil, v.Reload, container.NewHBox(v.ExportHAR, v.ExportMD, v.CopyMD))
 	top := container.NewVBox(bar, note, v.EmptyLabel)
 	split := container.NewVSplit(v.List, container.NewVScroll(container.NewPadded(v.Detail)))
@@ -134,18 +134,18 @@ func (v *oauthHistoryView) current() *pastFlow {
 func (v *oauthHistoryView) reload() {
 	store := v.t.store
 	v.t.run(func() func() {
-		ts, err := store.ListTranscripts(context.Background(), "", "", historyLimit)
+		ts, err := store.ListTranscripts(context.Background(), "", "", oauthHistoryLimit)
 		return func() {
 			if err != nil {
 				v.t.m.showError(fmt.Errorf("OAuth history: %w", err))
 				return
 			}
-			v.setFlows(groupFlows(ts))
+			v.setFlows(oauthGroupFlows(ts))
 		}
 	})
 }
 
-func groupFlows(ts []oauthflow.Transcript) []pastFlow {
+func oauthGroupFlows(ts []oauthflow.Transcript) []pastFlow {
 	idx := map[string]int{}
 	var out []pastFlow
 	for _, t := range ts {
@@ -212,10 +212,16 @@ func (v *oauthHistoryView) rerender() {
 	}
 	for _, tr := range ts {
 		head := tr.Title() + "  ·  " + tr.Time.Local().Format("15:04:05")
+		if r := tr.Response; r != nil {
+			head += fmt.Sprintf("  ·  %d %s", r.Status, r.StatusText)
+			if !tr.Inbound {
+				head += fmt.Sprintf("  ·  %s", r.Duration.Round(time.Microsecond))
+			}
+		}
 		if tr.Error != "" {
 			head += "  ·  failed"
 		}
-		v.Detail.Add(widget.NewAccordion(widget.NewAccordionItem(head, transcriptView(tr))))
+		v.Detail.Add(widget.NewAccordion(widget.NewAccordionItem(head, oauthTranscriptView(tr))))
 		if tr.Error != "" {
 			l := widget.NewLabel(tr.Error)
 			l.Wrapping = fyne.TextWrapWord

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -34,6 +35,7 @@ type oauthProfilesView struct {
 	TunnelHint                    *widget.Label
 	Preflight                     *widget.Label
 	SandboxInfo                   *widget.Label
+	EmptyHint                     *widget.Label
 }
 
 func newOAuthProfilesView(t *oauthTab) *oauthProfilesView {
@@ -120,7 +122,11 @@ func newOAuthProfilesView(t *oauthTab) *oauthProfilesView {
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, widget.NewLabelWithStyle("Profiles", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.New),
 	)
-	listBox := container.NewGridWrap(fyne.NewSize(300, 110), v.List)
+	listHeight := canvas.NewRectangle(nil)
+	listHeight.SetMinSize(fyne.NewSize(0, 110))
+	v.EmptyHint = widget.NewLabel("No profiles yet: press New, or Try with the sandbox.")
+	v.EmptyHint.Wrapping = fyne.TextWrapWord
+	listBox := container.NewStack(listHeight, v.List, container.NewVBox(v.EmptyHint))
 	sandboxBox := container.NewVBox(v.TrySandbox, v.SandboxInfo, widget.NewSeparator())
 	v.content = container.NewVScroll(container.NewPadded(container.NewVBox(sandboxBox, top, listBox, widget.NewSeparator(), editor)))
 	v.refreshHelpers()
@@ -205,6 +211,11 @@ func (v *oauthProfilesView) reload(name string) {
 			}
 			v.profiles = ps
 			v.List.Refresh()
+			if len(ps) == 0 {
+				v.EmptyHint.Show()
+			} else {
+				v.EmptyHint.Hide()
+			}
 			for i, p := range ps {
 				if p.Name == name || (name == "" && i == 0) {
 					v.List.Select(i)
@@ -279,7 +290,7 @@ func (v *oauthProfilesView) delete() {
 }
 
 func (v *oauthProfilesView) useLoopback() {
-	u, err := loopbackRedirectURI()
+	u, err := oauthLoopbackURI()
 	if err != nil {
 		v.t.m.showError(err)
 		return

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -70,7 +69,8 @@ func newStepCard(v *oauthStepsView, n int, title string, body fyne.CanvasObject)
 		c.Curl)
 	bg := canvas.NewRectangle(theme.Color(theme.ColorNameInputBackground))
 	bg.CornerRadius = theme.InputRadiusSize()
-	inner := container.NewVBox(head, body, c.Problem, c.Fix, c.Accord)
+	// The failure goes first: it is what the user needs to read.
+	inner := container.NewVBox(head, c.Problem, c.Fix, body, c.Accord)
 	c.content = container.NewStack(bg, container.NewPadded(inner))
 	c.set(stepWaiting)
 	return c
@@ -132,7 +132,7 @@ func (c *stepCard) render() {
 		return
 	}
 	for _, tr := range c.v.t.display(c.transcripts) {
-		c.Detail.Add(transcriptView(tr))
+		c.Detail.Add(oauthTranscriptView(tr))
 	}
 	c.Accord.Show()
 	c.Curl.Enable()
@@ -159,8 +159,11 @@ func (c *stepCard) copyCurl() {
 
 // oauthStepsView is the five-step stepper.
 type oauthStepsView struct {
-	t       *oauthTab
-	content fyne.CanvasObject
+	t        *oauthTab
+	content  fyne.CanvasObject
+	scroll   *container.Scroll
+	cardBox  *fyne.Container
+	pasteRow fyne.CanvasObject
 
 	Reveal  *widget.Check
 	Profile *widget.Label
@@ -249,7 +252,7 @@ func newOAuthStepsView(t *oauthTab) *oauthStepsView {
 	v.Open = widget.NewButtonWithIcon("Open in browser", theme.ComputerIcon(), v.openBrowser)
 	v.CopyURL.Disable()
 	v.Open.Disable()
-	v.AutoExchange = widget.NewCheck("exchange the code as soon as it arrives", nil)
+	v.AutoExchange = widget.NewCheck("as soon as the callback arrives", nil)
 	v.AutoExchange.SetChecked(true)
 	authBody := container.NewVBox(
 		container.NewHBox(v.StateInURI, v.StandardState, v.PKCE),
@@ -271,10 +274,11 @@ func newOAuthStepsView(t *oauthTab) *oauthStepsView {
 	v.StateCheck = widget.NewLabel("")
 	v.StateCheck.Wrapping = fyne.TextWrapWord
 	v.StateCheck.Hide()
+	v.pasteRow = container.NewBorder(nil, nil, nil, v.UsePaste, v.Paste)
+	v.pasteRow.Hide()
 	cbBody := container.NewVBox(
 		container.NewBorder(nil, nil, nil, v.Cancel, v.Waiting),
-		container.NewBorder(nil, nil, nil, v.UsePaste, v.Paste),
-		v.AutoExchange,
+		v.pasteRow,
 		v.StateCheck,
 		v.CallbackParams,
 	)
@@ -299,9 +303,9 @@ func newOAuthStepsView(t *oauthTab) *oauthStepsView {
 	v.ScopeCheck = widget.NewLabel("")
 	v.ScopeCheck.Wrapping = fyne.TextWrapWord
 	exBody := container.NewVBox(
-		caption("Where the token call sends client_id, client_secret and the grant (spec 4.2: the URL query):"),
+		oauthCaption("Where the token call sends client_id, client_secret and the grant (spec 4.2: the URL query):"),
 		v.Placement,
-		container.NewHBox(v.Exchange),
+		container.NewHBox(v.Exchange, v.AutoExchange),
 		v.Reuse,
 		v.TokenBox,
 	)
@@ -312,6 +316,7 @@ func newOAuthStepsView(t *oauthTab) *oauthStepsView {
 	v.AutoRefresh = widget.NewCheck("auto-refresh a minute before expiry", v.t.autoRefresh)
 	v.RefreshNote = widget.NewLabel("")
 	v.RefreshNote.Wrapping = fyne.TextWrapWord
+	v.RefreshNote.Hide()
 	v.RefreshCard = newStepCard(v, 4, "Refresh", container.NewVBox(container.NewHBox(v.Refresh, v.AutoRefresh), v.RefreshNote))
 
 	// 5 Call API
@@ -328,18 +333,33 @@ func newOAuthStepsView(t *oauthTab) *oauthStepsView {
 	v.Results = container.NewGridWithColumns(1)
 	callBody := container.NewVBox(
 		container.NewBorder(nil, nil, v.HTTPMethod, v.Call, v.Path),
-		container.NewHBox(widget.NewLabel("Token as:"), v.TokenMethod),
+		container.NewBorder(nil, nil, widget.NewLabel("Token as:"), nil, v.TokenMethod),
 		v.Body,
 		v.Results,
 	)
 	v.CallCard = newStepCard(v, 5, "Call API", callBody)
 
 	toolbar := container.NewBorder(nil, nil, nil, v.Reveal, v.Profile)
-	cards := container.NewVBox(toolbar,
+	v.cardBox = container.NewVBox(toolbar,
 		v.AuthorizeCard.content, v.CallbackCard.content, v.ExchangeCard.content, v.RefreshCard.content, v.CallCard.content)
-	v.content = container.NewVScroll(container.NewPadded(cards))
+	v.scroll = container.NewVScroll(container.NewPadded(v.cardBox))
+	v.content = v.scroll
 	v.enable()
 	return v
+}
+
+// relayout makes the scroll take the cards' new heights into account
+// (a Scroll does not notice its content's MinSize changing) and, when
+// focus is set, scrolls so that card's top is visible.
+func (v *oauthStepsView) relayout(focus *stepCard) {
+	v.scroll.Refresh()
+	if focus == nil {
+		return
+	}
+	y := focus.content.Position().Y
+	if y < v.scroll.Offset.Y || y > v.scroll.Offset.Y+v.scroll.Size().Height*0.6 {
+		v.scroll.ScrollToOffset(fyne.NewPos(0, y))
+	}
 }
 
 // cards lists the five cards in order.
@@ -363,8 +383,11 @@ func (v *oauthStepsView) reset() {
 	v.Reuse.Hide()
 	v.TokenBox.RemoveAll()
 	v.RefreshNote.SetText("")
+	v.RefreshNote.Hide()
 	v.Results.RemoveAll()
+	v.pasteRow.Hide()
 	v.enable()
+	v.relayout(nil)
 }
 
 // enable turns the step buttons on and off by what the flow has.
@@ -442,18 +465,18 @@ func (v *oauthStepsView) showCallback(res *oauthflow.CallbackResult) {
 func (v *oauthStepsView) valueRow(name, value string, secret bool) fyne.CanvasObject {
 	shown := value
 	if secret && !v.Reveal.Checked {
-		shown = maskSecret(value)
+		shown = oauthMask(value)
 	}
 	n := widget.NewLabelWithStyle(name, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 	val := widget.NewLabel(shown)
 	val.Wrapping = fyne.TextWrapBreak
 	cp := widget.NewButtonWithIcon("", theme.ContentCopyIcon(), func() { v.t.m.copy(value, name) })
-	nameBox := container.NewGridWrap(fyne.NewSize(130, n.MinSize().Height), n)
+	nameBox := container.NewGridWrap(fyne.NewSize(160, n.MinSize().Height), n)
 	return container.NewBorder(nil, nil, nameBox, cp, val)
 }
 
-// maskSecret hides a secret but says how long it is.
-func maskSecret(s string) string {
+// oauthMask hides a secret but says how long it is.
+func oauthMask(s string) string {
 	if s == "" {
 		return "(empty)"
 	}
@@ -528,14 +551,14 @@ func (v *oauthStepsView) showResults() {
 		if !v.Reveal.Checked {
 			tr = oauthflow.Redact(tr, secrets...)
 		}
-		v.Results.Add(callResultView(r, tr))
+		v.Results.Add(oauthCallResultView(r, tr))
 	}
 	v.Results.Refresh()
 }
 
-// callResultView is one token method's answer: status, explanation and
+// oauthCallResultView is one token method's answer: status, explanation and
 // the pretty-printed body.
-func callResultView(r oauthflow.CallResult, tr oauthflow.Transcript) fyne.CanvasObject {
+func oauthCallResultView(r oauthflow.CallResult, tr oauthflow.Transcript) fyne.CanvasObject {
 	b := newBadge(60)
 	switch {
 	case r.OK:
@@ -545,11 +568,11 @@ func callResultView(r oauthflow.CallResult, tr oauthflow.Transcript) fyne.Canvas
 	default:
 		b.set(fmt.Sprintf("%d", r.Status), theme.ErrorIcon(), theme.ColorNameError)
 	}
-	title := widget.NewLabelWithStyle(methodLabel(r.Method), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := widget.NewLabelWithStyle(oauthMethodLabel(r.Method), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	title.Wrapping = fyne.TextWrapWord
 	box := container.NewVBox(container.NewBorder(nil, nil, nil, b, title))
 	if tr.Response != nil {
-		box.Add(caption(fmt.Sprintf("%s %s · %s", tr.Response.Proto, tr.Response.StatusText, tr.Response.Duration.Round(time.Microsecond))))
+		box.Add(oauthCaption(fmt.Sprintf("%s %s · %s", tr.Response.Proto, tr.Response.StatusText, tr.Response.Duration.Round(time.Microsecond))))
 	}
 	if tr.Error != "" {
 		l := widget.NewLabel(tr.Error)
@@ -563,15 +586,15 @@ func callResultView(r oauthflow.CallResult, tr oauthflow.Transcript) fyne.Canvas
 		}
 	}
 	for _, n := range tr.Notes {
-		box.Add(caption("Note: " + n))
+		box.Add(oauthCaption("Note: " + n))
 	}
 	if tr.Response != nil && tr.Response.Body != "" {
-		box.Add(linesView(prettyBody(tr.Response.Body)))
+		box.Add(oauthLines(oauthPretty(tr.Response.Body)))
 	}
 	return box
 }
 
-func methodLabel(m oauthflow.TokenMethod) string {
+func oauthMethodLabel(m oauthflow.TokenMethod) string {
 	switch m {
 	case oauthflow.MethodAccessToken:
 		return methodAccessToken
@@ -581,31 +604,30 @@ func methodLabel(m oauthflow.TokenMethod) string {
 	return methodHeader
 }
 
-// prettyBody indents JSON (catalog.Pretty) and leaves anything else as is.
-func prettyBody(s string) string {
+// oauthPretty indents JSON (catalog.Pretty) and leaves anything else as is.
+func oauthPretty(s string) string {
 	if p := catalog.Pretty([]byte(s)); len(p) > 0 {
 		return string(p)
 	}
 	return s
 }
 
-func caption(s string) *widget.Label {
+func oauthCaption(s string) *widget.Label {
 	l := widget.NewLabel(s)
 	l.Wrapping = fyne.TextWrapWord
 	l.SizeName = theme.SizeNameCaptionText
-	l.Importance = widget.LowImportance
 	return l
 }
 
-// maxLabelLines is the longest text shown as one label; longer texts
+// oauthMaxLabelLines is the longest text shown as one label; longer texts
 // become a list of lines, since Fyne lays out a huge label very slowly.
-const maxLabelLines = 40
+const oauthMaxLabelLines = 40
 
-// linesView shows text: a monospace label when short, a virtualized list
+// oauthLines shows text: a monospace label when short, a virtualized list
 // of lines (a fixed-height window onto it) when long.
-func linesView(s string) fyne.CanvasObject {
+func oauthLines(s string) fyne.CanvasObject {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) <= maxLabelLines && len(s) <= 8<<10 {
+	if len(lines) <= oauthMaxLabelLines && len(s) <= 8<<10 {
 		l := widget.NewLabel(s)
 		l.TextStyle = fyne.TextStyle{Monospace: true}
 		l.Wrapping = fyne.TextWrapBreak
@@ -624,9 +646,9 @@ func linesView(s string) fyne.CanvasObject {
 	return container.NewStack(size, list)
 }
 
-// transcriptView renders one exchange: request line, headers, raw body,
+// oauthTranscriptView renders one exchange: request line, headers, raw body,
 // then status, duration, headers, raw body, notes.
-func transcriptView(tr oauthflow.Transcript) fyne.CanvasObject {
+func oauthTranscriptView(tr oauthflow.Transcript) fyne.CanvasObject {
 	box := container.NewVBox()
 	dir := "→ "
 	if tr.Inbound {
@@ -635,7 +657,7 @@ func transcriptView(tr oauthflow.Transcript) fyne.CanvasObject {
 	box.Add(widget.NewLabelWithStyle(tr.Title(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
 	var req strings.Builder
 	req.WriteString(dir + tr.Request.Method + " " + tr.Request.URL + "\n")
-	for _, k := range sortedHeaderKeys(tr.Request.Header) {
+	for _, k := range oauthHeaderKeys(tr.Request.Header) {
 		for _, val := range tr.Request.Header[k] {
 			req.WriteString(k + ": " + val + "\n")
 		}
@@ -643,11 +665,11 @@ func transcriptView(tr oauthflow.Transcript) fyne.CanvasObject {
 	if tr.Request.Body != "" {
 		req.WriteString("\n" + tr.Request.Body)
 	}
-	box.Add(linesView(req.String()))
+	box.Add(oauthLines(req.String()))
 	if r := tr.Response; r != nil {
 		var resp strings.Builder
 		fmt.Fprintf(&resp, "← %s %d %s  (%s)\n", r.Proto, r.Status, r.StatusText, r.Duration.Round(time.Microsecond))
-		for _, k := range sortedHeaderKeys(r.Header) {
+		for _, k := range oauthHeaderKeys(r.Header) {
 			for _, val := range r.Header[k] {
 				resp.WriteString(k + ": " + val + "\n")
 			}
@@ -658,15 +680,15 @@ func transcriptView(tr oauthflow.Transcript) fyne.CanvasObject {
 		if r.Truncated {
 			resp.WriteString("\n… (body truncated at 4 MiB)")
 		}
-		box.Add(linesView(resp.String()))
+		box.Add(oauthLines(resp.String()))
 	}
 	for _, n := range tr.Notes {
-		box.Add(caption("Note: " + n))
+		box.Add(oauthCaption("Note: " + n))
 	}
 	return box
 }
 
-func sortedHeaderKeys(h map[string][]string) []string {
+func oauthHeaderKeys(h map[string][]string) []string {
 	keys := make([]string, 0, len(h))
 	for k := range h {
 		keys = append(keys, k)
@@ -677,462 +699,4 @@ func sortedHeaderKeys(h map[string][]string) []string {
 		}
 	}
 	return keys
-}
-
-// ---- actions (oauthTab) ----
-
-// currentProfile is the profile being edited.
-func (t *oauthTab) currentProfile() oauthflow.Profile { return t.profiles.profile() }
-
-// options are the flow options the toggles describe.
-func (t *oauthTab) options() oauthflow.Options {
-	v := t.steps
-	pl := oauthflow.PlacementQuery
-	switch v.Placement.Selected {
-	case placeBody:
-		pl = oauthflow.PlacementBody
-	case placeBasic:
-		pl = oauthflow.PlacementBasic
-	}
-	return oauthflow.Options{NoRedirectState: !v.StateInURI.Checked, StandardState: v.StandardState.Checked, PKCE: v.PKCE.Checked,
-		Placement: pl, Recorder: t.store, UserAgent: "Hookscope/" + t.m.svc.Version}
-}
-
-// secrets are the values to redact by value.
-func (t *oauthTab) secrets() []string {
-	out := []string{t.currentProfile().ClientSecret}
-	if t.flow != nil {
-		out = append(out, t.flow.Secrets()...)
-	}
-	return out
-}
-
-// renderOptions redact unless Reveal is ticked.
-func (t *oauthTab) renderOptions() oauthflow.RenderOptions {
-	return oauthflow.RenderOptions{Reveal: t.steps.Reveal.Checked, Secrets: t.secrets()}
-}
-
-// display redacts transcripts unless revealed.
-func (t *oauthTab) display(ts []oauthflow.Transcript) []oauthflow.Transcript {
-	if t.steps.Reveal.Checked {
-		return ts
-	}
-	return oauthflow.RedactAll(ts, t.secrets()...)
-}
-
-// profileChosen starts over for p: a stored token makes Refresh and Call
-// usable at once.
-func (t *oauthTab) profileChosen(p oauthflow.Profile) {
-	t.stopWaiting()
-	t.stopAutoRefresh()
-	t.flow = nil
-	t.steps.reset()
-	if p.Name == "" {
-		t.steps.Profile.SetText("New profile: fill it in and Save.")
-		return
-	}
-	t.steps.Profile.SetText(fmt.Sprintf("Profile %s · %s", p.Name, p.BaseURL))
-	if t.steps.Path.Text == "" || strings.HasPrefix(t.steps.Path.Text, "/v1/medias/") {
-		id := "<hashed_id>"
-		if p.Name == "sandbox" && t.sandboxMedia != "" {
-			id = t.sandboxMedia
-		}
-		t.steps.Path.SetText("/v1/medias/" + id)
-	}
-	store, opts := t.store, t.options()
-	t.run(func() func() {
-		tok, err := store.LoadToken(context.Background(), p.Name)
-		if err != nil {
-			if !isNotFound(err) {
-				return func() { t.m.showError(fmt.Errorf("load the token of %q: %w", p.Name, err)) }
-			}
-			return func() { t.steps.enable() }
-		}
-		f, ferr := oauthflow.New(p, opts)
-		return func() {
-			if ferr != nil || t.profiles.selected != p.Name {
-				t.steps.enable()
-				return
-			}
-			t.flow = f
-			f.SetToken(tok)
-			t.steps.showToken(tok)
-			t.steps.ExchangeCard.set(stepDone)
-			t.steps.RefreshNote.SetText("Token loaded from the store (obtained " + tok.ObtainedAt.Local().Format("2006-01-02 15:04") + ").")
-			t.steps.enable()
-		}
-	})
-}
-
-// authorize builds a new flow and its authorize URL, starts listening for
-// the callback (loopback listener or the receiver's tunnel path) and waits.
-func (t *oauthTab) authorize() {
-	p := t.currentProfile()
-	if err := p.Validate(); err != nil {
-		t.steps.AuthorizeCard.fail(err.Error(), "complete the profile on the left and Save")
-		return
-	}
-	t.stopWaiting()
-	t.stopAutoRefresh()
-	v := t.steps
-	for _, c := range v.cards() {
-		c.set(stepWaiting)
-		c.show(nil)
-	}
-	v.callback, v.token, v.results = nil, nil, nil
-	v.CallbackParams.RemoveAll()
-	v.StateCheck.Hide()
-	v.Reuse.Hide()
-	v.TokenBox.RemoveAll()
-	v.Results.RemoveAll()
-	v.RefreshNote.SetText("")
-	v.AuthorizeCard.set(stepRunning)
-	v.Authorize.Disable()
-	opts := t.options()
-	hub := t.hub
-	tunnelURI := t.tunnelCallbackURL()
-	t.run(func() func() {
-		f, err := oauthflow.New(p, opts)
-		if err != nil {
-			return func() { v.Authorize.Enable(); v.AuthorizeCard.failErr(err) }
-		}
-		var stop, remove func()
-		mode := "paste"
-		if _, _, _, local := p.LocalRedirect(); local {
-			stop, err = f.ListenCallback()
-			if err != nil {
-				return func() {
-					v.Authorize.Enable()
-					v.AuthorizeCard.fail(err.Error(), "free the port, or register a redirect URI with a free port (Loopback URI helper) and use it here")
-				}
-			}
-			mode = "listen"
-		} else if hub != nil && tunnelURI != "" && strings.HasPrefix(p.RedirectURI, strings.TrimSuffix(tunnelURI, OAuthCallbackPath)) {
-			remove = hub.Add(f)
-			mode = "tunnel"
-		}
-		u, err := f.AuthorizeURL(context.Background())
-		ts := f.Transcripts(true)
-		return func() {
-			v.Authorize.Enable()
-			if err != nil {
-				if stop != nil {
-					go stop()
-				}
-				if remove != nil {
-					remove()
-				}
-				v.AuthorizeCard.failErr(err)
-				return
-			}
-			t.flow = f
-			t.stopListen, t.removeHub = stop, remove
-			v.authorizeURL = u
-			v.AuthURL.SetText(u)
-			v.AuthURL.Show()
-			v.AuthorizeCard.set(stepDone)
-			v.AuthorizeCard.show(ts)
-			v.CallbackCard.set(stepRunning)
-			switch mode {
-			case "listen":
-				v.Waiting.SetText("Waiting for the browser at " + p.RedirectURI + " … Open the URL above, log in and approve.")
-			case "tunnel":
-				v.Waiting.SetText("Waiting for the callback through the tunnel (" + p.RedirectURI + ") … Open the URL above and approve.")
-			default:
-				v.Waiting.SetText("This redirect URI is not on this machine: after approving, paste the address the browser lands on.")
-			}
-			v.Cancel.Show()
-			v.enable()
-			if mode != "paste" {
-				t.waitCallback(f)
-			}
-		}
-	})
-}
-
-// waitCallback waits on its own goroutine; the outcome comes back through
-// the bridge (or settle in tests).
-func (t *oauthTab) waitCallback(f *oauthflow.Flow) {
-	ctx, cancel := context.WithCancel(context.Background())
-	t.cancelWait = cancel
-	gen := t.waitGen
-	go func() {
-		res, err := f.AwaitCallback(ctx, 0)
-		t.later(func() {
-			if gen != t.waitGen || t.flow != f {
-				return // cancelled, or superseded by a paste or a new attempt
-			}
-			t.callbackArrived(f, res, err, t.transcriptsOf(f, oauthflow.StepCallback))
-		})
-	}()
-}
-
-// transcriptsOf returns the flow's raw transcripts of one step.
-func (t *oauthTab) transcriptsOf(f *oauthflow.Flow, step oauthflow.Step) []oauthflow.Transcript {
-	var out []oauthflow.Transcript
-	for _, tr := range f.Transcripts(true) {
-		if tr.Step == step {
-			out = append(out, tr)
-		}
-	}
-	return out
-}
-
-func (t *oauthTab) cancelAuthorize() {
-	t.stopWaiting()
-	v := t.steps
-	v.Cancel.Hide()
-	v.CallbackCard.set(stepWaiting)
-	v.Waiting.SetText("Cancelled: no longer listening. Press Authorize to start again, or paste a redirected URL.")
-}
-
-func (t *oauthTab) pasteCallback() {
-	f := t.flow
-	raw := strings.TrimSpace(t.steps.Paste.Text)
-	if f == nil || raw == "" {
-		return
-	}
-	t.stopWaiting()
-	t.run(func() func() {
-		res, err := f.AcceptCallbackURL(context.Background(), raw)
-		ts := t.transcriptsOf(f, oauthflow.StepCallback)
-		return func() { t.callbackArrived(f, res, err, ts[len(ts)-1:]) }
-	})
-}
-
-// callbackArrived shows the callback and, when it carries a code, goes on
-// to the exchange if asked to.
-func (t *oauthTab) callbackArrived(f *oauthflow.Flow, res *oauthflow.CallbackResult, err error, ts []oauthflow.Transcript) {
-	t.stopWaiting()
-	v := t.steps
-	v.Cancel.Hide()
-	v.CallbackCard.show(ts)
-	v.showCallback(res)
-	st := f.State()
-	var sme *oauthflow.StateMismatchError
-	switch {
-	case errors.As(err, &sme):
-		v.StateCheck.Importance = widget.DangerImportance
-		v.StateCheck.SetText("✗ State check failed: the code was discarded.")
-	case res != nil && (st.RedirectState != "" || st.StandardState != ""):
-		v.StateCheck.Importance = widget.SuccessImportance
-		v.StateCheck.SetText("✓ State check passed: the callback carries the values Hookscope sent.")
-	default:
-		v.StateCheck.Importance = widget.WarningImportance
-		v.StateCheck.SetText("State check off: a forged callback would not be noticed.")
-	}
-	v.StateCheck.Show()
-	if err != nil {
-		v.Waiting.SetText("The callback arrived with a problem.")
-		var de *oauthflow.DeniedError
-		if errors.As(err, &de) {
-			meaning, fix := oauthflow.OAuthError{Code: de.Code, Description: de.Description}.Explain()
-			msg := "the service redirected with error=" + de.Code + ": " + meaning
-			if de.Description != "" {
-				msg += " (it says: " + de.Description + ")"
-			}
-			v.CallbackCard.fail(msg, fix)
-		} else {
-			v.CallbackCard.failErr(err)
-		}
-		v.enable()
-		return
-	}
-	v.Waiting.SetText("Callback received.")
-	v.CallbackCard.set(stepDone)
-	v.enable()
-	if v.AutoExchange.Checked {
-		t.exchange(false)
-	}
-}
-
-// placementChanged carries the flow over to the new placement: same
-// state (code, spent codes), new token-call shape.
-func (t *oauthTab) placementChanged() {
-	if t.flow == nil || t.steps == nil {
-		return
-	}
-	f := t.flow
-	tok, has := f.Token()
-	var tp *oauthflow.Token
-	if has {
-		tp = &tok
-	}
-	nf, err := oauthflow.Resume(f.Profile(), f.State(), tp, t.options())
-	if err != nil {
-		t.m.showError(err)
-		return
-	}
-	t.flow = nf
-}
-
-// exchange trades the code for a token; a code already sent shows the
-// reuse warning instead, unless force.
-func (t *oauthTab) exchange(force bool) {
-	f := t.flow
-	if f == nil {
-		return
-	}
-	v := t.steps
-	v.Reuse.Hide()
-	v.ExchangeCard.set(stepRunning)
-	v.Exchange.Disable()
-	t.run(func() func() {
-		before := len(f.Transcripts(true))
-		tok, err := f.Exchange(context.Background(), "", force)
-		ts := f.Transcripts(true)[before:]
-		return func() {
-			v.enable()
-			if len(ts) > 0 {
-				v.ExchangeCard.show(ts)
-			}
-			if errors.Is(err, oauthflow.ErrCodeSpent) {
-				var se *oauthflow.StepError
-				errors.As(err, &se)
-				v.ExchangeCard.set(stepWaiting)
-				v.ReuseText.SetText("⚠ " + se.Msg + ".\n" + se.Fix + ".")
-				v.Reuse.Show()
-				return
-			}
-			if err != nil {
-				v.ExchangeCard.failErr(err)
-				return
-			}
-			v.ExchangeCard.set(stepDone)
-			v.showToken(*tok)
-			v.enable()
-		}
-	})
-}
-
-func (t *oauthTab) refresh() {
-	f := t.flow
-	if f == nil {
-		return
-	}
-	v := t.steps
-	v.RefreshCard.set(stepRunning)
-	v.Refresh.Disable()
-	t.run(func() func() {
-		before := len(f.Transcripts(true))
-		rr, err := f.Refresh(context.Background())
-		ts := f.Transcripts(true)[before:]
-		return func() { t.refreshed(rr, err, ts) }
-	})
-}
-
-// refreshed shows a refresh outcome (button or auto-refresh).
-func (t *oauthTab) refreshed(rr *oauthflow.RefreshResult, err error, ts []oauthflow.Transcript) {
-	v := t.steps
-	v.enable()
-	if len(ts) > 0 {
-		v.RefreshCard.show(ts)
-	}
-	if err != nil {
-		v.RefreshCard.failErr(err)
-		return
-	}
-	v.RefreshCard.set(stepDone)
-	v.RefreshNote.Importance = widget.SuccessImportance
-	word := "unchanged"
-	if rr.RefreshTokenChanged {
-		v.RefreshNote.Importance = widget.WarningImportance
-		word = "CHANGED"
-	}
-	v.RefreshNote.SetText(fmt.Sprintf("Refresh token %s at %s: %s.", word, t.now().Format("15:04:05"), rr.Note))
-	v.showToken(rr.Token)
-}
-
-func (t *oauthTab) autoRefresh(on bool) {
-	t.stopAutoRefresh()
-	f := t.flow
-	if !on || f == nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.autoCancel = cancel
-	go f.AutoRefresh(ctx, time.Minute, func(rr *oauthflow.RefreshResult, err error) {
-		ts := t.transcriptsOf(f, oauthflow.StepRefresh)
-		if len(ts) > 1 {
-			ts = ts[len(ts)-1:]
-		}
-		t.later(func() {
-			if t.flow == f {
-				t.refreshed(rr, err, ts)
-			}
-		})
-	})
-	t.m.showStatus("Auto-refresh on: the token is refreshed a minute before it expires.")
-}
-
-func (t *oauthTab) stopAutoRefresh() {
-	if t.autoCancel != nil {
-		t.autoCancel()
-		t.autoCancel = nil
-	}
-	if t.steps != nil && t.steps.AutoRefresh.Checked {
-		t.steps.AutoRefresh.OnChanged = nil
-		t.steps.AutoRefresh.SetChecked(false)
-		t.steps.AutoRefresh.OnChanged = t.autoRefresh
-	}
-}
-
-func (t *oauthTab) call() {
-	f := t.flow
-	if f == nil {
-		return
-	}
-	v := t.steps
-	var methods []oauthflow.TokenMethod
-	switch v.TokenMethod.Selected {
-	case methodAccessToken:
-		methods = []oauthflow.TokenMethod{oauthflow.MethodAccessToken}
-	case methodBearerToken:
-		methods = []oauthflow.TokenMethod{oauthflow.MethodBearerToken}
-	case methodAll:
-		methods = []oauthflow.TokenMethod{oauthflow.MethodAccessToken, oauthflow.MethodBearerToken, oauthflow.MethodHeader}
-	default:
-		methods = []oauthflow.TokenMethod{oauthflow.MethodHeader}
-	}
-	req := oauthflow.CallRequest{Method: v.HTTPMethod.Selected, Path: strings.TrimSpace(v.Path.Text), Body: v.Body.Text, Methods: methods}
-	if strings.HasPrefix(strings.TrimSpace(req.Body), "{") {
-		req.ContentType = "application/json"
-	}
-	v.CallCard.set(stepRunning)
-	v.Call.Disable()
-	t.run(func() func() {
-		res, err := f.Call(context.Background(), req)
-		return func() {
-			v.enable()
-			v.results = res
-			ts := make([]oauthflow.Transcript, 0, len(res))
-			for _, r := range res {
-				ts = append(ts, r.Transcript)
-			}
-			v.CallCard.show(ts)
-			v.showResults()
-			if err != nil {
-				v.CallCard.failErr(err)
-				return
-			}
-			failed := 0
-			for _, r := range res {
-				if !r.OK {
-					failed++
-				}
-			}
-			if failed > 0 {
-				first := res[0].Transcript
-				for _, r := range res {
-					if !r.OK {
-						first = r.Transcript
-						break
-					}
-				}
-				v.CallCard.fail(fmt.Sprintf("%d of %d calls failed: %s", failed, len(res), first.Error), first.Fix)
-				return
-			}
-			v.CallCard.set(stepDone)
-		}
-	})
 }

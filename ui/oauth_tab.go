@@ -194,8 +194,8 @@ func (t *oauthTab) tunnelCallbackURL() string {
 // tunnelChanged is called by the window when the tunnel state changes.
 func (t *oauthTab) tunnelChanged() { t.profiles.refreshHelpers() }
 
-// freeLoopbackPort asks the kernel for a free port on 127.0.0.1.
-func freeLoopbackPort() (int, error) {
+// oauthFreePort asks the kernel for a free port on 127.0.0.1.
+func oauthFreePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free loopback port: %w", err)
@@ -204,9 +204,9 @@ func freeLoopbackPort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// loopbackRedirectURI returns a redirect URI on a free loopback port.
-func loopbackRedirectURI() (string, error) {
-	port, err := freeLoopbackPort()
+// oauthLoopbackURI returns a redirect URI on a free loopback port.
+func oauthLoopbackURI() (string, error) {
+	port, err := oauthFreePort()
 	if err != nil {
 		return "", err
 	}
@@ -217,7 +217,7 @@ func loopbackRedirectURI() (string, error) {
 // app whose Redirect URI is a free loopback port too, and returns the
 // matching profile.
 func (t *oauthTab) startSandbox() (*sandbox.Server, oauthflow.Profile, string, error) {
-	redirect, err := loopbackRedirectURI()
+	redirect, err := oauthLoopbackURI()
 	if err != nil {
 		return nil, oauthflow.Profile{}, "", err
 	}
@@ -344,5 +344,5 @@ func (s *memOAuthStore) ListTranscripts(_ context.Context, profile, flowID strin
 	return out, nil
 }
 
-// isNotFound reports a store's "nothing saved yet".
-func isNotFound(err error) bool { return errors.Is(err, oauthflow.ErrNotFound) }
+// oauthNotFound reports a store's "nothing saved yet".
+func oauthNotFound(err error) bool { return errors.Is(err, oauthflow.ErrNotFound) }

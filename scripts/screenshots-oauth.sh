@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Screenshots of the OAuth tab (docs/oauth-*.png): runs the real window
+# (ui/internal/devrun) under Xvfb with a throw-away store, presses "Try with
+# the sandbox" and Authorize, plays the browser with ui/internal/oauthbrowser
+# (log in, approve or be refused, deliver the redirect to the window's
+# callback listener), and clicks through the steps.
+# Needs: Go with cgo, the X11/GL headers, xvfb, xdotool, imagemagick.
+# Coordinates are for the default 1280x800 window at the screen's origin.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=docs
+tmp=$(mktemp -d)
+display=${OAUTH_SHOTS_DISPLAY:-:98}
+export LANG=en_US.UTF-8
+go build -tags migrated_fynedo -o "$tmp/devrun" ./ui/internal/devrun
+go build -o "$tmp/oauthbrowser" ./ui/internal/oauthbrowser
+
+Xvfb "$display" -screen 0 1280x800x24 >"$tmp/xvfb.log" 2>&1 &
+xvfb=$!
+app=
+cleanup() {
+	[ -n "$app" ] && kill "$app" 2>/dev/null || true
+	kill "$xvfb" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+sleep 1
+
+shot() { DISPLAY=$display import -window root "$out/$1.png"; echo "saved $out/$1.png"; }
+click() { DISPLAY=$display xdotool mousemove "$1" "$2" click 1; sleep "${3:-0.8}"; }
+wheel_down() { DISPLAY=$display xdotool mousemove 800 500 click --repeat "$1" --delay 15 5; sleep 0.8; }
+browse() { "$tmp/oauthbrowser" --db "$tmp/hooks.db" "$@"; sleep 1.5; }
+
+start() { # a fresh store each time, so the layout is the same on every run
+	rm -f "$tmp"/hooks.db*
+	HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" DISPLAY=$display FYNE_THEME=light \
+		HOOKSCOPE_DB="$tmp/hooks.db" "$tmp/devrun" >"$tmp/app.log" 2>&1 &
+	app=$!
+	sleep 3
+	click 123 155     # OAuth tab
+	click 200 198 1.5 # Try with the sandbox
+}
+stop() { kill "$app"; wait "$app" 2>/dev/null || true; app=; sleep 1; }
+
+start
+shot oauth-sandbox
+click 452 360 1   # Authorize: listens on the redirect URI, shows the URL
+shot oauth-authorize
+browse            # owner approves; the window exchanges the code at once
+shot oauth-token
+click 500 713     # the exchange's Request and response
+wheel_down 8
+shot oauth-exchange-detail
+wheel_down 80
+click 470 552 1   # Refresh token
+wheel_down 40
+click 860 680     # Token as…
+click 555 782 0.5 # …all three side by side
+click 1230 640 1.5 # Send
+shot oauth-call
+click 482 195 1   # History
+shot oauth-history
+stop
+
+start
+click 452 360 1
+browse --email viewer@example.com --password viewer  # a viewer may not authorize
+shot oauth-denied
+stop
