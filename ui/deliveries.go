@@ -84,6 +84,7 @@ func newDeliveriesView(win *mainWindow) *deliveriesView {
 		container.NewBorder(nil, nil, nil, v.ClearButton, v.Search),
 		container.NewGridWithColumns(3, v.TypeSelect, v.SigSelect, v.DedupeSelect),
 		container.NewBorder(nil, nil, v.ProblemsCheck, nil, container.NewHBox(layout.NewSpacer(), v.CountLabel)),
+		newBulkActions(win), // ui/replay_toolbar.go
 	)
 	left := container.NewBorder(filters, nil, nil, nil, container.NewStack(v.List, container.NewCenter(v.NoMatch)))
 	v.split = container.NewHSplit(left, v.Detail.content)

@@ -1,0 +1,299 @@
+package ui
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/hookscope/hookscope/inspector/replay"
+)
+
+// Columns of the consumer-check table.
+const (
+	colVerdict = iota
+	colCase
+	colAnswer
+	colExplain
+	checkColumns
+)
+
+// consumerView is "Consumer check…": the standard 22-case run against the
+// developer's endpoint, each case's verdict as a badge in a table, the
+// full explanation of the selected case, and the report as text.
+type consumerView struct {
+	win *mainWindow
+	rep *replay.Replayer
+
+	Target     *widget.Entry
+	UseSaved   *widget.Check
+	Secret     *widget.Entry
+	Limit      *widget.Entry
+	Run        *widget.Button
+	Cancel     *widget.Button
+	CopyText   *widget.Button
+	Progress   *widget.ProgressBar
+	Summary    *widget.Label
+	Table      *widget.Table
+	Explain    *widget.Label
+	savedFirst []byte
+
+	mu     sync.Mutex // guards pending: OnCase runs on the check's goroutine
+	pend   []replay.CaseResult
+	cases  []replay.CaseResult
+	cancel func()
+	// report is the finished check (tests read it).
+	report  *replay.CheckReport
+	content fyne.CanvasObject
+}
+
+// openConsumerCheck shows the Consumer check dialog.
+func (m *mainWindow) openConsumerCheck() *consumerView {
+	v := newConsumerView(m)
+	m.showDialog("Consumer check", v.content, fyne.NewSize(1040, 720), func() {
+		if v.cancel != nil {
+			v.cancel()
+		}
+	})
+	return v
+}
+
+func newConsumerView(m *mainWindow) *consumerView {
+	v := &consumerView{win: m, rep: replay.New(nil)}
+	v.Target = m.targetEntry()
+	v.Secret = passwordEntry("the webhook secret your consumer verifies with (never stored)")
+	v.UseSaved = widget.NewCheck("use the first secret from Settings", func(on bool) {
+		if on {
+			v.Secret.Disable()
+		} else {
+			v.Secret.Enable()
+		}
+	})
+	if len(m.secrets) > 0 {
+		v.savedFirst = m.secrets[0]
+		v.UseSaved.SetChecked(true)
+	} else {
+		v.UseSaved.Hide()
+	}
+	v.Limit = widget.NewEntry()
+	v.Limit.SetText(replay.ServiceTimeout.String())
+	v.Run = widget.NewButtonWithIcon("Run check", theme.MediaPlayIcon(), v.start)
+	v.Run.Importance = widget.HighImportance
+	v.Cancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), func() {
+		if v.cancel != nil {
+			v.cancel()
+		}
+	})
+	v.Cancel.Disable()
+	v.CopyText = widget.NewButtonWithIcon("Copy as text", theme.ContentCopyIcon(), v.copyText)
+	v.CopyText.Disable()
+	v.Progress = widget.NewProgressBar()
+	v.Progress.Max = float64(len(replay.CheckCases()))
+	v.Summary = widget.NewLabel(fmt.Sprintf("%d cases: one message per event type, a duplicate, a re-sent message, an out-of-order pair, a bad and a missing signature.", len(replay.CheckCases())))
+	v.Summary.Wrapping = fyne.TextWrapWord
+	v.Explain = widget.NewLabel("Select a row to read its explanation.")
+	v.Explain.Wrapping = fyne.TextWrapWord
+
+	v.Table = widget.NewTableWithHeaders(
+		func() (int, int) { return len(v.cases), checkColumns },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return container.NewStack(container.NewCenter(newBadge(64)), l)
+		},
+		func(id widget.TableCellID, o fyne.CanvasObject) {
+			if id.Row >= len(v.cases) {
+				return
+			}
+			c := v.cases[id.Row]
+			st := o.(*fyne.Container)
+			b := st.Objects[0].(*fyne.Container).Objects[0].(*badge)
+			l := st.Objects[1].(*widget.Label)
+			if id.Col == colVerdict {
+				b.set(verdictLook(c.Verdict))
+				l.Hide()
+				return
+			}
+			b.set("", nil, "")
+			l.Show()
+			switch id.Col {
+			case colCase:
+				l.SetText(c.Name)
+			case colAnswer:
+				l.SetText(caseAnswer(c))
+			case colExplain:
+				l.SetText(firstSentence(c.Explanation))
+			}
+		})
+	v.Table.ShowHeaderColumn = false
+	v.Table.CreateHeader = func() fyne.CanvasObject {
+		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	}
+	v.Table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		if id.Row == -1 {
+			o.(*widget.Label).SetText([]string{"Verdict", "Case", "Answer", "What it means"}[id.Col])
+		}
+	}
+	v.Table.SetColumnWidth(colVerdict, 90)
+	v.Table.SetColumnWidth(colCase, 230)
+	v.Table.SetColumnWidth(colAnswer, 170)
+	v.Table.SetColumnWidth(colExplain, 480)
+	v.Table.OnSelected = func(id widget.TableCellID) {
+		if id.Row >= 0 && id.Row < len(v.cases) {
+			c := v.cases[id.Row]
+			v.Explain.SetText(fmt.Sprintf("%s — %s\nExpected: %s\n%s", c.Name, c.Title, c.Expect, c.Explanation))
+		}
+	}
+
+	form := widget.NewForm(
+		widget.NewFormItem("Consumer URL", v.Target),
+		widget.NewFormItem("Secret", container.NewVBox(v.UseSaved, v.Secret)),
+		widget.NewFormItem("Answer within", v.Limit),
+	)
+	top := container.NewVBox(form, container.NewHBox(v.Run, v.Cancel, v.CopyText), v.Progress, v.Summary)
+	explain := container.NewVScroll(v.Explain)
+	explain.SetMinSize(fyne.NewSize(100, 90))
+	v.content = container.NewBorder(top, explain, nil, nil, v.Table)
+	return v
+}
+
+// verdictLook is a verdict's badge: colour, icon and word.
+func verdictLook(v replay.Verdict) (string, fyne.Resource, fyne.ThemeColorName) {
+	switch v {
+	case replay.Pass:
+		return "pass", theme.ConfirmIcon(), theme.ColorNameSuccess
+	case replay.Warn:
+		return "warn", theme.WarningIcon(), theme.ColorNameWarning
+	case replay.Fail:
+		return "fail", theme.CancelIcon(), theme.ColorNameError
+	}
+	return string(v), theme.QuestionIcon(), theme.ColorNameDisabled
+}
+
+// caseAnswer sums up the answers of a case's sends: "200 · 1.2ms".
+func caseAnswer(c replay.CaseResult) string {
+	parts := make([]string, 0, len(c.Sends))
+	for _, s := range c.Sends {
+		if s.Status == 0 {
+			parts = append(parts, "no answer")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%d · %v", s.Status, s.Latency.Round(100*time.Microsecond)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// firstSentence keeps a table cell short; the full text is below the table.
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+// start runs the check off the UI goroutine, a row per finished case.
+func (v *consumerView) start() {
+	target := strings.TrimSpace(v.Target.Text)
+	opts := replay.CheckOptions{Target: target}
+	var err error
+	if _, perr := replay.ParseTarget(target); perr != nil {
+		err = perr
+	}
+	if v.UseSaved.Checked && len(v.savedFirst) > 0 {
+		opts.Secret = v.savedFirst
+	} else {
+		opts.Secret = []byte(v.Secret.Text)
+	}
+	if err == nil && len(opts.Secret) == 0 {
+		err = errors.New("enter the webhook secret your consumer verifies with: the check signs every message with it")
+	}
+	if err == nil {
+		opts.Limit, err = time.ParseDuration(strings.TrimSpace(v.Limit.Text))
+		if err != nil || opts.Limit <= 0 || opts.Limit > 2*time.Minute {
+			err = errors.New("the time limit must be a duration such as 10s (at most 2m)")
+		}
+	}
+	if err != nil {
+		v.Summary.Importance = widget.DangerImportance
+		v.Summary.SetText(err.Error())
+		return
+	}
+	ctx, cancel := v.win.runContext()
+	v.cancel = cancel
+	v.Run.Disable()
+	v.CopyText.Disable()
+	v.Cancel.Enable()
+	v.cases, v.pend, v.report = nil, nil, nil
+	v.Table.Refresh()
+	v.Progress.SetValue(0)
+	v.Summary.Importance = widget.MediumImportance
+	v.Summary.SetText("Running…")
+	total := len(replay.CheckCases())
+	prog := &progress{b: v.win.bridge}
+	opts.OnCase = func(c replay.CaseResult) {
+		v.mu.Lock()
+		v.pend = append(v.pend, c)
+		snap := append([]replay.CaseResult(nil), v.pend...)
+		v.mu.Unlock()
+		prog.push(len(snap) == total, func() { v.showCases(snap) })
+	}
+	rep, store := v.rep, v.win.svc.Store
+	v.win.bridge.Go(func() func() {
+		defer cancel()
+		report, err := rep.CheckConsumer(ctx, opts)
+		if err == nil {
+			rememberTarget(store, target)
+		}
+		return func() {
+			v.cancel = nil
+			v.Run.Enable()
+			v.Cancel.Disable()
+			if err != nil {
+				v.Summary.Importance = widget.DangerImportance
+				v.Summary.SetText("The check did not finish: " + err.Error())
+				return
+			}
+			v.report = report
+			v.showCases(report.Cases)
+			v.CopyText.Enable()
+			msg := fmt.Sprintf("%d passed, %d warned, %d failed — %s.", report.Passed, report.Warned, report.Failed, report.Target)
+			v.Summary.Importance = widget.SuccessImportance
+			switch {
+			case report.Failed > 0:
+				v.Summary.Importance = widget.DangerImportance
+			case report.Warned > 0:
+				v.Summary.Importance = widget.WarningImportance
+			}
+			v.Summary.SetText(msg)
+		}
+	})
+}
+
+func (v *consumerView) showCases(cs []replay.CaseResult) {
+	v.cases = cs
+	v.Progress.SetValue(float64(len(cs)))
+	v.Table.Refresh()
+}
+
+// reportText is the report as the CLI prints it.
+func (v *consumerView) reportText() string {
+	if v.report == nil {
+		return ""
+	}
+	var b bytes.Buffer
+	_ = v.report.WriteText(&b)
+	return b.String()
+}
+
+func (v *consumerView) copyText() {
+	if s := v.reportText(); s != "" {
+		v.win.copy(s, "the consumer check report")
+	}
+}

@@ -1,0 +1,382 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/inspector/replay"
+	"github.com/hookscope/hookscope/storage"
+)
+
+// replayStore is what the replay, export and consumer-check views need
+// beyond Store: somewhere to record replays, their history, and a walk
+// over records. *storage.DB implements it; a window whose store does not
+// hides those buttons.
+type replayStore interface {
+	replay.Recorder
+	replay.History
+	Each(ctx context.Context, f storage.Filter, fn func(*inspector.Record) error) error
+}
+
+// maxSelection bounds a replay or export of the filtered list, as the CLI
+// does: a selection of a million deliveries is a mistake, not a test.
+const maxSelection = 1000
+
+// editableBody is the largest body the replay dialog offers to edit: a
+// multi-line entry lays out ~100 KB in well under a second, beyond that
+// it stalls the window (see DESIGN.md).
+const editableBody = 100 << 10
+
+// replayDeps returns the store as a replayStore when it is one.
+func (m *mainWindow) replayDeps() (replayStore, bool) {
+	rs, ok := m.svc.Store.(replayStore)
+	return rs, ok
+}
+
+// ingester returns the running engine as an import target when it is one.
+func (m *mainWindow) ingester() (export.Ingester, bool) {
+	ing, ok := m.svc.Engine.(export.Ingester)
+	return ing, ok
+}
+
+// runContext returns a context that ends when the window closes or when
+// the returned cancel is called (a Cancel button).
+func (m *mainWindow) runContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancels = append(m.cancels, cancel)
+	return ctx, cancel
+}
+
+// progress hands the latest of a burst of progress updates to the UI at
+// most every flushEvery; the final update is always applied. It may be
+// called from any goroutine (engine callbacks).
+type progress struct {
+	b    *bridge
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (p *progress) push(final bool, apply func()) {
+	p.mu.Lock()
+	now := time.Now()
+	if !final && !p.b.inline && now.Sub(p.last) < flushEvery {
+		p.mu.Unlock()
+		return
+	}
+	p.last = now
+	p.mu.Unlock()
+	p.b.do(apply)
+}
+
+// selectionPicker describes which deliveries a bulk action takes. The list
+// selects one delivery at a time, so "the selection" is every delivery the
+// current filters match (newest first, up to a limit), plus the selected
+// one when it is hidden by the filters.
+type selectionPicker struct {
+	filter   storage.Filter
+	selected int64
+
+	Explain         *widget.Label
+	Limit           *widget.Entry
+	IncludeSelected *widget.Check
+	content         fyne.CanvasObject
+}
+
+func newSelectionPicker(m *mainWindow) *selectionPicker {
+	p := &selectionPicker{filter: m.deliveries.filter(), selected: m.deliveries.selectedID}
+	p.filter.BeforeID = 0
+	p.Explain = widget.NewLabel(describeFilter(p.filter) + " — counting…")
+	p.Explain.Wrapping = fyne.TextWrapWord
+	p.Limit = widget.NewEntry()
+	p.Limit.SetText("100")
+	p.Limit.Validator = func(s string) error {
+		_, err := parseLimit(s)
+		return err
+	}
+	p.IncludeSelected = widget.NewCheck("", nil)
+	if p.selected != 0 {
+		p.IncludeSelected.SetText(fmt.Sprintf("also the selected delivery #%d", p.selected))
+		p.IncludeSelected.SetChecked(true)
+	} else {
+		p.IncludeSelected.Hide()
+	}
+	limitRow := container.NewBorder(nil, nil, widget.NewLabel("At most the newest"), widget.NewLabel(fmt.Sprintf("(1–%d)", maxSelection)), p.Limit)
+	p.content = container.NewVBox(p.Explain, limitRow, p.IncludeSelected)
+
+	store, f := m.svc.Store, p.filter
+	m.bridge.Go(func() func() {
+		n, err := store.Count(context.Background(), f)
+		return func() {
+			if err != nil {
+				p.Explain.SetText(describeFilter(f) + fmt.Sprintf(" (count failed: %v)", err))
+				return
+			}
+			p.Explain.SetText(fmt.Sprintf("%s: %s matching.", describeFilter(f), plural(int(n), "delivery", "deliveries")))
+			if n > 0 && n < 100 {
+				p.Limit.SetText(strconv.FormatInt(n, 10))
+			}
+		}
+	})
+	return p
+}
+
+func parseLimit(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 || n > maxSelection {
+		return 0, fmt.Errorf("the limit must be a whole number from 1 to %d", maxSelection)
+	}
+	return n, nil
+}
+
+// describeFilter says in words which deliveries the filter takes.
+func describeFilter(f storage.Filter) string {
+	if filterEmpty(f) {
+		return "The list selects one delivery at a time, so this takes every delivery in the list (no filter is set)"
+	}
+	var parts []string
+	if len(f.Types) > 0 {
+		parts = append(parts, "type "+strings.Join(f.Types, ", "))
+	}
+	for _, s := range f.Signatures {
+		parts = append(parts, "signature "+string(s))
+	}
+	if f.DuplicatesOnly {
+		parts = append(parts, "duplicates only")
+	}
+	if f.DivergentOnly {
+		parts = append(parts, "divergent only")
+	}
+	if f.ProblemsOnly {
+		parts = append(parts, "with problems")
+	}
+	if f.Text != "" {
+		parts = append(parts, fmt.Sprintf("matching %q", f.Text))
+	}
+	return "The list selects one delivery at a time, so this takes every delivery the current filters match (" + strings.Join(parts, "; ") + ")"
+}
+
+// spec reads the picker's widgets; call on the UI goroutine.
+func (p *selectionPicker) spec() (storage.Filter, int, int64, error) {
+	n, err := parseLimit(p.Limit.Text)
+	if err != nil {
+		return storage.Filter{}, 0, 0, err
+	}
+	var extra int64
+	if p.selected != 0 && p.IncludeSelected.Checked {
+		extra = p.selected
+	}
+	return p.filter, n, extra, nil
+}
+
+// loadSelection loads the newest limit deliveries matching f, plus extra
+// when it is not among them, oldest first (the order they arrived in).
+func loadSelection(ctx context.Context, store Store, rs replayStore, f storage.Filter, limit int, extra int64) ([]*inspector.Record, error) {
+	rows, err := store.List(ctx, f, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list the selection: %w", err)
+	}
+	ids := make([]int64, 0, len(rows)+1)
+	for _, r := range rows {
+		ids = append(ids, r.ID)
+	}
+	if extra != 0 && !slices.Contains(ids, extra) {
+		ids = append(ids, extra)
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("no delivery matches the current filters")
+	}
+	var recs []*inspector.Record
+	err = rs.Each(ctx, storage.Filter{IDs: ids}, func(r *inspector.Record) error {
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load the selection: %w", err)
+	}
+	return recs, nil
+}
+
+// plural says "1 delivery" or "3 deliveries".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%s %s", thousands(int64(n)), many)
+}
+
+// plainError turns a network error into words a developer acts on.
+func plainError(msg string) string {
+	low := strings.ToLower(msg)
+	switch {
+	case strings.Contains(low, "connection refused"):
+		return "Nothing is listening at that address (connection refused). Is your consumer running? — " + msg
+	case strings.Contains(low, "no such host"):
+		return "That host name does not resolve. — " + msg
+	case strings.Contains(low, "deadline exceeded") || strings.Contains(low, "timeout") || strings.Contains(low, "i/o timeout"):
+		return "No answer in time: the consumer accepted the connection but did not answer. — " + msg
+	case strings.Contains(low, "context canceled"):
+		return "Cancelled."
+	case strings.Contains(low, "connection reset") || strings.Contains(low, "eof"):
+		return "The consumer closed the connection without a complete answer. — " + msg
+	case strings.Contains(low, "tls") || strings.Contains(low, "certificate"):
+		return "The TLS handshake failed. — " + msg
+	}
+	return msg
+}
+
+// resultHeadline is the one line that says how a replay went.
+func resultHeadline(r *replay.Result) (string, widget.Importance) {
+	lat := r.Latency.Round(10 * time.Microsecond)
+	switch {
+	case r.Status == 0:
+		return "No answer: " + plainError(r.Error), widget.DangerImportance
+	case r.OK():
+		return fmt.Sprintf("%d %s · %v", r.Status, r.StatusText, lat), widget.SuccessImportance
+	case r.Status >= 300 && r.Status < 400:
+		return fmt.Sprintf("%d %s · %v — a redirect: the service does not follow redirects", r.Status, r.StatusText, lat), widget.WarningImportance
+	}
+	line := fmt.Sprintf("%d %s · %v — not a 2xx: the service would send it again", r.Status, r.StatusText, lat)
+	if r.Error != "" {
+		line += " (" + plainError(r.Error) + ")"
+	}
+	return line, widget.DangerImportance
+}
+
+// resultDetail is the answer's headers and body, pretty when JSON.
+func resultDetail(r *replay.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s replay of #%d to %s at %s, %s sent\n", r.Mode, r.DeliveryID, r.Target, r.SentAt.Local().Format("15:04:05"), humanBytes(int64(r.BodySize)))
+	if r.HookUUID != "" {
+		fmt.Fprintf(&b, "hook %s, events %s\n", r.HookUUID, strings.Join(r.Events, ", "))
+	}
+	if r.Status == 0 {
+		fmt.Fprintf(&b, "\nNo answer.\n%s\n", r.Error)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\nHTTP %d %s\n", r.Status, r.StatusText)
+	for _, h := range r.ResponseHeaders {
+		fmt.Fprintf(&b, "%s: %s\n", h.Name, h.Value)
+	}
+	b.WriteByte('\n')
+	b.WriteString(prettyBody(r.ResponseBody))
+	if r.ResponseTruncated {
+		fmt.Fprintf(&b, "\n[answer cut at %s]\n", humanBytes(int64(len(r.ResponseBody))))
+	}
+	return b.String()
+}
+
+// prettyBody indents JSON, keeps UTF-8 text as is and hex-dumps the rest.
+func prettyBody(body []byte) string {
+	if len(body) == 0 {
+		return "(empty body)"
+	}
+	var out bytes.Buffer
+	if json.Valid(body) && json.Indent(&out, body, "", "  ") == nil {
+		return out.String()
+	}
+	if utf8.Valid(body) {
+		return string(body)
+	}
+	return hexDump(body)
+}
+
+// historyLine is one row of a delivery's replay history.
+func historyLine(r *replay.Result) string {
+	what := "no answer"
+	if r.Status != 0 {
+		what = fmt.Sprintf("%d", r.Status)
+	}
+	return fmt.Sprintf("%s  %-8s %-9s %8v  %s", r.SentAt.Local().Format("01-02 15:04:05"), what, r.Mode, r.Latency.Round(10*time.Microsecond), r.Target)
+}
+
+// passwordEntry is an entry for a secret: masked, never pre-filled.
+func passwordEntry(placeholder string) *widget.Entry {
+	e := widget.NewPasswordEntry()
+	e.SetPlaceHolder(placeholder)
+	return e
+}
+
+// targetEntry is a URL entry pre-filled with the remembered replay target.
+func (m *mainWindow) targetEntry() *widget.Entry {
+	e := widget.NewEntry()
+	e.SetPlaceHolder("http://127.0.0.1:3000/webhooks")
+	store := m.svc.Store
+	m.bridge.Go(func() func() {
+		last, err := replay.LastTarget(context.Background(), store)
+		if err != nil || last == "" {
+			return nil
+		}
+		return func() {
+			if e.Text == "" {
+				e.SetText(last)
+			}
+		}
+	})
+	return e
+}
+
+// rememberTarget keeps url for next time; called off the UI goroutine.
+func rememberTarget(store Store, url string) {
+	_, _ = replay.RememberTarget(context.Background(), store, url)
+}
+
+// showDialog opens content in a dialog sized for reading results.
+func (m *mainWindow) showDialog(title string, content fyne.CanvasObject, size fyne.Size, onClose func()) *widget.PopUp {
+	closeBtn := widget.NewButton("Close", nil)
+	head := widget.NewLabelWithStyle(title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	body := container.NewBorder(head, container.NewHBox(layout.NewSpacer(), closeBtn), nil, nil, content)
+	pop := widget.NewModalPopUp(container.NewPadded(body), m.w.Canvas())
+	closeBtn.OnTapped = func() {
+		pop.Hide()
+		if onClose != nil {
+			onClose()
+		}
+	}
+	cs := m.w.Canvas().Size()
+	if cs.Width > 100 && cs.Height > 100 {
+		size = fyne.NewSize(min(size.Width, cs.Width-40), min(size.Height, cs.Height-40))
+	}
+	pop.Resize(size)
+	pop.Show()
+	return pop
+}
+
+// wrapForGrid breaks lines longer than width so a TextGrid never needs
+// a horizontal scroll wider than the dialog (answers are often one long
+// JSON line).
+func wrapForGrid(s string, width int) string {
+	var b strings.Builder
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for utf8.RuneCountInString(line) > width {
+			cut := 0
+			for n := 0; n < width; n++ {
+				_, size := utf8.DecodeRuneInString(line[cut:])
+				cut += size
+			}
+			b.WriteString(line[:cut])
+			b.WriteByte('\n')
+			line = line[cut:]
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}

@@ -1,0 +1,445 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/replay"
+	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/storage"
+)
+
+// replayHarness is a window over a real temporary store and engine, so
+// the views run the real replay, export and import code.
+type replayHarness struct {
+	app fyne.App
+	db  *storage.DB
+	eng *inspector.Engine
+	win *mainWindow
+	dir string
+}
+
+const capturedSecret = "captured-secret-1"
+
+func newReplayHarness(t *testing.T, n int) *replayHarness {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := storage.Open(filepath.Join(dir, "hooks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	secrets := [][]byte{[]byte(capturedSecret)}
+	eng := inspector.NewEngine(db, inspector.Options{Secrets: secrets})
+	ctx := context.Background()
+	g := simulate.New(7)
+	types := []string{"media.created", "media.ready", "media.updated", "viewing_session.play"}
+	for i := 0; i < n; i++ {
+		body := g.Message(g.Event(types[i%len(types)])).Body()
+		d := &inspector.Delivery{ReceivedAt: time.Date(2026, 11, 22, 3, 0, i, 0, time.UTC), Method: "POST", Path: "/webhooks",
+			Headers: simulate.HeadersFor(body, []byte(capturedSecret)), Body: body, BodyLength: int64(len(body)), RemoteAddr: "127.0.0.1:5000", Status: 200}
+		if _, err := eng.Ingest(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := eng.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := &replayHarness{app: test.NewTempApp(t), db: db, eng: eng, dir: dir}
+	svc := Services{Store: db, Engine: eng, StorePath: db.Path(), Version: "test"}
+	w := h.app.NewWindow("Hookscope")
+	w.Resize(fyne.NewSize(1280, 800))
+	h.win = newMainWindow(h.app, w, svc, DefaultSettings(), secrets, nil, true)
+	t.Cleanup(func() { h.win.close(); w.Close() })
+	return h
+}
+
+// consumer is a webhook consumer that verifies signatures with its secret
+// and keeps what it received.
+type consumer struct {
+	secret []byte
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func (c *consumer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	c.mu.Lock()
+	c.bodies = append(c.bodies, body)
+	c.mu.Unlock()
+	sig := r.Header.Get("X-Service-Signature")
+	res := inspector.Verify(sig, sig != "", body, [][]byte{c.secret})
+	if res.Status != inspector.SignatureValid {
+		http.Error(w, `{"error":"bad signature"}`, http.StatusUnauthorized)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"ok":true,"processed":1}`))
+}
+
+func (c *consumer) received() [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([][]byte(nil), c.bodies...)
+}
+
+func newConsumer(t *testing.T, secret string) (*consumer, string) {
+	t.Helper()
+	c := &consumer{secret: []byte(secret)}
+	srv := httptest.NewServer(c)
+	t.Cleanup(srv.Close)
+	return c, srv.URL + "/webhooks"
+}
+
+// selectNewest shows the newest delivery in the detail pane.
+func (h *replayHarness) selectNewest(t *testing.T) *inspector.Record {
+	t.Helper()
+	h.win.deliveries.List.Select(0)
+	rec := h.win.deliveries.Detail.rec
+	if rec == nil {
+		t.Fatal("no delivery in the detail pane")
+	}
+	return rec
+}
+
+func TestReplayShowsResultInlineAndRemembersTarget(t *testing.T) {
+	h := newReplayHarness(t, 2)
+	cons, url := newConsumer(t, capturedSecret)
+	rec := h.selectNewest(t)
+
+	v := h.win.openReplay()
+	if v == nil {
+		t.Fatal("no replay dialog")
+	}
+	if v.Target.Text != "" {
+		t.Fatalf("target pre-filled with %q before any replay", v.Target.Text)
+	}
+	test.Type(v.Target, url)
+	test.Tap(v.Send)
+
+	if v.last == nil || v.last.Status != 200 {
+		t.Fatalf("result = %+v, headline %q", v.last, v.Headline.Text)
+	}
+	if !strings.Contains(v.Headline.Text, "200 OK") {
+		t.Fatalf("headline = %q", v.Headline.Text)
+	}
+	if got := v.Detail.Text(); !strings.Contains(got, `"processed": 1`) || !strings.Contains(got, "Content-Type: application/json") {
+		t.Fatalf("result detail lacks the pretty answer and headers:\n%s", got)
+	}
+	got := cons.received()
+	if len(got) != 1 || !bytes.Equal(got[0], rec.Delivery.Body) {
+		t.Fatalf("consumer got %d bodies; byte-exact = %v", len(got), len(got) == 1 && bytes.Equal(got[0], rec.Delivery.Body))
+	}
+	if len(v.history) != 1 || v.history[0].Status != 200 {
+		t.Fatalf("history = %v", v.history)
+	}
+	if v.Tabs.Items[1].Text != "History (1)" {
+		t.Fatalf("history tab = %q", v.Tabs.Items[1].Text)
+	}
+
+	// The next dialog offers the same target and shows the earlier replay.
+	again := h.win.openReplay()
+	if again.Target.Text != url {
+		t.Fatalf("remembered target = %q, want %q", again.Target.Text, url)
+	}
+	if len(again.history) != 1 {
+		t.Fatalf("history in a new dialog = %d, want 1", len(again.history))
+	}
+}
+
+func TestReplayReportsNetworkErrorInPlainWords(t *testing.T) {
+	h := newReplayHarness(t, 1)
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL + "/webhooks"
+	srv.Close() // nothing listens there now
+	h.selectNewest(t)
+	v := h.win.openReplay()
+	test.Type(v.Target, url)
+	test.Tap(v.Send)
+	if v.last == nil || v.last.Status != 0 {
+		t.Fatalf("result = %+v", v.last)
+	}
+	if !strings.Contains(v.Headline.Text, "Nothing is listening") {
+		t.Fatalf("headline = %q", v.Headline.Text)
+	}
+}
+
+func TestReplayResignedAndEditedBody(t *testing.T) {
+	h := newReplayHarness(t, 1)
+	const devSecret = "dev-secret-for-resign-42"
+	cons, url := newConsumer(t, devSecret)
+	h.selectNewest(t)
+	v := h.win.openReplay()
+	test.Type(v.Target, url)
+
+	// Byte-exact carries the captured signature, which the consumer's
+	// other secret refuses.
+	test.Tap(v.Send)
+	if v.last == nil || v.last.Status != 401 || !strings.Contains(v.Headline.Text, "not a 2xx") {
+		t.Fatalf("byte-exact: result %+v, headline %q", v.last, v.Headline.Text)
+	}
+
+	v.Mode.SetSelected(modeResign)
+	test.Tap(v.Send)
+	if !strings.Contains(v.Headline.Text, "secret") || v.last.Status != 401 {
+		t.Fatalf("re-signing without a secret was not refused: %q", v.Headline.Text)
+	}
+	test.Type(v.Secret, devSecret)
+	test.Tap(v.Send)
+	if v.last.Status != 200 || v.last.Mode != replay.ModeResigned {
+		t.Fatalf("re-signed: %+v / %q", v.last, v.Headline.Text)
+	}
+
+	// An edited body that is not JSON is refused with where it breaks, and nothing is sent.
+	v.Mode.SetSelected(modeEdited)
+	if v.Tabs.SelectedIndex() != 2 {
+		t.Fatal("edited mode does not show the editor")
+	}
+	sent := len(cons.received())
+	v.Body.SetText("{\"events\": [\n  {\"uuid\": \"x\",}\n]}")
+	if !strings.Contains(v.BodyStatus.Text, "byte offset 28") || !strings.Contains(v.BodyStatus.Text, "line 2") {
+		t.Fatalf("validation as you type = %q", v.BodyStatus.Text)
+	}
+	test.Tap(v.Send)
+	if !strings.Contains(v.Headline.Text, "not sent") || !strings.Contains(v.Headline.Text, "offset 28") {
+		t.Fatalf("headline = %q", v.Headline.Text)
+	}
+	if len(cons.received()) != sent {
+		t.Fatal("an invalid body was sent")
+	}
+
+	edited := `{"hook":{"uuid":"h-edit"},"events":[]}`
+	v.Body.SetText(edited)
+	if !strings.HasPrefix(v.BodyStatus.Text, "Valid JSON") {
+		t.Fatalf("valid body status = %q", v.BodyStatus.Text)
+	}
+	test.Tap(v.Send)
+	got := cons.received()
+	if v.last.Status != 200 || v.last.Mode != replay.ModeEdited || string(got[len(got)-1]) != edited {
+		t.Fatalf("edited: %+v / %q", v.last, v.Headline.Text)
+	}
+
+	// The secret is in no file of the store.
+	assertNotInDir(t, h.dir, devSecret)
+}
+
+func TestReplayLargeBodyIsNotEditable(t *testing.T) {
+	h := newReplayHarness(t, 1)
+	rec := h.selectNewest(t)
+	big := *rec.Delivery
+	big.Body = bytes.Repeat([]byte("x"), editableBody+1)
+	rs, _ := h.win.replayDeps()
+	v := newReplayView(h.win, rs, &big)
+	for _, o := range v.Mode.Options {
+		if o == modeEdited {
+			t.Fatal("a body over the edit limit offers Edited")
+		}
+	}
+}
+
+func TestChaosPreviewAndRun(t *testing.T) {
+	h := newReplayHarness(t, 3)
+	cons, url := newConsumer(t, capturedSecret)
+	v := h.win.openChaos()
+	if !strings.Contains(v.Pick.Explain.Text, "3 deliveries matching") {
+		t.Fatalf("selection text = %q", v.Pick.Explain.Text)
+	}
+	test.Type(v.Target, url)
+	v.Times.SetText("2")
+
+	v.Shape.SetSelected(shapeSplit)
+	test.Tap(v.Preview)
+	if !strings.Contains(v.Summary.Text, "secret") {
+		t.Fatalf("split without a secret: %q", v.Summary.Text)
+	}
+	v.Shape.SetSelected(shapeAsIs)
+	v.Pick.Limit.SetText("2")
+	test.Tap(v.Preview)
+	if len(v.shown) != 4 || !strings.Contains(v.Summary.Text, "4 requests from 2 deliveries") {
+		t.Fatalf("plan: %q, %d lines", v.Summary.Text, len(v.shown))
+	}
+	if len(cons.received()) != 0 {
+		t.Fatal("the preview sent something")
+	}
+	test.Tap(v.Start)
+	if v.report == nil || len(v.report.Results) != 4 || v.report.Answered2xx != 4 {
+		t.Fatalf("report = %+v, summary %q", v.report, v.Summary.Text)
+	}
+	if len(cons.received()) != 4 || len(v.shown) != 4 || v.Progress.Value != 1 {
+		t.Fatalf("consumer got %d, lines %d, progress %v", len(cons.received()), len(v.shown), v.Progress.Value)
+	}
+	if !v.Start.Disabled() && v.Cancel.Disabled() {
+		return
+	}
+	t.Fatal("buttons not reset after the run")
+}
+
+func TestExportWritesFilesWithoutTheSecret(t *testing.T) {
+	h := newReplayHarness(t, 4)
+	const fixtureSecret = "fixture-secret-do-not-write"
+	out := filepath.Join(t.TempDir(), "fixtures")
+	v := h.win.openExport()
+	if !v.Secret.Disabled() {
+		t.Fatal("the secret entry is enabled for HAR")
+	}
+	if v.Reveal.Checked {
+		t.Fatal("reveal is on by default")
+	}
+	v.Format.SetSelected("fixtures")
+	if v.Secret.Disabled() {
+		t.Fatal("the secret entry is disabled for fixtures")
+	}
+	v.Out.SetText(out)
+	test.Type(v.Secret, fixtureSecret)
+	test.Tap(v.Export)
+	if v.summary == nil || len(v.summary.Files) < 4 {
+		t.Fatalf("summary = %+v, result %q", v.summary, v.Result.Text)
+	}
+	if !strings.Contains(v.Result.Text, "Credentials are redacted") {
+		t.Fatalf("result = %q", v.Result.Text)
+	}
+	assertNotInDir(t, out, fixtureSecret)
+	if _, err := os.Stat(filepath.Join(out, "media.ready.json")); err != nil {
+		t.Fatalf("no fixture for media.ready: %v", err)
+	}
+
+	// Exporting again into the same folder is refused, and says so.
+	test.Tap(v.Export)
+	if !strings.HasPrefix(v.Result.Text, "Nothing written") {
+		t.Fatalf("second export = %q", v.Result.Text)
+	}
+}
+
+func TestExportThenImportThroughTheEngine(t *testing.T) {
+	h := newReplayHarness(t, 3)
+	file := filepath.Join(t.TempDir(), "hooks.ndjson")
+	ex := h.win.openExport()
+	ex.Format.SetSelected("ndjson")
+	ex.Out.SetText(file)
+	test.Tap(ex.Export)
+	if ex.summary == nil || ex.summary.Deliveries != 3 {
+		t.Fatalf("export: %q", ex.Result.Text)
+	}
+
+	im := h.win.openImport()
+	if im == nil {
+		t.Fatal("no import dialog with a real engine")
+	}
+	test.Tap(im.Import)
+	if !strings.Contains(im.Result.Text, "choose a file") {
+		t.Fatalf("empty path: %q", im.Result.Text)
+	}
+	im.Path.SetText(filepath.Join(t.TempDir(), "missing.har"))
+	test.Tap(im.Import)
+	if !strings.HasPrefix(im.Result.Text, "Nothing imported") {
+		t.Fatalf("missing file: %q", im.Result.Text)
+	}
+	im.Path.SetText(file)
+	test.Tap(im.Import)
+	if im.report == nil || im.report.Imported != 3 || !strings.Contains(im.Result.Text, "Imported 3 deliveries (ndjson)") {
+		t.Fatalf("import: %q", im.Result.Text)
+	}
+	if err := h.eng.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.db.Stats(context.Background())
+	if err != nil || st.Deliveries != 6 {
+		t.Fatalf("stats after import = %+v, %v", st, err)
+	}
+}
+
+func TestConsumerCheckFillsTable(t *testing.T) {
+	h := newReplayHarness(t, 0)
+	_, url := newConsumer(t, capturedSecret)
+	v := h.win.openConsumerCheck()
+	if !v.UseSaved.Checked || !v.Secret.Disabled() {
+		t.Fatal("the configured secret is not offered")
+	}
+	if v.Secret.Text != "" {
+		t.Fatal("the secret entry shows the stored secret")
+	}
+	test.Tap(v.Run)
+	if !strings.Contains(v.Summary.Text, "URL") && !strings.Contains(v.Summary.Text, "http") {
+		t.Fatalf("no target: %q", v.Summary.Text)
+	}
+	test.Type(v.Target, url)
+	test.Tap(v.Run)
+	if v.report == nil {
+		t.Fatalf("no report: %q", v.Summary.Text)
+	}
+	want := len(replay.CheckCases())
+	if rows, cols := v.Table.Length(); rows != want || cols != checkColumns {
+		t.Fatalf("table %dx%d, want %dx%d", rows, cols, want, checkColumns)
+	}
+	if v.report.Failed != 0 || v.report.Passed < 20 {
+		t.Fatalf("a correct consumer: %q", v.Summary.Text)
+	}
+	v.Table.Select(widget.TableCellID{Row: want - 1, Col: colCase})
+	if !strings.Contains(v.Explain.Text, "missing-signature") {
+		t.Fatalf("explanation = %q", v.Explain.Text)
+	}
+	test.Tap(v.CopyText)
+	if got := h.app.Clipboard().Content(); !strings.Contains(got, "bad-signature") || strings.Contains(got, capturedSecret) {
+		t.Fatalf("copied report:\n%s", got)
+	}
+}
+
+func TestConsumerCheckShowsFailures(t *testing.T) {
+	h := newReplayHarness(t, 0)
+	// A consumer that accepts anything: forged deliveries must fail.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+	t.Cleanup(srv.Close)
+	v := h.win.openConsumerCheck()
+	test.Type(v.Target, srv.URL)
+	test.Tap(v.Run)
+	if v.report == nil || v.report.Failed < 2 {
+		t.Fatalf("report = %+v", v.report)
+	}
+	var fails int
+	for _, c := range v.cases {
+		if c.Verdict == replay.Fail {
+			fails++
+			if text, _, _ := verdictLook(c.Verdict); text != "fail" {
+				t.Fatalf("badge text = %q", text)
+			}
+		}
+	}
+	if fails != v.report.Failed || !strings.Contains(v.Summary.Text, "failed") {
+		t.Fatalf("fails in table %d, report %d, summary %q", fails, v.report.Failed, v.Summary.Text)
+	}
+}
+
+// assertNotInDir fails when s appears in any file under dir.
+func assertNotInDir(t *testing.T, dir, s string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(s)) {
+			t.Errorf("%s contains the secret", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
