@@ -218,9 +218,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 				// Drain what is queued so a clean stop leaves nothing pending.
-				for _, d := range e.fresh(e.q.take()) {
-					e.analyseQueued(context.WithoutCancel(ctx), d)
-				}
+				e.analyseQueued(context.WithoutCancel(ctx), e.fresh(e.q.take()))
 				return nil
 			case <-e.q.kick:
 				continue
@@ -228,9 +226,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		// A stop in the middle of a batch must not fail the rest of it with
 		// "context canceled": finish the batch, then drain as above.
-		for _, d := range batch {
-			e.analyseQueued(context.WithoutCancel(ctx), d)
-		}
+		e.analyseQueued(context.WithoutCancel(ctx), batch)
 	}
 }
 
@@ -245,9 +241,7 @@ func (e *Engine) Drain(ctx context.Context) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		for _, d := range batch {
-			e.analyseQueued(ctx, d)
-		}
+		e.analyseQueued(ctx, batch)
 	}
 }
 
@@ -262,12 +256,10 @@ func (e *Engine) recover(ctx context.Context) error {
 		if len(ds) == 0 {
 			return nil
 		}
-		for _, d := range ds {
-			if err := e.analyse(ctx, d); err != nil {
-				return err
-			}
-			after = d.ID
+		if err := e.analyseBatch(ctx, ds); err != nil {
+			return err
 		}
+		after = ds[len(ds)-1].ID
 	}
 }
 
@@ -285,31 +277,23 @@ func (e *Engine) fresh(batch []*Delivery) []*Delivery {
 	return out
 }
 
-func (e *Engine) analyseQueued(ctx context.Context, d *Delivery) {
-	if d.Body == nil && d.BodyLength > 0 {
-		// The body was dropped from memory under load: read it back.
-		ds, err := e.store.Unanalyzed(ctx, d.ID-1, 1)
-		if err != nil || len(ds) == 0 || ds[0].ID != d.ID {
-			e.logf("analyse delivery %d: reload from store failed: %v", d.ID, err)
-			return
+func (e *Engine) analyseQueued(ctx context.Context, batch []*Delivery) {
+	ds := batch[:0]
+	for _, d := range batch {
+		if d.Body == nil && d.BodyLength > 0 {
+			// The body was dropped from memory under load: read it back.
+			got, err := e.store.Unanalyzed(ctx, d.ID-1, 1)
+			if err != nil || len(got) == 0 || got[0].ID != d.ID {
+				e.logf("analyse delivery %d: reload from store failed: %v", d.ID, err)
+				continue
+			}
+			d = got[0]
 		}
-		d = ds[0]
+		ds = append(ds, d)
 	}
-	if err := e.analyse(ctx, d); err != nil {
+	if err := e.analyseBatch(ctx, ds); err != nil {
 		e.logf("%v", err)
 	}
-}
-
-func (e *Engine) analyse(ctx context.Context, d *Delivery) error {
-	a := e.Analyse(ctx, d)
-	if err := e.ledger(ctx, d, a); err != nil {
-		return fmt.Errorf("analyse delivery %d: %w", d.ID, err)
-	}
-	if err := e.store.SaveAnalysis(ctx, a); err != nil {
-		return fmt.Errorf("save analysis of delivery %d: %w", d.ID, err)
-	}
-	e.notify(&Record{Delivery: d, Analysis: a})
-	return nil
 }
 
 // Analyse verifies, decodes and checks one delivery without touching the
@@ -415,11 +399,18 @@ func subjectFromFields(fields []catalog.Field) string {
 	return ""
 }
 
-// ledger fills the dedupe and order facts of a from what was analysed
-// before it. Events earlier in the same message count as "before".
-func (e *Engine) ledger(ctx context.Context, d *Delivery, a *Analysis) error {
+// ledgerStore is the part of the store the ledger reads.
+type ledgerStore interface {
+	FirstEventCopy(ctx context.Context, uuid string) (first EventCopy, copies int, found bool, err error)
+	FirstHookDelivery(ctx context.Context, hookUUID string) (deliveryID int64, found bool, err error)
+	LatestForSubject(ctx context.Context, subject string) (uuid string, generatedAt time.Time, found bool, err error)
+}
+
+// ledgerWith fills the dedupe and order facts of a from what st says was
+// analysed before it. Events earlier in the same message count as "before".
+func ledgerWith(ctx context.Context, st ledgerStore, d *Delivery, a *Analysis) error {
 	if a.HookUUID != "" {
-		first, found, err := e.store.FirstHookDelivery(ctx, a.HookUUID)
+		first, found, err := st.FirstHookDelivery(ctx, a.HookUUID)
 		if err != nil {
 			return fmt.Errorf("look up hook %s: %w", a.HookUUID, err)
 		}
@@ -437,7 +428,7 @@ func (e *Engine) ledger(ctx context.Context, d *Delivery, a *Analysis) error {
 		ev := &a.Events[i]
 		ev.FirstDeliveryID = d.ID
 		if ev.UUID != "" {
-			first, copies, found, err := e.store.FirstEventCopy(ctx, ev.UUID)
+			first, copies, found, err := st.FirstEventCopy(ctx, ev.UUID)
 			if err != nil {
 				return fmt.Errorf("look up event %s: %w", ev.UUID, err)
 			}
@@ -469,7 +460,7 @@ func (e *Engine) ledger(ctx context.Context, d *Delivery, a *Analysis) error {
 		if ev.Subject == "" || ev.Duplicate || ev.GeneratedAt.IsZero() {
 			continue
 		}
-		uuid, at, found, err := e.store.LatestForSubject(ctx, ev.Subject)
+		uuid, at, found, err := st.LatestForSubject(ctx, ev.Subject)
 		if err != nil {
 			return fmt.Errorf("look up subject %s: %w", ev.Subject, err)
 		}

@@ -3,11 +3,13 @@ package prove
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
@@ -20,6 +22,14 @@ import (
 //
 //	go test -run '^$' -bench IngestInProcess -cpuprofile cpu.out ./internal/prove/
 func BenchmarkIngestInProcess(b *testing.B) {
+	// analysis=off shows the cost of the receive-and-store path alone, to
+	// tell it from the analysis competing for the same cores.
+	for _, analyse := range []bool{true, false} {
+		b.Run(fmt.Sprintf("analysis=%v", analyse), func(b *testing.B) { benchIngest(b, analyse) })
+	}
+}
+
+func benchIngest(b *testing.B, analyse bool) {
 	db, err := storage.Open(filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
 		b.Fatal(err)
@@ -29,7 +39,11 @@ func BenchmarkIngestInProcess(b *testing.B) {
 	eng := inspector.NewEngine(db, inspector.Options{Secrets: [][]byte{secret}})
 	ctx, cancel := context.WithCancel(context.Background())
 	runDone := make(chan error, 1)
-	go func() { runDone <- eng.Run(ctx) }()
+	if analyse {
+		go func() { runDone <- eng.Run(ctx) }()
+	} else {
+		runDone <- nil
+	}
 	srv, err := inspector.Serve("127.0.0.1:0", eng.Handler())
 	if err != nil {
 		b.Fatal(err)
@@ -135,4 +149,51 @@ func BenchmarkBodyPath1MiB(b *testing.B) {
 			inspector.Verify(sig, true, d.Body, [][]byte{secret})
 		}
 	})
+}
+
+// BenchmarkAnalysisThroughput measures the engine's analysis goroutine as
+// `hookscope listen` runs it (Engine.Run over queued deliveries: verify,
+// decode, ledger lookups, save): the rate at which analysis keeps up with
+// the receiver.
+func BenchmarkAnalysisThroughput(b *testing.B) {
+	db, err := storage.Open(filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	secret := []byte("bench-secret")
+	ts := &timedStore{Store: db, total: map[string]time.Duration{}, calls: map[string]int{}}
+	eng := inspector.NewEngine(ts, inspector.Options{Secrets: [][]byte{secret}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var analysed atomic.Int64
+	all := make(chan struct{})
+	eng.Subscribe(func(*inspector.Record) {
+		if analysed.Add(1) == int64(b.N) {
+			close(all)
+		}
+	})
+	g := simulate.New(3)
+	bodies := make([][]byte, 500)
+	for i := range bodies {
+		bodies[i] = Body(g, 2048)
+	}
+	for i := range b.N {
+		// Distinct hooks, a realistic share of re-sent events.
+		body := bodies[i%len(bodies)]
+		d := &inspector.Delivery{Method: http.MethodPost, Path: "/webhooks", Headers: simulate.HeadersFor(body, secret), Body: body, BodyLength: int64(len(body)), ReceivedAt: time.Now()}
+		if _, err := eng.Ingest(ctx, d); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	go eng.Run(ctx)
+	<-all
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+	ts.mu.Lock()
+	for name, d := range ts.total {
+		b.Logf("%-18s %6d calls, %8.3f ms each, %v in all", name, ts.calls[name], float64(d.Microseconds())/1000/float64(ts.calls[name]), d.Round(time.Millisecond))
+	}
+	ts.mu.Unlock()
 }
