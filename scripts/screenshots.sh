@@ -54,7 +54,7 @@ click 883 312   # Signature tab
 shot ui-signature
 click 737 312   # Raw tab
 shot ui-raw
-click 129 155   # Settings tab
+click 194 155   # Settings tab (third, after OAuth)
 shot ui-settings
 stop
 
@@ -62,3 +62,6 @@ start dark
 click 300 380
 shot ui-deliveries-dark
 stop
+
+# ---- OAuth tab (ui/oauth*.go): its own script and display, after this one's app has stopped ----
+scripts/screenshots-oauth.sh

@@ -101,6 +101,9 @@ func (c *stepCard) fail(msg, fix string) {
 	c.Problem.SetText("What went wrong: " + msg)
 	c.Problem.Show()
 	if fix != "" {
+		if !strings.HasSuffix(fix, ".") {
+			fix += "."
+		}
 		c.Fix.SetText("Likely fix: " + fix)
 		c.Fix.Show()
 	} else {

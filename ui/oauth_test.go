@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/sandbox"
 	"github.com/hookscope/hookscope/storage"
+	"github.com/hookscope/hookscope/tunnel"
 )
 
 type oauthHarness struct {
@@ -25,7 +28,7 @@ type oauthHarness struct {
 
 // newOAuthHarness opens a window on a real store (the tab persists
 // profiles, tokens and transcripts there) with an inline bridge.
-func newOAuthHarness(t *testing.T) *oauthHarness {
+func newOAuthHarness(t testing.TB) *oauthHarness {
 	t.Helper()
 	a := test.NewTempApp(t)
 	db, err := storage.Open(filepath.Join(t.TempDir(), "hooks.db"))
@@ -41,7 +44,7 @@ func newOAuthHarness(t *testing.T) *oauthHarness {
 }
 
 // startSandbox presses "Try with the sandbox".
-func (h *oauthHarness) startSandbox(t *testing.T) {
+func (h *oauthHarness) startSandbox(t testing.TB) {
 	t.Helper()
 	test.Tap(h.tab.profiles.TrySandbox)
 	if h.tab.sandbox == nil {
@@ -57,7 +60,7 @@ func (h *oauthHarness) startSandbox(t *testing.T) {
 
 // browse plays the end user in the browser and returns the URL the
 // sandbox redirects to.
-func (h *oauthHarness) browse(t *testing.T, b *sandbox.Browser) string {
+func (h *oauthHarness) browse(t testing.TB, b *sandbox.Browser) string {
 	t.Helper()
 	u := h.tab.steps.authorizeURL
 	if u == "" {
@@ -77,7 +80,7 @@ func (h *oauthHarness) browse(t *testing.T, b *sandbox.Browser) string {
 
 // deliver sends the browser's redirect to the listening callback and
 // applies the outcome.
-func (h *oauthHarness) deliver(t *testing.T, cb string) {
+func (h *oauthHarness) deliver(t testing.TB, cb string) {
 	t.Helper()
 	resp, err := http.Get(cb)
 	if err != nil {
@@ -89,7 +92,7 @@ func (h *oauthHarness) deliver(t *testing.T, cb string) {
 	}
 }
 
-func (h *oauthHarness) login(t *testing.T) {
+func (h *oauthHarness) login(t testing.TB) {
 	t.Helper()
 	h.startSandbox(t)
 	test.Tap(h.tab.steps.Authorize)
@@ -377,5 +380,65 @@ func TestOAuthProfileEditorSavesAndValidates(t *testing.T) {
 	}
 	if !p.UseTunnel.Disabled() {
 		t.Fatal("tunnel helper enabled without a tunnel")
+	}
+}
+
+// A tunnel redirect URI: the receiver serves /oauth/callback with the
+// window's CallbackHub, which hands the request to the waiting flow.
+func TestOAuthCallbackThroughTheTunnelPath(t *testing.T) {
+	const public = "https://quiet-lake.trycloudflare.com"
+	app := sandbox.DefaultApp()
+	app.RedirectURI = public + OAuthCallbackPath
+	srv, base, err := sandbox.Start(context.Background(), "127.0.0.1:0", sandbox.Config{Apps: []sandbox.App{app}, Logf: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	h := newOAuthHarness(t)
+	recv := httptest.NewServer(WithOAuthCallback(http.NotFoundHandler(), h.win.svc.OAuthCallbacks))
+	defer recv.Close()
+	h.win.tunnelStatus = tunnel.Status{State: tunnel.Ready, PublicURL: public}
+	h.tab.tunnelChanged()
+	p := h.tab.profiles
+	if p.UseTunnel.Disabled() {
+		t.Fatal("tunnel helper disabled with a ready tunnel")
+	}
+	test.Tap(p.New)
+	p.Name.SetText("tunnel")
+	p.BaseURL.SetText(base)
+	p.ClientID.SetText(app.ClientID)
+	p.ClientSecret.SetText(app.ClientSecret)
+	test.Tap(p.UseTunnel)
+	if p.RedirectURI.Text != app.RedirectURI {
+		t.Fatalf("tunnel helper gave %q", p.RedirectURI.Text)
+	}
+	test.Tap(p.Save)
+	test.Tap(h.tab.steps.Authorize)
+	if !strings.Contains(h.tab.steps.Waiting.Text, "tunnel") {
+		t.Fatalf("not waiting on the tunnel: %q", h.tab.steps.Waiting.Text)
+	}
+	cb, err := url.Parse(h.browse(t, sandbox.NewBrowser("owner@example.com", "owner")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What cloudflared forwards: the same path and query, on the receiver.
+	req, _ := http.NewRequest(http.MethodGet, recv.URL+cb.RequestURI(), nil)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("receiver answered %d", resp.StatusCode)
+	}
+	if !h.tab.settle(10 * time.Second) {
+		t.Fatal("no callback outcome")
+	}
+	if h.tab.steps.ExchangeCard.status != stepDone {
+		t.Fatalf("exchange %v: %q", h.tab.steps.ExchangeCard.status, h.tab.steps.ExchangeCard.Problem.Text)
+	}
+	if h.win.svc.OAuthCallbacks.Waiting() != 0 {
+		t.Fatal("the flow is still registered with the hub")
 	}
 }
