@@ -96,8 +96,12 @@ func newConsumerView(m *mainWindow) *consumerView {
 	v.CopyText.Disable()
 	v.Progress = widget.NewProgressBar()
 	v.Progress.Max = float64(len(replay.CheckCases()))
+	v.Progress.TextFormatter = func() string {
+		return fmt.Sprintf("%d of %d cases", int(v.Progress.Value), int(v.Progress.Max))
+	}
 	v.Summary = widget.NewLabel(fmt.Sprintf("%d cases: one message per event type, a duplicate, a re-sent message, an out-of-order pair, a bad and a missing signature.", len(replay.CheckCases())))
 	v.Summary.Wrapping = fyne.TextWrapWord
+	v.Summary.TextStyle = fyne.TextStyle{Bold: true}
 	v.Explain = widget.NewLabel("Select a row to read its explanation.")
 	v.Explain.Wrapping = fyne.TextWrapWord
 
@@ -157,7 +161,7 @@ func newConsumerView(m *mainWindow) *consumerView {
 		widget.NewFormItem("Secret", container.NewVBox(v.UseSaved, v.Secret)),
 		widget.NewFormItem("Answer within", v.Limit),
 	)
-	top := container.NewVBox(form, container.NewHBox(v.Run, v.Cancel, v.CopyText), v.Progress, v.Summary)
+	top := container.NewVBox(form, container.NewBorder(nil, nil, container.NewHBox(v.Run, v.Cancel, v.CopyText), nil, v.Progress), v.Summary)
 	explain := container.NewVScroll(v.Explain)
 	explain.SetMinSize(fyne.NewSize(100, 90))
 	v.content = container.NewBorder(top, explain, nil, nil, v.Table)
@@ -185,7 +189,7 @@ func caseAnswer(c replay.CaseResult) string {
 			parts = append(parts, "no answer")
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%d · %v", s.Status, s.Latency.Round(100*time.Microsecond)))
+		parts = append(parts, fmt.Sprintf("%d · %v", s.Status, roundLatency(s.Latency)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -296,4 +300,17 @@ func (v *consumerView) copyText() {
 	if s := v.reportText(); s != "" {
 		v.win.copy(s, "the consumer check report")
 	}
+}
+
+// roundLatency keeps two or three significant digits: 634µs, 6.1ms, 1.25s.
+func roundLatency(d time.Duration) time.Duration {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond)
+	case d < 10*time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case d < time.Second:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(10 * time.Millisecond)
 }

@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -45,6 +47,7 @@ type replayView struct {
 	History    *widget.List
 	Tabs       *container.AppTabs
 
+	form    *widget.Form
 	history []*replay.Result
 	// last is the result on show (tests read it).
 	last    *replay.Result
@@ -85,7 +88,8 @@ func newReplayView(m *mainWindow, rs replayStore, d *inspector.Delivery) *replay
 	v.Mode.Required = true
 	v.Send = widget.NewButtonWithIcon("Send", theme.MailSendIcon(), v.send)
 	v.Send.Importance = widget.HighImportance
-	v.Headline = widget.NewLabel("Not sent yet.")
+	v.Headline = widget.NewLabelWithStyle("Not sent yet.", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	v.Headline.SizeName = theme.SizeNameSubHeadingText
 	v.Headline.Wrapping = fyne.TextWrapWord
 	v.Detail = widget.NewTextGrid()
 	v.History = widget.NewList(
@@ -122,14 +126,23 @@ func newReplayView(m *mainWindow, rs replayStore, d *inspector.Delivery) *replay
 		noteLabel.Hide()
 	}
 
-	form := widget.NewForm(
+	v.form = widget.NewForm(
 		widget.NewFormItem("Target URL", v.Target),
 		widget.NewFormItem("Mode", v.Mode),
 		widget.NewFormItem("Secret", v.Secret),
 	)
-	top := container.NewVBox(form, container.NewHBox(v.Send, v.Stale), noteLabel)
+	top := container.NewVBox(v.form, container.NewHBox(v.Send, v.Stale), noteLabel)
 	result := container.NewBorder(v.Headline, nil, nil, nil, capped(v.Detail))
-	editor := container.NewBorder(nil, v.BodyStatus, nil, nil, v.Body)
+	// A captured body is usually one long line; indenting it makes it
+	// editable (the edited body is re-signed, so its bytes may change).
+	pretty := widget.NewButton("Indent JSON", func() {
+		var out bytes.Buffer
+		if json.Indent(&out, []byte(v.Body.Text), "", "  ") == nil {
+			v.Body.SetText(out.String())
+		}
+	})
+	reset := widget.NewButton("Back to the captured body", func() { v.Body.SetText(string(d.Body)) })
+	editor := container.NewBorder(nil, container.NewBorder(nil, nil, nil, container.NewHBox(pretty, reset), v.BodyStatus), nil, nil, v.Body)
 	v.Tabs = container.NewAppTabs(
 		container.NewTabItem("Result", result),
 		container.NewTabItem("History", v.History),
@@ -155,6 +168,9 @@ func (v *replayView) modeChanged() {
 		v.Secret.Enable()
 		v.Stale.Show()
 		v.Tabs.Select(v.Tabs.Items[2])
+	}
+	if v.form != nil {
+		v.form.Refresh() // the labels follow their widget's enabled state
 	}
 }
 

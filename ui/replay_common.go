@@ -242,7 +242,7 @@ func plainError(msg string) string {
 
 // resultHeadline is the one line that says how a replay went.
 func resultHeadline(r *replay.Result) (string, widget.Importance) {
-	lat := r.Latency.Round(10 * time.Microsecond)
+	lat := roundLatency(r.Latency)
 	switch {
 	case r.Status == 0:
 		return "No answer: " + plainError(r.Error), widget.DangerImportance
@@ -261,7 +261,7 @@ func resultHeadline(r *replay.Result) (string, widget.Importance) {
 // resultDetail is the answer's headers and body, pretty when JSON.
 func resultDetail(r *replay.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s replay of #%d to %s at %s, %s sent\n", r.Mode, r.DeliveryID, r.Target, r.SentAt.Local().Format("15:04:05"), humanBytes(int64(r.BodySize)))
+	fmt.Fprintf(&b, "%s replay of #%d to %s at %s, %s sent\n", modeWords(r.Mode), r.DeliveryID, r.Target, r.SentAt.Local().Format("15:04:05"), humanBytes(int64(r.BodySize)))
 	if r.HookUUID != "" {
 		fmt.Fprintf(&b, "hook %s, events %s\n", r.HookUUID, strings.Join(r.Events, ", "))
 	}
@@ -302,7 +302,7 @@ func historyLine(r *replay.Result) string {
 	if r.Status != 0 {
 		what = fmt.Sprintf("%d", r.Status)
 	}
-	return fmt.Sprintf("%s  %-8s %-9s %8v  %s", r.SentAt.Local().Format("01-02 15:04:05"), what, r.Mode, r.Latency.Round(10*time.Microsecond), r.Target)
+	return fmt.Sprintf("%s  %-9s %-11s %8v  %s", r.SentAt.Local().Format("01-02 15:04:05"), what, modeWords(r.Mode), roundLatency(r.Latency), r.Target)
 }
 
 // passwordEntry is an entry for a secret: masked, never pre-filled.
@@ -379,4 +379,21 @@ func wrapForGrid(s string, width int) string {
 		b.WriteString(line)
 	}
 	return b.String()
+}
+
+// modeWords names a replay mode as the dialog does.
+func modeWords(m replay.Mode) string {
+	switch m {
+	case replay.ModeRaw:
+		return "byte-exact"
+	case replay.ModeResigned:
+		return "re-signed"
+	case replay.ModeEdited:
+		return "edited"
+	case replay.ModeSplit:
+		return "split"
+	case replay.ModeMerged:
+		return "merged"
+	}
+	return string(m)
 }

@@ -21,8 +21,8 @@ import (
 // Batch shapes a chaos run offers.
 const (
 	shapeAsIs  = "As captured"
-	shapeSplit = "Split batches (one event per message)"
-	shapeMerge = "Merge all events into one message"
+	shapeSplit = "Split batches (an event per message)"
+	shapeMerge = "Merge all into one message"
 )
 
 // chaosView is "Replay selection…": the selected deliveries sent again the
@@ -80,6 +80,7 @@ func newChaosView(m *mainWindow, rs replayStore) *chaosView {
 	v.Shuffle = widget.NewCheck("shuffle the order of all sends", nil)
 	v.Shape = widget.NewRadioGroup([]string{shapeAsIs, shapeSplit, shapeMerge}, nil)
 	v.Shape.Required = true
+	v.Shape.Horizontal = true
 	v.Shape.SetSelected(shapeAsIs)
 	v.Delay = widget.NewEntry()
 	v.Delay.SetText("0s")
@@ -111,14 +112,13 @@ func newChaosView(m *mainWindow, rs replayStore) *chaosView {
 
 	form := widget.NewForm(
 		widget.NewFormItem("Target URL", v.Target),
-		widget.NewFormItem("Send each", container.NewBorder(nil, nil, nil, widget.NewLabel("time(s), same bytes and hook uuid"), v.Times)),
-		widget.NewFormItem("Order", v.Shuffle),
+		widget.NewFormItem("Send each", container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewLabel("time(s), same bytes and hook uuid;"), v.Shuffle), v.Times)),
 		widget.NewFormItem("Messages", v.Shape),
-		widget.NewFormItem("Delay between sends", v.Delay),
+		widget.NewFormItem("Delay", container.NewBorder(nil, nil, nil, widget.NewLabel("between sends, e.g. 200ms"), v.Delay)),
 		widget.NewFormItem("Secret", v.Secret),
 	)
 	buttons := container.NewHBox(v.Preview, v.Start, v.Cancel)
-	top := container.NewVBox(v.Pick.content, form, buttons, v.Progress, v.Summary)
+	top := container.NewVBox(v.Pick.content, form, container.NewBorder(nil, nil, buttons, nil, v.Progress), v.Summary)
 	v.content = container.NewBorder(top, nil, nil, nil, v.Lines)
 	return v
 }
@@ -204,7 +204,7 @@ func planLine(i int, p replay.Planned) string {
 	for j, id := range p.Sources {
 		src[j] = fmt.Sprintf("#%d", id)
 	}
-	return fmt.Sprintf("%3d. %-8s copy %d  from %s  hook %s  %s  %s", i+1, p.Mode, p.Copy, strings.Join(src, ","), p.HookUUID, plural(len(p.Events), "event", "events"), humanBytes(int64(len(p.Request.Body))))
+	return fmt.Sprintf("%3d. %-10s copy %d  from %s  hook %s  %s  %s", i+1, modeWords(p.Mode), p.Copy, strings.Join(src, ","), p.HookUUID, plural(len(p.Events), "event", "events"), humanBytes(int64(len(p.Request.Body))))
 }
 
 // start runs the chaos replay with progress; Cancel stops it.
@@ -232,7 +232,7 @@ func (v *chaosView) run(ds []*inspector.Delivery, opts replay.ChaosOptions) {
 	opts.OnResult = func(done, total int, r *replay.Result) {
 		line, _ := resultHeadline(r)
 		v.mu.Lock()
-		v.lines = append(v.lines, fmt.Sprintf("%3d. %-8s #%d copy %d → %s", done, r.Mode, r.DeliveryID, r.Copy, line))
+		v.lines = append(v.lines, fmt.Sprintf("%3d. %-10s #%d copy %d → %s", done, modeWords(r.Mode), r.DeliveryID, r.Copy, line))
 		snap := append([]string(nil), v.lines...)
 		v.mu.Unlock()
 		prog.push(done == total, func() {
@@ -247,6 +247,7 @@ func (v *chaosView) run(ds []*inspector.Delivery, opts replay.ChaosOptions) {
 	v.win.bridge.Go(func() func() {
 		defer cancel()
 		report, err := rep.Chaos(ctx, ds, opts)
+		cancelled := ctx.Err() != nil
 		rememberTarget(store, opts.Target)
 		v.mu.Lock()
 		snap := append([]string(nil), v.lines...)
@@ -265,11 +266,11 @@ func (v *chaosView) run(ds []*inspector.Delivery, opts replay.ChaosOptions) {
 			v.report = report
 			sent := len(report.Results)
 			msg := fmt.Sprintf("%s sent: %d answered 2xx, %d refused, %d without an answer.", plural(sent, "request", "requests"), report.Answered2xx, report.Refused, report.Failed)
-			if ctx.Err() != nil {
+			if cancelled {
 				msg = "Cancelled. " + msg
 			}
 			v.Summary.Importance = widget.SuccessImportance
-			if report.Refused+report.Failed > 0 || ctx.Err() != nil {
+			if report.Refused+report.Failed > 0 || cancelled {
 				v.Summary.Importance = widget.WarningImportance
 			}
 			v.Summary.SetText(msg + " Every send is in its delivery's replay history.")

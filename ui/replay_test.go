@@ -279,6 +279,9 @@ func TestChaosPreviewAndRun(t *testing.T) {
 	if v.report == nil || len(v.report.Results) != 4 || v.report.Answered2xx != 4 {
 		t.Fatalf("report = %+v, summary %q", v.report, v.Summary.Text)
 	}
+	if strings.HasPrefix(v.Summary.Text, "Cancelled") || !strings.Contains(v.Summary.Text, "4 answered 2xx") {
+		t.Fatalf("summary = %q", v.Summary.Text)
+	}
 	if len(cons.received()) != 4 || len(v.shown) != 4 || v.Progress.Value != 1 {
 		t.Fatalf("consumer got %d, lines %d, progress %v", len(cons.received()), len(v.shown), v.Progress.Value)
 	}
