@@ -387,7 +387,7 @@ func (t *oauthTab) refreshed(rr *oauthflow.RefreshResult, err error, ts []oauthf
 }
 
 func (t *oauthTab) autoRefresh(on bool) {
-	t.stopAutoRefresh()
+	t.cancelAutoRefresh()
 	f := t.flow
 	if !on || f == nil {
 		return
@@ -408,11 +408,10 @@ func (t *oauthTab) autoRefresh(on bool) {
 	t.m.showStatus("Auto-refresh on: the token is refreshed a minute before it expires.")
 }
 
+// stopAutoRefresh ends auto-refresh and unticks its box (another flow
+// or profile takes over).
 func (t *oauthTab) stopAutoRefresh() {
-	if t.autoCancel != nil {
-		t.autoCancel()
-		t.autoCancel = nil
-	}
+	t.cancelAutoRefresh()
 	if t.steps != nil && t.steps.AutoRefresh.Checked {
 		t.steps.AutoRefresh.OnChanged = nil
 		t.steps.AutoRefresh.SetChecked(false)
@@ -479,4 +478,11 @@ func (t *oauthTab) call() {
 			v.CallCard.set(stepDone)
 		}
 	})
+}
+
+func (t *oauthTab) cancelAutoRefresh() {
+	if t.autoCancel != nil {
+		t.autoCancel()
+		t.autoCancel = nil
+	}
 }

@@ -442,3 +442,29 @@ func TestOAuthCallbackThroughTheTunnelPath(t *testing.T) {
 		t.Fatal("the flow is still registered with the hub")
 	}
 }
+
+func TestOAuthAutoRefresh(t *testing.T) {
+	h := newOAuthHarness(t)
+	h.login(t)
+	v := h.tab.steps
+	if v.AutoRefresh.Disabled() {
+		t.Fatal("auto-refresh disabled with a refresh token")
+	}
+	// A token that expires just over a minute from now is refreshed a
+	// minute before, i.e. at once.
+	tok, _ := h.tab.flow.Token()
+	old := tok.AccessToken
+	tok.ExpiresAt = time.Now().Add(time.Minute + 100*time.Millisecond)
+	h.tab.flow.SetToken(tok)
+	v.AutoRefresh.SetChecked(true)
+	if !h.tab.settle(10 * time.Second) {
+		t.Fatal("auto-refresh reported nothing")
+	}
+	if v.RefreshCard.status != stepDone || v.token.AccessToken == old {
+		t.Fatalf("auto-refresh: %v %q", v.RefreshCard.status, v.RefreshCard.Problem.Text)
+	}
+	v.AutoRefresh.SetChecked(false)
+	if h.tab.autoCancel != nil {
+		t.Fatal("auto-refresh still running after unticking")
+	}
+}
