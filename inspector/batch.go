@@ -9,8 +9,11 @@ import (
 )
 
 // maxAnalysisBatch bounds how many deliveries are analysed before their
-// analyses are saved together.
-const maxAnalysisBatch = 128
+// analyses are saved together. Larger chunks analyse faster (128: ~900/s,
+// one by one: ~200/s) but their one big transaction holds the store's
+// writer while the receiver's inserts wait behind it, which showed as
+// ack latency; 16 keeps most of the gain (docs/benchmarks.md).
+const maxAnalysisBatch = 16
 
 // analyseBatch analyses deliveries in order, in chunks: each chunk is
 // judged against the store plus the chunk's earlier analyses (so the
