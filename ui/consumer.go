@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -156,10 +157,10 @@ func newConsumerView(m *mainWindow) *consumerView {
 		}
 	}
 
+	limit := container.NewHBox(widget.NewLabel("answer within"), container.NewGridWrap(fyne.NewSize(80, v.Limit.MinSize().Height), v.Limit))
 	form := widget.NewForm(
-		widget.NewFormItem("Consumer URL", v.Target),
-		widget.NewFormItem("Secret", container.NewVBox(v.UseSaved, v.Secret)),
-		widget.NewFormItem("Answer within", v.Limit),
+		widget.NewFormItem("Consumer URL", container.NewBorder(nil, nil, nil, limit, v.Target)),
+		widget.NewFormItem("Secret", container.NewBorder(nil, nil, v.UseSaved, nil, v.Secret)),
 	)
 	top := container.NewVBox(form, container.NewBorder(nil, nil, container.NewHBox(v.Run, v.Cancel, v.CopyText), nil, v.Progress), v.Summary)
 	explain := container.NewVScroll(v.Explain)
@@ -265,7 +266,10 @@ func (v *consumerView) start() {
 				return
 			}
 			v.report = report
-			v.showCases(report.Cases)
+			v.showCases(worstFirst(report.Cases))
+			if len(v.cases) > 0 && v.cases[0].Verdict != replay.Pass {
+				v.Table.Select(widget.TableCellID{Row: 0, Col: colCase})
+			}
 			v.CopyText.Enable()
 			msg := fmt.Sprintf("%d passed, %d warned, %d failed — %s.", report.Passed, report.Warned, report.Failed, report.Target)
 			v.Summary.Importance = widget.SuccessImportance
@@ -313,4 +317,21 @@ func roundLatency(d time.Duration) time.Duration {
 		return d.Round(100 * time.Microsecond)
 	}
 	return d.Round(10 * time.Millisecond)
+}
+
+// worstFirst orders finished cases fail, warn, pass, keeping the check's
+// order within each: what needs fixing is on screen without scrolling.
+func worstFirst(cs []replay.CaseResult) []replay.CaseResult {
+	rank := func(v replay.Verdict) int {
+		switch v {
+		case replay.Fail:
+			return 0
+		case replay.Warn:
+			return 1
+		}
+		return 2
+	}
+	out := append([]replay.CaseResult(nil), cs...)
+	slices.SortStableFunc(out, func(a, b replay.CaseResult) int { return rank(a.Verdict) - rank(b.Verdict) })
+	return out
 }

@@ -35,17 +35,18 @@ type replayView struct {
 	d   *inspector.Delivery
 	rep *replay.Replayer
 
-	Target     *widget.Entry
-	Mode       *widget.RadioGroup
-	Secret     *widget.Entry
-	Stale      *widget.Check
-	Body       *widget.Entry
-	BodyStatus *widget.Label
-	Send       *widget.Button
-	Headline   *widget.Label
-	Detail     *widget.TextGrid
-	History    *widget.List
-	Tabs       *container.AppTabs
+	Target       *widget.Entry
+	Mode         *widget.RadioGroup
+	Secret       *widget.Entry
+	Stale        *widget.Check
+	Body         *widget.Entry
+	BodyStatus   *widget.Label
+	Send         *widget.Button
+	Headline     *widget.Label
+	Detail       *widget.TextGrid
+	History      *widget.List
+	HistoryTitle *widget.Label
+	Tabs         *container.AppTabs
 
 	form    *widget.Form
 	history []*replay.Result
@@ -143,9 +144,13 @@ func newReplayView(m *mainWindow, rs replayStore, d *inspector.Delivery) *replay
 	})
 	reset := widget.NewButton("Back to the captured body", func() { v.Body.SetText(string(d.Body)) })
 	editor := container.NewBorder(nil, container.NewBorder(nil, nil, nil, container.NewHBox(pretty, reset), v.BodyStatus), nil, nil, v.Body)
+	v.HistoryTitle = widget.NewLabelWithStyle("Replay history", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	// The answer and the delivery's earlier replays side by side in
+	// time: the newest result on top, the history under it.
+	split := container.NewVSplit(result, container.NewBorder(v.HistoryTitle, nil, nil, nil, v.History))
+	split.Offset = 0.68
 	v.Tabs = container.NewAppTabs(
-		container.NewTabItem("Result", result),
-		container.NewTabItem("History", v.History),
+		container.NewTabItem("Result", split),
 		container.NewTabItem("Edit body", editor),
 	)
 	v.content = container.NewBorder(top, nil, nil, nil, v.Tabs)
@@ -167,7 +172,7 @@ func (v *replayView) modeChanged() {
 	case modeEdited:
 		v.Secret.Enable()
 		v.Stale.Show()
-		v.Tabs.Select(v.Tabs.Items[2])
+		v.Tabs.Select(v.Tabs.Items[1])
 	}
 	if v.form != nil {
 		v.form.Refresh() // the labels follow their widget's enabled state
@@ -206,7 +211,7 @@ func (v *replayView) options() (replay.Options, error) {
 		opts.Secret = secret
 	case modeEdited:
 		if err := v.validateBody(); err != nil {
-			v.Tabs.Select(v.Tabs.Items[2])
+			v.Tabs.Select(v.Tabs.Items[1])
 			return opts, fmt.Errorf("not sent: %w", err)
 		}
 		opts.Body = []byte(v.Body.Text)
@@ -244,9 +249,7 @@ func (v *replayView) send() {
 			v.Send.Enable()
 			if herr == nil {
 				v.history = hist
-				v.History.Refresh()
-				v.Tabs.Items[1].Text = fmt.Sprintf("History (%d)", len(hist))
-				v.Tabs.Refresh()
+				v.setHistory(hist)
 			}
 			if res != nil {
 				v.showResult(res)
@@ -279,9 +282,21 @@ func (v *replayView) loadHistory() {
 		}
 		return func() {
 			v.history = hist
-			v.History.Refresh()
-			v.Tabs.Items[1].Text = fmt.Sprintf("History (%d)", len(hist))
-			v.Tabs.Refresh()
+			v.setHistory(hist)
 		}
 	})
+}
+
+// setHistory shows the delivery's replays, newest first.
+func (v *replayView) setHistory(hist []*replay.Result) {
+	v.history = hist
+	v.History.Refresh()
+	switch len(hist) {
+	case 0:
+		v.HistoryTitle.SetText("Replay history: none yet")
+	case historySize:
+		v.HistoryTitle.SetText(fmt.Sprintf("Replay history: the newest %d (select one to see its answer)", historySize))
+	default:
+		v.HistoryTitle.SetText(fmt.Sprintf("Replay history: %d (select one to see its answer)", len(hist)))
+	}
 }

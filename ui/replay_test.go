@@ -147,8 +147,8 @@ func TestReplayShowsResultInlineAndRemembersTarget(t *testing.T) {
 	if len(v.history) != 1 || v.history[0].Status != 200 {
 		t.Fatalf("history = %v", v.history)
 	}
-	if v.Tabs.Items[1].Text != "History (1)" {
-		t.Fatalf("history tab = %q", v.Tabs.Items[1].Text)
+	if !strings.HasPrefix(v.HistoryTitle.Text, "Replay history: 1 ") {
+		t.Fatalf("history title = %q", v.HistoryTitle.Text)
 	}
 
 	// The next dialog offers the same target and shows the earlier replay.
@@ -206,7 +206,7 @@ func TestReplayResignedAndEditedBody(t *testing.T) {
 
 	// An edited body that is not JSON is refused with where it breaks, and nothing is sent.
 	v.Mode.SetSelected(modeEdited)
-	if v.Tabs.SelectedIndex() != 2 {
+	if v.Tabs.SelectedIndex() != 1 {
 		t.Fatal("edited mode does not show the editor")
 	}
 	sent := len(cons.received())
@@ -391,7 +391,7 @@ func TestConsumerCheckFillsTable(t *testing.T) {
 	if v.report.Failed != 0 || v.report.Passed < 20 {
 		t.Fatalf("a correct consumer: %q", v.Summary.Text)
 	}
-	v.Table.Select(widget.TableCellID{Row: want - 1, Col: colCase})
+	v.Table.Select(widget.TableCellID{Row: want - 1, Col: colCase}) // all pass: the check's order
 	if !strings.Contains(v.Explain.Text, "missing-signature") {
 		t.Fatalf("explanation = %q", v.Explain.Text)
 	}
@@ -411,6 +411,9 @@ func TestConsumerCheckShowsFailures(t *testing.T) {
 	test.Tap(v.Run)
 	if v.report == nil || v.report.Failed < 2 {
 		t.Fatalf("report = %+v", v.report)
+	}
+	if v.cases[0].Verdict != replay.Fail || !strings.Contains(v.Explain.Text, v.cases[0].Name) {
+		t.Fatalf("failures are not first and explained: first %s %s, explanation %q", v.cases[0].Name, v.cases[0].Verdict, v.Explain.Text)
 	}
 	var fails int
 	for _, c := range v.cases {
