@@ -26,21 +26,38 @@ type oauthHarness struct {
 	tab *oauthTab
 }
 
-// newOAuthHarness opens a window on a real store (the tab persists
-// profiles, tokens and transcripts there) with an inline bridge.
-func newOAuthHarness(t testing.TB) *oauthHarness {
+// newOAuthHarness opens a window with an inline bridge on the other
+// views' fake store, so the tab keeps its data in memory (fast);
+// newOAuthHarnessDB uses a real store file, for persistence.
+func newOAuthHarness(t testing.TB) *oauthHarness { return openOAuthHarness(t, false) }
+
+func newOAuthHarnessDB(t testing.TB) *oauthHarness { return openOAuthHarness(t, true) }
+
+func openOAuthHarness(t testing.TB, real bool) *oauthHarness {
 	t.Helper()
 	a := test.NewTempApp(t)
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hooks.db"))
-	if err != nil {
-		t.Fatal(err)
+	h := &oauthHarness{app: a}
+	var store Store = newFakeStore()
+	if real {
+		db, err := storage.Open(filepath.Join(t.TempDir(), "hooks.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		h.db, store = db, db
 	}
-	svc := Services{Store: db, Version: "test", OAuthCallbacks: &oauthflow.CallbackHub{}}
+	svc := Services{Store: store, Version: "test", OAuthCallbacks: &oauthflow.CallbackHub{}}
 	w := a.NewWindow("Hookscope")
 	m := newMainWindow(a, w, svc, DefaultSettings(), nil, nil, true)
 	w.Resize(fyne.NewSize(1280, 800))
-	t.Cleanup(func() { m.close(); w.Close(); db.Close() })
-	return &oauthHarness{app: a, db: db, win: m, tab: m.oauth}
+	t.Cleanup(func() { m.close(); w.Close() })
+	h.win, h.tab = m, m.oauth
+	if real {
+		if _, ok := h.tab.store.(*storage.DB); !ok {
+			t.Fatal("the tab does not use the window's store")
+		}
+	}
+	return h
 }
 
 // startSandbox presses "Try with the sandbox".
@@ -103,7 +120,7 @@ func (h *oauthHarness) login(t testing.TB) {
 }
 
 func TestOAuthFlowSuccessThroughTheWidgets(t *testing.T) {
-	h := newOAuthHarness(t)
+	h := newOAuthHarnessDB(t)
 	h.login(t)
 	v := h.tab.steps
 	for _, c := range []*stepCard{v.AuthorizeCard, v.CallbackCard, v.ExchangeCard} {
@@ -348,7 +365,7 @@ func TestOAuthCopiesAreRedactedUnlessRevealed(t *testing.T) {
 }
 
 func TestOAuthProfileEditorSavesAndValidates(t *testing.T) {
-	h := newOAuthHarness(t)
+	h := newOAuthHarnessDB(t)
 	p := h.tab.profiles
 	test.Tap(p.New)
 	p.Name.SetText("acme")
