@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -447,5 +448,65 @@ func assertNotInDir(t *testing.T, dir, s string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// buttonTexts lists the texts of every button under o.
+func buttonTexts(o fyne.CanvasObject) []string {
+	var out []string
+	switch w := o.(type) {
+	case *widget.Button:
+		return []string{w.Text}
+	case *fyne.Container:
+		for _, c := range w.Objects {
+			out = append(out, buttonTexts(c)...)
+		}
+	case *container.Split:
+		out = append(buttonTexts(w.Leading), buttonTexts(w.Trailing)...)
+	}
+	return out
+}
+
+func TestActionButtonsFollowTheEngines(t *testing.T) {
+	h := newReplayHarness(t, 1)
+	got := strings.Join(append(buttonTexts(h.win.deliveries.split), buttonTexts(h.win.deliveries.Detail.pane)...), "|")
+	for _, want := range []string{"Replay selection…", "Export…", "Import…", "Consumer check…", "Replay…"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q button in the Deliveries tab: %s", want, got)
+		}
+	}
+	// A store that keeps no replays and an engine that cannot ingest
+	// leave only the consumer check, which needs neither.
+	f := newHarness(t, threeDeliveries)
+	got = strings.Join(append(buttonTexts(f.win.deliveries.split), buttonTexts(f.win.deliveries.Detail.pane)...), "|")
+	if strings.Contains(got, "Replay") || strings.Contains(got, "Import…") || !strings.Contains(got, "Consumer check…") {
+		t.Errorf("buttons with fakes: %s", got)
+	}
+	if f.win.openReplay() != nil || f.win.openChaos() != nil || f.win.openExport() != nil || f.win.openImport() != nil {
+		t.Error("a dialog opened without its engine")
+	}
+}
+
+func TestReplayHistoryRowShowsItsAnswer(t *testing.T) {
+	h := newReplayHarness(t, 1)
+	_, url := newConsumer(t, capturedSecret)
+	h.selectNewest(t)
+	v := h.win.openReplay()
+	test.Type(v.Target, url)
+	test.Tap(v.Send)
+	v.Target.SetText(url + "/nope?access_token=tok-secret-9")
+	test.Tap(v.Send) // the consumer answers every path; the token must be redacted
+	if len(v.history) != 2 {
+		t.Fatalf("history = %d", len(v.history))
+	}
+	if strings.Contains(v.Detail.Text(), "tok-secret-9") || strings.Contains(historyLine(v.history[0]), "tok-secret-9") {
+		t.Fatal("a token in the target URL is shown")
+	}
+	v.History.Select(1)
+	if v.last != v.history[1] || !strings.Contains(v.Detail.Text(), v.history[1].Target) {
+		t.Fatalf("selecting a history row did not show it: %q", v.Headline.Text)
+	}
+	if last, _ := replay.LastTarget(context.Background(), h.db); last != url {
+		t.Fatalf("a URL with a token was remembered: %q", last)
 	}
 }
