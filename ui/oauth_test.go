@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -483,5 +484,28 @@ func TestOAuthAutoRefresh(t *testing.T) {
 	v.AutoRefresh.SetChecked(false)
 	if h.tab.autoCancel != nil {
 		t.Fatal("auto-refresh still running after unticking")
+	}
+}
+
+// A busy callback port is a busy port, said with the fix, not a state error.
+func TestOAuthBusyCallbackPort(t *testing.T) {
+	h := newOAuthHarness(t)
+	h.startSandbox(t)
+	u, err := url.Parse(h.tab.profiles.RedirectURI.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", u.Host)
+	if err != nil {
+		t.Skipf("cannot hold the callback port: %v", err)
+	}
+	defer ln.Close()
+	test.Tap(h.tab.steps.Authorize)
+	c := h.tab.steps.AuthorizeCard
+	if c.status != stepFailed || !strings.Contains(c.Problem.Text, "already in use") || !strings.Contains(c.Fix.Text, "free port") {
+		t.Fatalf("busy port: %v %q %q", c.status, c.Problem.Text, c.Fix.Text)
+	}
+	if h.tab.steps.CallbackCard.status != stepWaiting {
+		t.Fatal("callback card moved on after a failed authorize")
 	}
 }
