@@ -31,7 +31,13 @@ click() { DISPLAY=$display xdotool mousemove "$1" "$2" click 1; sleep "${3:-0.8}
 wheel_down() { DISPLAY=$display xdotool mousemove 800 500 click --repeat "$1" --delay 15 5; sleep 0.8; }
 browse() { "$tmp/oauthbrowser" --db "$tmp/hooks.db" "$@"; sleep 1.5; }
 
+port_busy() { (exec 3<>/dev/tcp/127.0.0.1/8787) 2>/dev/null; }
+
 start() { # a fresh store each time, so the layout is the same on every run
+	# The window's receiver listens on 127.0.0.1:8787; another Hookscope
+	# there would show "receiver stopped" in every shot.
+	for _ in $(seq 60); do port_busy || break; sleep 1; done
+	if port_busy; then echo "screenshots-oauth: 127.0.0.1:8787 is in use; stop the other Hookscope first" >&2; exit 1; fi
 	rm -f "$tmp"/hooks.db*
 	HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" DISPLAY=$display FYNE_THEME=light \
 		HOOKSCOPE_DB="$tmp/hooks.db" "$tmp/devrun" >"$tmp/app.log" 2>&1 &
