@@ -235,7 +235,10 @@ func (v *consumerView) start() {
 	v.Run.Disable()
 	v.CopyText.Disable()
 	v.Cancel.Enable()
-	v.cases, v.pend, v.report = nil, nil, nil
+	v.mu.Lock()
+	v.pend = nil
+	v.mu.Unlock()
+	v.cases, v.report = nil, nil
 	v.Table.Refresh()
 	v.Progress.SetValue(0)
 	v.Summary.Importance = widget.MediumImportance
@@ -261,8 +264,13 @@ func (v *consumerView) start() {
 			v.Run.Enable()
 			v.Cancel.Disable()
 			if err != nil {
+				// Keep the cases that finished before the cancel or failure.
+				v.mu.Lock()
+				done := append([]replay.CaseResult(nil), v.pend...)
+				v.mu.Unlock()
+				v.showCases(done)
 				v.Summary.Importance = widget.DangerImportance
-				v.Summary.SetText("The check did not finish: " + err.Error())
+				v.Summary.SetText("The check did not finish: " + plainError(err.Error()))
 				return
 			}
 			v.report = report

@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/inspector/replay"
 )
 
 // formatHelp says in one line what each export format is for.
@@ -184,6 +185,11 @@ func (v *exportView) run() {
 	store, rs := v.win.svc.Store, v.rs
 	v.win.bridge.Go(func() func() {
 		ctx := context.Background()
+		// The curl script's default URL: the consumer last replayed to,
+		// else the local receiver.
+		if last, lerr := replay.LastTarget(ctx, store); lerr == nil && last != "" {
+			opts.Target = last
+		}
 		recs, err := loadSelection(ctx, store, rs, f, limit, extra)
 		var sum *export.Summary
 		if err == nil {

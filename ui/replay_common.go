@@ -75,7 +75,7 @@ type progress struct {
 func (p *progress) push(final bool, apply func()) {
 	p.mu.Lock()
 	now := time.Now()
-	if !final && !p.b.inline && now.Sub(p.last) < flushEvery {
+	if !final && now.Sub(p.last) < flushEvery {
 		p.mu.Unlock()
 		return
 	}
