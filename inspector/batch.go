@@ -27,10 +27,30 @@ func (e *Engine) analyseBatch(ctx context.Context, ds []*Delivery) error {
 	var errs []error
 	for len(ds) > 0 {
 		n := min(len(ds), maxAnalysisBatch)
+		start := time.Now()
 		errs = append(errs, e.analyseChunk(ctx, ds[:n])...)
 		ds = ds[n:]
+		e.yieldToReceiver(time.Since(start))
 	}
 	return errors.Join(errs...)
+}
+
+// maxYield bounds one pause of analysis in favour of the receiver.
+const maxYield = 60 * time.Millisecond
+
+// yieldToReceiver pauses analysis for three times as long as the last
+// chunk took (at most maxYield) while requests are being received, so
+// under load analysis gets at most about a quarter of the CPU and of the
+// store's writer, and acks come first (the design's rule: the answer never
+// waits for analysis). With no request in flight it does not pause, and
+// the backlog of a burst is worked off at full speed afterwards.
+func (e *Engine) yieldToReceiver(worked time.Duration) {
+	if e.receiving.Load() == 0 {
+		return
+	}
+	t := time.NewTimer(min(3*worked, maxYield))
+	defer t.Stop()
+	<-t.C
 }
 
 func (e *Engine) analyseChunk(ctx context.Context, ds []*Delivery) []error {

@@ -76,6 +76,9 @@ type Engine struct {
 	maxBody int64
 
 	q queue
+	// receiving counts requests between arrival and answer; analysis
+	// steps back while it is non-zero (see analyseBatch).
+	receiving atomic.Int64
 	// recovered is the highest id analysed by recovery from the store.
 	recovered atomic.Int64
 

@@ -28,6 +28,8 @@ func (e *Engine) Handler() http.Handler {
 const ackBody = "ok\n"
 
 func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	e.receiving.Add(1)
+	defer e.receiving.Add(-1)
 	received := e.now().UTC()
 	e.mu.RLock()
 	maxBody, mode := e.maxBody, e.answer
