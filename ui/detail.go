@@ -34,6 +34,10 @@ type detailData struct {
 	diffs map[int][]string
 }
 
+// maxCards bounds the event cards of one delivery: a batch of thousands
+// of events would otherwise take seconds to lay out.
+const maxCards = 25
+
 // detailView is the right-hand pane: actions, then tabs Events, JSON,
 // Raw, Headers and Signature.
 type detailView struct {
@@ -57,10 +61,14 @@ type detailView struct {
 	HeaderList   *widget.List
 	SigBox       *fyne.Container
 
-	headers     []inspector.Header
-	placeholder fyne.CanvasObject
-	pane        *fyne.Container
-	content     fyne.CanvasObject
+	headers []inspector.Header
+	// The grids are filled when their tab is first shown: a large body
+	// costs nothing until the user looks at it.
+	jsonText, rawText   string
+	jsonShown, rawShown bool
+	placeholder         fyne.CanvasObject
+	pane                *fyne.Container
+	content             fyne.CanvasObject
 }
 
 func newDetailView(win *mainWindow) *detailView {
@@ -111,7 +119,8 @@ func newDetailView(win *mainWindow) *detailView {
 		container.NewTabItem("Headers", d.HeaderList),
 		container.NewTabItem("Signature", container.NewScroll(container.NewPadded(d.SigBox))),
 	)
-	actions := container.NewHBox(widget.NewLabel("Copy:"), d.CopyBody, d.CopyPretty, d.CopyCurl, layout.NewSpacer(), d.DeleteButton)
+	d.Tabs.OnSelected = func(*container.TabItem) { d.fillGrids() }
+	actions := container.NewHBox(widget.NewLabel("Copy:"), d.CopyBody, d.CopyPretty, d.CopyCurl, layout.NewSpacer(), newReplayButton(win), d.DeleteButton)
 	head := container.NewVBox(d.Title, d.Meta, actions)
 	d.pane = container.NewBorder(head, nil, nil, nil, d.Tabs)
 	// The pane never widens the window: long values scroll or wrap inside it.
@@ -159,6 +168,9 @@ func prepareDetail(ctx context.Context, store Store, id int64) (*detailData, err
 		return dat, nil
 	}
 	for i, ev := range rec.Analysis.Events {
+		if i == maxCards {
+			break
+		}
 		dat.decoded[i] = catalog.DecodeEvent(ev.Raw)
 		if ev.UUID == "" || ev.Copies <= 1 && !ev.Duplicate {
 			continue
@@ -227,8 +239,10 @@ func (d *detailView) show(dat *detailData) {
 		d.CopyPretty.Enable()
 	}
 	d.showEvents(dat)
-	d.JSONGrid.SetText(string(dat.pretty))
+	d.jsonText = gridText(string(dat.pretty), 160)
+	d.jsonShown = false
 	d.showRaw(del, valid)
+	d.fillGrids()
 	d.headers = del.Headers
 	d.HeaderList.Refresh()
 	d.showSignature(dat.rec)
@@ -267,10 +281,11 @@ func (d *detailView) showRaw(del *inspector.Delivery, valid bool) {
 	}
 	if !valid {
 		notes = append(notes, "The body is not valid UTF-8, so it is shown as a hex dump.")
-		d.RawGrid.SetText(hexDump(del.Body))
+		d.rawText = limitRows(hexDump(del.Body))
 	} else {
-		d.RawGrid.SetText(string(del.Body))
+		d.rawText = gridText(string(del.Body), rawColumns)
 	}
+	d.rawShown = false
 	if len(del.Body) == 0 {
 		notes = append(notes, "The body is empty.")
 	}
@@ -282,7 +297,7 @@ func (d *detailView) showRaw(del *inspector.Delivery, valid bool) {
 	if !valid {
 		kind = "binary"
 	}
-	info := fmt.Sprintf("The exact %s received (%s), byte for byte; long lines scroll sideways.", kind, humanBytes(int64(len(del.Body))))
+	info := fmt.Sprintf("The exact %s received (%s), byte for byte; lines longer than %d characters are shown folded (Copy body copies them unchanged).", kind, humanBytes(int64(len(del.Body))), rawColumns)
 	d.RawNote.SetText(strings.Join(append([]string{info}, notes...), "\n"))
 }
 
@@ -322,6 +337,10 @@ func (d *detailView) showEvents(dat *detailData) {
 			objs = append(objs, widget.NewCard("Delivery problems", "", problemsBox(a.Problems)))
 		}
 		for i, ev := range a.Events {
+			if i == maxCards {
+				objs = append(objs, factLabel(fmt.Sprintf("%d more events are not shown as cards; the JSON tab has them all.", len(a.Events)-maxCards), widget.WarningImportance))
+				break
+			}
 			objs = append(objs, d.eventCard(i, ev, dat))
 		}
 	}
@@ -591,4 +610,68 @@ func curlCommand(del *inspector.Delivery, base string) string {
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// rawColumns is where the Raw tab folds long lines. Webhook bodies are
+// usually one line; a TextGrid row of a million cells takes a minute to lay
+// out, a million short rows are virtualized.
+const rawColumns = 120
+
+// fillGrids puts the text into the JSON or Raw grid when its tab is shown.
+func (d *detailView) fillGrids() {
+	switch d.Tabs.SelectedIndex() {
+	case 1:
+		if !d.jsonShown {
+			d.jsonShown = true
+			d.JSONGrid.SetText(d.jsonText)
+		}
+	case 2:
+		if !d.rawShown {
+			d.rawShown = true
+			d.RawGrid.SetText(d.rawText)
+		}
+	}
+}
+
+// gridText folds lines longer than width into several rows.
+func gridText(s string, width int) string {
+	if len(s) <= width && !strings.Contains(s, "\n") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/width + 1)
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for n := 0; len(line) > width; n++ {
+			cut := width
+			for cut > 0 && !utf8.RuneStart(line[cut]) {
+				cut-- // never split a character
+			}
+			b.WriteString(line[:cut])
+			b.WriteByte('\n')
+			line = line[cut:]
+		}
+		b.WriteString(line)
+	}
+	return limitRows(b.String())
+}
+
+// maxGridRows bounds a grid: Fyne 2.7's TextGrid slows down badly past a
+// few thousand rows, so the rest is left to the copy buttons.
+const maxGridRows = 3000
+
+func limitRows(s string) string {
+	idx, n := 0, 0
+	for n < maxGridRows {
+		i := strings.IndexByte(s[idx:], '\n')
+		if i < 0 {
+			return s
+		}
+		idx += i + 1
+		n++
+	}
+	rest := strings.Count(s[idx:], "\n") + 1
+	return s[:idx] + fmt.Sprintf("… %d more rows not shown here: use Copy body or Copy pretty JSON for everything.", rest)
 }

@@ -68,6 +68,7 @@ func TestListShowsNewestFirstAndSelectingShowsDetail(t *testing.T) {
 	if !strings.Contains(v.Detail.Title.Text, "#2") || !strings.Contains(v.Detail.Title.Text, "media.ready") {
 		t.Fatalf("detail title = %q", v.Detail.Title.Text)
 	}
+	v.Detail.Tabs.SelectIndex(1)
 	if got := v.Detail.JSONGrid.Text(); !strings.Contains(got, "\"type\": \"media.ready\"") {
 		t.Fatalf("JSON tab is not pretty-printed:\n%s", got)
 	}
