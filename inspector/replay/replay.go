@@ -131,6 +131,9 @@ func ValidateJSON(body []byte) error {
 	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(body))
+	// Numbers stay text: a valid body with a number beyond float64's range
+	// (which a consumer may well read as a big integer) is not an error.
+	dec.UseNumber()
 	err := dec.Decode(&v)
 	if err == nil {
 		end := dec.InputOffset()
