@@ -6,6 +6,8 @@ import (
 	"html/template"
 	"net/url"
 	"strings"
+
+	"github.com/hookscope/hookscope/internal/har"
 )
 
 // Param is one query parameter, in the order it arrived.
@@ -88,8 +90,8 @@ func ParseCallbackURL(raw string) (*CallbackResult, error) {
 		res.Notes = append(res.Notes, "the parameters came after # (a fragment) rather than in the query; the service should use the query")
 	}
 	seen := map[string]bool{}
-	for _, kv := range splitQuery(query) {
-		p := Param{Name: kv[0], Value: kv[1]}
+	for _, kv := range har.Query(query) {
+		p := Param{Name: kv.Name, Value: kv.Value}
 		res.Params = append(res.Params, p)
 		if seen[p.Name] {
 			res.Notes = append(res.Notes, fmt.Sprintf("parameter %q appears more than once; the first value is used", p.Name))
@@ -142,26 +144,6 @@ func (c *CallbackResult) field(name string) *string {
 		return &c.State
 	}
 	return nil
-}
-
-// splitQuery parses a raw query keeping order and undecodable values as
-// they are (url.ParseQuery drops them).
-func splitQuery(q string) [][2]string {
-	var out [][2]string
-	for _, part := range strings.FieldsFunc(q, func(r rune) bool { return r == '&' || r == ';' }) {
-		k, v, _ := strings.Cut(part, "=")
-		if dk, err := url.QueryUnescape(k); err == nil {
-			k = dk
-		}
-		if dv, err := url.QueryUnescape(v); err == nil {
-			v = dv
-		}
-		if k == "" {
-			continue
-		}
-		out = append(out, [2]string{k, v})
-	}
-	return out
 }
 
 // DeniedError is the service's refusal, explained.

@@ -14,102 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/har"
 )
-
-// The HAR 1.2 structure (http://www.softwareishard.com/blog/har-12-spec/).
-// Every field the spec marks required is always present, with -1 where the
-// spec allows "unknown". Hookscope's own facts ride in "_hookscope", a custom
-// field as the spec allows (names starting with an underscore).
-
-// HARFile is a HAR document.
-type HARFile struct {
-	Log HARLog `json:"log"`
-}
-
-// HARLog is the log object.
-type HARLog struct {
-	Version string     `json:"version"`
-	Creator HARCreator `json:"creator"`
-	// Pages is optional in HAR 1.2; an empty list keeps strict importers
-	// that expect the key content.
-	Pages   []struct{} `json:"pages"`
-	Entries []HAREntry `json:"entries"`
-	Comment string     `json:"comment,omitempty"`
-}
-
-// HARCreator names the exporting application.
-type HARCreator struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
-
-// HAREntry is one request/response pair.
-type HAREntry struct {
-	StartedDateTime string      `json:"startedDateTime"`
-	Time            float64     `json:"time"`
-	Request         HARRequest  `json:"request"`
-	Response        HARResponse `json:"response"`
-	Cache           struct{}    `json:"cache"`
-	Timings         HARTimings  `json:"timings"`
-	Comment         string      `json:"comment,omitempty"`
-	Hookscope       *HARExtra   `json:"_hookscope,omitempty"`
-}
-
-// HARNameValue is a header, query parameter or cookie.
-type HARNameValue struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-// HARRequest is the request object.
-type HARRequest struct {
-	Method      string         `json:"method"`
-	URL         string         `json:"url"`
-	HTTPVersion string         `json:"httpVersion"`
-	Cookies     []HARNameValue `json:"cookies"`
-	Headers     []HARNameValue `json:"headers"`
-	QueryString []HARNameValue `json:"queryString"`
-	PostData    *HARPostData   `json:"postData,omitempty"`
-	HeadersSize int64          `json:"headersSize"`
-	BodySize    int64          `json:"bodySize"`
-}
-
-// HARPostData is a request body. Encoding "base64" (an extension HTTP
-// Toolkit and others read) marks a body that is not UTF-8.
-type HARPostData struct {
-	MimeType string `json:"mimeType"`
-	Text     string `json:"text"`
-	Encoding string `json:"encoding,omitempty"`
-}
-
-// HARResponse is the response object: here, how Hookscope's receiver
-// answered the delivery.
-type HARResponse struct {
-	Status      int            `json:"status"`
-	StatusText  string         `json:"statusText"`
-	HTTPVersion string         `json:"httpVersion"`
-	Cookies     []HARNameValue `json:"cookies"`
-	Headers     []HARNameValue `json:"headers"`
-	Content     HARContent     `json:"content"`
-	RedirectURL string         `json:"redirectURL"`
-	HeadersSize int64          `json:"headersSize"`
-	BodySize    int64          `json:"bodySize"`
-}
-
-// HARContent is a response body.
-type HARContent struct {
-	Size     int64  `json:"size"`
-	MimeType string `json:"mimeType"`
-	Text     string `json:"text,omitempty"`
-	Encoding string `json:"encoding,omitempty"`
-}
-
-// HARTimings are the phases of the exchange in milliseconds.
-type HARTimings struct {
-	Send    float64 `json:"send"`
-	Wait    float64 `json:"wait"`
-	Receive float64 `json:"receive"`
-}
 
 // HARExtra carries what HAR has no field for, so an import restores the
 // delivery as it was.
@@ -125,17 +31,20 @@ type HARExtra struct {
 	Analysis             *AnalysisSummary `json:"analysis,omitempty"`
 }
 
-// BuildHAR turns records into a HAR document.
-func BuildHAR(recs []*inspector.Record, opts Options, version string) HARFile {
-	h := HARFile{Log: HARLog{Version: "1.2", Creator: HARCreator{Name: "Hookscope", Version: version},
-		Comment: "Webhook deliveries captured by Hookscope; the responses are the receiver's answers.", Pages: []struct{}{}, Entries: []HAREntry{}}}
+// buildHAR turns records into a HAR document.
+func buildHAR(recs []*inspector.Record, opts Options, version string) (har.File, error) {
+	h := har.New("Hookscope", version, "Webhook deliveries captured by Hookscope; the responses are the receiver's answers.")
 	for _, r := range recs {
-		h.Log.Entries = append(h.Log.Entries, harEntry(r, opts))
+		e, err := harEntry(r, opts)
+		if err != nil {
+			return har.File{}, fmt.Errorf("delivery %d: %w", r.Delivery.ID, err)
+		}
+		h.Log.Entries = append(h.Log.Entries, e)
 	}
-	return h
+	return h, nil
 }
 
-func harEntry(r *inspector.Record, opts Options) HAREntry {
+func harEntry(r *inspector.Record, opts Options) (har.Entry, error) {
 	d := r.Delivery
 	hs := headersFor(d, opts.Reveal)
 	query := queryFor(d, opts.Reveal)
@@ -157,14 +66,14 @@ func harEntry(r *inspector.Record, opts Options) HAREntry {
 	if query != "" {
 		u += "?" + query
 	}
-	req := HARRequest{Method: d.Method, URL: u, HTTPVersion: "HTTP/1.1", Cookies: []HARNameValue{},
-		Headers: []HARNameValue{}, QueryString: []HARNameValue{}, BodySize: int64(len(d.Body))}
+	req := har.Request{Method: d.Method, URL: u, HTTPVersion: "HTTP/1.1", Cookies: []har.NameValue{},
+		Headers: []har.NameValue{}, QueryString: []har.NameValue{}, BodySize: int64(len(d.Body))}
 	size := len(d.Method) + 1 + len(path) + len(" HTTP/1.1\r\n") + 2
 	if query != "" {
 		size += 1 + len(query)
 	}
 	for _, x := range hs {
-		req.Headers = append(req.Headers, HARNameValue{x.Name, x.Value})
+		req.Headers = append(req.Headers, har.NameValue{Name: x.Name, Value: x.Value})
 		size += len(x.Name) + 2 + len(x.Value) + 2
 	}
 	// Cookies come from the original header: their names are no secret,
@@ -181,32 +90,20 @@ func harEntry(r *inspector.Record, opts Options) HAREntry {
 			if !opts.Reveal {
 				value = Redacted
 			}
-			req.Cookies = append(req.Cookies, HARNameValue{name, value})
+			req.Cookies = append(req.Cookies, har.NameValue{Name: name, Value: value})
 		}
 	}
 	req.HeadersSize = int64(size)
 	if d.HeadersReconstructed {
 		req.HeadersSize = -1
 	}
-	for _, p := range strings.Split(query, "&") {
-		if p == "" {
-			continue
-		}
-		name, value, _ := strings.Cut(p, "=")
-		if n, err := url.QueryUnescape(name); err == nil {
-			name = n
-		}
-		if v, err := url.QueryUnescape(value); err == nil {
-			value = v
-		}
-		req.QueryString = append(req.QueryString, HARNameValue{name, value})
-	}
+	req.QueryString = har.Query(query)
 	if d.Method != http.MethodGet || len(d.Body) > 0 {
 		mime, _ := d.Header("Content-Type")
 		if mime == "" {
 			mime = "application/octet-stream"
 		}
-		pd := &HARPostData{MimeType: mime}
+		pd := &har.PostData{MimeType: mime}
 		if utf8.Valid(d.Body) {
 			pd.Text = string(d.Body)
 		} else {
@@ -214,16 +111,19 @@ func harEntry(r *inspector.Record, opts Options) HAREntry {
 		}
 		req.PostData = pd
 	}
-	resp := HARResponse{Status: d.Status, StatusText: http.StatusText(d.Status), HTTPVersion: "HTTP/1.1",
-		Cookies: []HARNameValue{}, Headers: []HARNameValue{}, Content: HARContent{Size: 0, MimeType: "text/plain"},
+	resp := har.Response{Status: d.Status, StatusText: http.StatusText(d.Status), HTTPVersion: "HTTP/1.1",
+		Cookies: []har.NameValue{}, Headers: []har.NameValue{}, Content: har.Content{Size: 0, MimeType: "text/plain"},
 		RedirectURL: "", HeadersSize: -1, BodySize: -1}
 	if d.Status == 0 {
 		resp.StatusText = "no answer (" + d.Answer + ")"
 	}
-	e := HAREntry{StartedDateTime: d.ReceivedAt.UTC().Format(time.RFC3339Nano), Request: req, Response: resp,
-		Hookscope: &HARExtra{ID: d.ID, Source: d.Source, RemoteAddr: d.RemoteAddr, BodyLength: d.BodyLength,
-			Truncated: d.Truncated, Rejected: d.Rejected, HeadersReconstructed: d.HeadersReconstructed,
-			Redacted: redacted, Analysis: Summarize(r.Analysis)}}
+	extra, err := json.Marshal(HARExtra{ID: d.ID, Source: d.Source, RemoteAddr: d.RemoteAddr, BodyLength: d.BodyLength,
+		Truncated: d.Truncated, Rejected: d.Rejected, HeadersReconstructed: d.HeadersReconstructed,
+		Redacted: redacted, Analysis: Summarize(r.Analysis)})
+	if err != nil {
+		return har.Entry{}, fmt.Errorf("encode _hookscope: %w", err)
+	}
+	e := har.Entry{StartedDateTime: d.ReceivedAt.UTC().Format(time.RFC3339Nano), Request: req, Response: resp, Hookscope: extra}
 	if r.Analysis != nil && len(r.Analysis.Events) > 0 {
 		types := make([]string, len(r.Analysis.Events))
 		for i, ev := range r.Analysis.Events {
@@ -231,7 +131,7 @@ func harEntry(r *inspector.Record, opts Options) HAREntry {
 		}
 		e.Comment = fmt.Sprintf("delivery %d: %s (signature %s)", d.ID, strings.Join(types, ", "), r.Analysis.Signature.Status)
 	}
-	return e
+	return e, nil
 }
 
 func sameHeaders(a, b []inspector.Header) bool {
@@ -248,11 +148,11 @@ func sameHeaders(a, b []inspector.Header) bool {
 
 // WriteHAR writes records as a HAR 1.2 document.
 func WriteHAR(w io.Writer, recs []*inspector.Record, opts Options) error {
-	v := opts.Version
-	if v == "" {
-		v = "dev"
+	h, err := buildHAR(recs, opts, opts.Version)
+	if err != nil {
+		return fmt.Errorf("build HAR: %w", err)
 	}
-	b, err := marshalPretty(BuildHAR(recs, opts, v))
+	b, err := marshalPretty(h)
 	if err != nil {
 		return fmt.Errorf("encode HAR: %w", err)
 	}
@@ -263,7 +163,7 @@ func WriteHAR(w io.Writer, recs []*inspector.Record, opts Options) error {
 // readHAR takes the POST entries of a HAR file (Hookscope's or a
 // browser's) as deliveries.
 func readHAR(data []byte) ([]*inspector.Delivery, []string, error) {
-	var h HARFile
+	var h har.File
 	if err := json.Unmarshal(data, &h); err != nil {
 		return nil, nil, fmt.Errorf("not a HAR file: %w", err)
 	}
@@ -319,7 +219,8 @@ func readHAR(data []byte) ([]*inspector.Delivery, []string, error) {
 			d.Body = []byte{}
 		}
 		d.BodyLength = int64(len(d.Body))
-		if x := e.Hookscope; x != nil {
+		var x HARExtra
+		if len(e.Hookscope) > 0 && json.Unmarshal(e.Hookscope, &x) == nil {
 			d.RemoteAddr = x.RemoteAddr
 			d.Truncated, d.Rejected, d.HeadersReconstructed = x.Truncated, x.Rejected, x.HeadersReconstructed
 			d.BodyLength = max(x.BodyLength, d.BodyLength)
