@@ -553,5 +553,5 @@ func (s *Server) webhookSummary() string {
 	if s.cfg.AtLeastOnce {
 		mode = "at-least-once: batching, duplicates, out-of-order"
 	}
-	return "to " + redactURL(s.cfg.WebhookURL) + " (" + mode + ")"
+	return "to " + RedactURL(s.cfg.WebhookURL) + " (" + mode + ")"
 }

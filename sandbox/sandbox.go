@@ -375,7 +375,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.WebhookURL != "" {
 		u, err := url.Parse(cfg.WebhookURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("webhook URL %q: want an absolute http or https URL", redactURL(cfg.WebhookURL))
+			return nil, fmt.Errorf("webhook URL %q: want an absolute http or https URL", RedactURL(cfg.WebhookURL))
 		}
 		s.hooks = newHookSender(s)
 		s.spawn(func() { s.hooks.run(s.ctx) })
@@ -549,9 +549,9 @@ func newUUID() string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
-// redactURL drops userinfo and query from a URL for logs and errors: a
+// RedactURL drops userinfo and query from a URL for logs and errors: a
 // webhook URL may carry a token there.
-func redactURL(raw string) string {
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparseable URL)"

@@ -199,15 +199,15 @@ func (h *hookSender) deliver(ctx context.Context, m simulate.Message, attempt in
 		}
 	}
 	if failure == "" {
-		h.s.cfg.Logf("webhook: message %s [%s] delivered to %s in %s (attempt %d)", m.Hook.UUID, types, redactURL(h.s.cfg.WebhookURL), time.Since(start).Round(time.Millisecond), attempt)
+		h.s.cfg.Logf("webhook: message %s [%s] delivered to %s in %s (attempt %d)", m.Hook.UUID, types, RedactURL(h.s.cfg.WebhookURL), time.Since(start).Round(time.Millisecond), attempt)
 		return
 	}
 	if attempt > len(h.retryDelays) {
-		h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; giving up after %d attempts", m.Hook.UUID, types, redactURL(h.s.cfg.WebhookURL), failure, attempt)
+		h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; giving up after %d attempts", m.Hook.UUID, types, RedactURL(h.s.cfg.WebhookURL), failure, attempt)
 		return
 	}
 	delay := h.retryDelays[attempt-1]
-	h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; retrying in %s", m.Hook.UUID, types, redactURL(h.s.cfg.WebhookURL), failure, delay)
+	h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; retrying in %s", m.Hook.UUID, types, RedactURL(h.s.cfg.WebhookURL), failure, delay)
 	h.s.spawn(func() {
 		if h.s.sleep(delay) {
 			h.deliver(h.s.ctx, m, attempt+1)
@@ -220,7 +220,7 @@ func (h *hookSender) deliver(ctx context.Context, m simulate.Message, attempt in
 func redactErr(err error, rawURL string) string {
 	msg := err.Error()
 	if rawURL != "" {
-		msg = strings.ReplaceAll(msg, rawURL, redactURL(rawURL))
+		msg = strings.ReplaceAll(msg, rawURL, RedactURL(rawURL))
 	}
 	return msg
 }
