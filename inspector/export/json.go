@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"time"
 	"unicode/utf8"
 
 	"github.com/hookscope/hookscope/inspector"
@@ -57,19 +56,8 @@ func Summarize(a *inspector.Analysis) *AnalysisSummary {
 
 // prettyDelivery is one file of the json export.
 type prettyDelivery struct {
-	ID                   int64              `json:"id"`
-	ReceivedAt           time.Time          `json:"received_at"`
-	Source               string             `json:"source,omitempty"`
-	Method               string             `json:"method"`
-	Path                 string             `json:"path"`
-	Query                string             `json:"query,omitempty"`
-	RemoteAddr           string             `json:"remote_addr,omitempty"`
-	Status               int                `json:"status"`
-	Truncated            bool               `json:"truncated,omitempty"`
-	HeadersReconstructed bool               `json:"headers_reconstructed,omitempty"`
-	Headers              []inspector.Header `json:"headers"`
-	BodyLength           int64              `json:"body_length"`
-	BodySHA256           string             `json:"body_sha256"`
+	deliveryFacts
+	BodySHA256 string `json:"body_sha256"`
 	// Exactly one of the three body forms is set: JSON pretty-printed,
 	// other UTF-8 text as is, anything else base64.
 	Body       json.RawMessage  `json:"body,omitempty"`
@@ -82,10 +70,7 @@ func writeJSONFolder(opts Options, recs []*inspector.Record, sum *Summary) error
 	for _, r := range recs {
 		d := r.Delivery
 		sha := sha256.Sum256(d.Body)
-		p := prettyDelivery{ID: d.ID, ReceivedAt: d.ReceivedAt.UTC(), Source: d.Source, Method: d.Method, Path: d.Path,
-			Query: queryFor(d, opts.Reveal), RemoteAddr: d.RemoteAddr, Status: d.Status, Truncated: d.Truncated,
-			HeadersReconstructed: d.HeadersReconstructed, Headers: headersFor(d, opts.Reveal),
-			BodyLength: d.BodyLength, BodySHA256: hex.EncodeToString(sha[:]), Analysis: Summarize(r.Analysis)}
+		p := prettyDelivery{deliveryFacts: factsFor(d, opts.Reveal), BodySHA256: hex.EncodeToString(sha[:]), Analysis: Summarize(r.Analysis)}
 		switch {
 		case json.Valid(d.Body):
 			p.Body = json.RawMessage(d.Body)

@@ -11,9 +11,9 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 )
 
-// Line is one NDJSON line: a delivery byte-exact (body in base64) with its
-// analysis summary. Import reads it back.
-type Line struct {
+// deliveryFacts are what the per-delivery formats (json, NDJSON) say about
+// a delivery besides its body, one struct so the formats cannot drift apart.
+type deliveryFacts struct {
 	ID                   int64              `json:"id"`
 	ReceivedAt           time.Time          `json:"received_at"`
 	Source               string             `json:"source,omitempty"`
@@ -28,6 +28,21 @@ type Line struct {
 	HeadersReconstructed bool               `json:"headers_reconstructed,omitempty"`
 	Headers              []inspector.Header `json:"headers"`
 	BodyLength           int64              `json:"body_length"`
+}
+
+// factsFor takes a delivery's facts, with credentials in the query and
+// headers redacted unless reveal.
+func factsFor(d *inspector.Delivery, reveal bool) deliveryFacts {
+	return deliveryFacts{ID: d.ID, ReceivedAt: d.ReceivedAt.UTC(), Source: d.Source, Method: d.Method, Path: d.Path,
+		Query: queryFor(d, reveal), RemoteAddr: d.RemoteAddr, Status: d.Status, Rejected: d.Rejected,
+		Truncated: d.Truncated, ReadError: d.ReadError, HeadersReconstructed: d.HeadersReconstructed,
+		Headers: headersFor(d, reveal), BodyLength: d.BodyLength}
+}
+
+// Line is one NDJSON line: a delivery byte-exact (body in base64) with its
+// analysis summary. Import reads it back.
+type Line struct {
+	deliveryFacts
 	// Body is base64 in JSON ([]byte), so any bytes survive.
 	Body     []byte           `json:"body"`
 	Analysis *AnalysisSummary `json:"analysis,omitempty"`
@@ -40,10 +55,7 @@ func WriteNDJSON(w io.Writer, recs []*inspector.Record, opts Options) error {
 	enc.SetEscapeHTML(false)
 	for _, r := range recs {
 		d := r.Delivery
-		l := Line{ID: d.ID, ReceivedAt: d.ReceivedAt.UTC(), Source: d.Source, Method: d.Method, Path: d.Path,
-			Query: queryFor(d, opts.Reveal), RemoteAddr: d.RemoteAddr, Status: d.Status, Rejected: d.Rejected,
-			Truncated: d.Truncated, ReadError: d.ReadError, HeadersReconstructed: d.HeadersReconstructed,
-			Headers: headersFor(d, opts.Reveal), BodyLength: d.BodyLength, Body: d.Body, Analysis: Summarize(r.Analysis)}
+		l := Line{deliveryFacts: factsFor(d, opts.Reveal), Body: d.Body, Analysis: Summarize(r.Analysis)}
 		if l.Body == nil {
 			l.Body = []byte{}
 		}
