@@ -6,6 +6,9 @@ package main
 import (
 	"os"
 
+	// First, so it runs before Fyne's locale lookup: see its doc.
+	_ "github.com/hookscope/hookscope/internal/clocale"
+
 	"github.com/hookscope/hookscope/cli"
 )
 
