@@ -178,7 +178,7 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "Exported %d deliveries as %s to %s (%d files).\n", sum.Deliveries, f, *out, len(sum.Files))
+	fmt.Fprintf(env.Stdout, "Exported %s as %s to %s (%s).\n", count(sum.Deliveries, "delivery", "deliveries"), f, *out, count(len(sum.Files), "file", "files"))
 	for _, s := range sum.Skipped {
 		fmt.Fprintf(env.Stdout, "  skipped: %s\n", s)
 	}
@@ -186,4 +186,12 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(env.Stdout, "Credential headers and query parameters were redacted (--reveal keeps them).")
 	}
 	return nil
+}
+
+// count says "1 file" or "3 files".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
