@@ -1,8 +1,13 @@
 package inspector
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"testing"
+
+	"github.com/hookscope/hookscope/inspector/catalog"
 )
 
 var canonicalCases = []string{
@@ -16,12 +21,30 @@ var canonicalCases = []string{
 	`{"a":1} trailing`, `{"a":1}  `, `  [1,2]`, `{"a" 1}`, `{"a":1,}`, `[1,]`, `[1 2]`,
 	`{"k\u0041":1,"kA":2}`, `{"b":1,"a":2,"b":3}`, "\"ctl\x01\"", `{`, `[`, `"open`,
 	`{"é":1,"e":2,"z":3}`, `{"B":1,"a":2,"_":3}`,
+	"{\"\xff\":1,\"\xfe\":2}", `{"\u00e9":1,"é":2}`, `{"a":{"c":1,"b":2},"a ":[{"y":1,"x":[{"q":1,"p":2}]}]}`,
+	"\"\xed\xa0\x80\"", "\"\xc3\\u00a9\"", `"a\/b"`, `"\u007f\u0080"`, "\"\x7f\"",
+	`{"k":"v","k":"v"}`, `[[[{"b":1,"a":1}]]]`,
+}
+
+// parseCanonicalHash is the hash written from the catalogue's parse tree
+// (what the engine stores), or "" where that path defers to the reference.
+func parseCanonicalHash(b []byte) string {
+	out, ok := catalog.AppendCanonical(nil, b)
+	if !ok {
+		return ""
+	}
+	sum := sha256.Sum256(out)
+	return hex.EncodeToString(sum[:])
 }
 
 func TestCanonicalMatchesReference(t *testing.T) {
 	for _, c := range canonicalCases {
-		if got, want := CanonicalHash(json.RawMessage(c)), canonicalHashSlow(json.RawMessage(c)); got != want {
+		want := canonicalHashSlow(json.RawMessage(c))
+		if got := CanonicalHash(json.RawMessage(c)); got != want {
 			t.Errorf("%q: fast hash %s, reference %s", c, got, want)
+		}
+		if got := parseCanonicalHash([]byte(c)); got != "" && got != want {
+			t.Errorf("%q: hash from the parse %s, reference %s", c, got, want)
 		}
 	}
 }
@@ -34,8 +57,42 @@ func FuzzCanonicalHash(f *testing.F) {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := CanonicalHash(b), canonicalHashSlow(b); got != want {
+		want := canonicalHashSlow(b)
+		if got := CanonicalHash(b); got != want {
 			t.Fatalf("%q: fast hash %s, reference %s", b, got, want)
+		}
+		if got := parseCanonicalHash(b); got != "" && got != want {
+			t.Fatalf("%q: hash from the parse %s, reference %s", b, got, want)
+		}
+	})
+}
+
+// FuzzAnalysisHashes checks the hashes the engine stores, written from the
+// message's one parse (on several cores for big messages), against the
+// reference for every event of arbitrary message bodies.
+func FuzzAnalysisHashes(f *testing.F) {
+	f.Add([]byte(`{"hook":{"uuid":"h"},"events":[{"uuid":"e1","type":"media.ready","payload":{"media":{"id":"m","name":"Café – \u00e9","duration":1.50}},"metadata":{"account_id":"a"},"generated_at":"2026-01-01T00:00:00Z"},{"b":{"d":[1,{"y":2,"x":3}],"c":"\ud83d\ude00"},"a":null}]}`))
+	f.Add([]byte(`{"hook":{"uuid":"h"},"events":[{"a":1,"a":2},{"\u0061":1,"a":2},{}]}`))
+	f.Add([]byte(`{"events":[{"k":"\u2028\u0007"}],"hook":{"uuid":"h"}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		orig := bytes.Clone(body)
+		_, events, err := decodeForAnalysis(body)
+		if err != nil {
+			return
+		}
+		for i, e := range events {
+			if want := canonicalHashSlow(e.Raw); e.Hash != want {
+				t.Fatalf("event %d %q: stored hash %s, reference %s", i, e.Raw, e.Hash, want)
+			}
+		}
+		// Raw must not alias the body the receiver may reuse.
+		for i := range body {
+			body[i] = 'x'
+		}
+		for i, e := range events {
+			if bytes.Contains(e.Raw, []byte("xxxx")) && !bytes.Contains(orig, []byte("xxxx")) {
+				t.Fatalf("event %d's raw aliases the body", i)
+			}
 		}
 	})
 }

@@ -289,16 +289,19 @@ func parseISO(s string) (t time.Time, zoned bool) {
 
 // walk runs every contract check on the parsed event rooted at node root
 // and renders its field list.
-func walk(t *tree, root int32, et *eventType) ([]Problem, []Field) {
-	leaves := 1
-	for i := root; i < t.nodes[root].after; i++ {
-		if k := t.nodes[i].kind; k != kindObject && k != kindArray {
-			leaves++
+func walk(t *tree, root int32, et *eventType, fields []Field) ([]Problem, []Field) {
+	if cap(fields) == 0 {
+		leaves := 1
+		for i := root; i < t.nodes[root].after; i++ {
+			if k := t.nodes[i].kind; k != kindObject && k != kindArray {
+				leaves++
+			}
 		}
+		// Every field is one scalar leaf (or one empty object), so this is
+		// the exact size in the common case.
+		fields = make([]Field, 0, leaves)
 	}
-	// Every field is one scalar leaf (or one empty object), so this is
-	// the exact size in the common case.
-	w := &walker{t: t, et: et, out: make([]Field, 0, leaves)}
+	w := &walker{t: t, et: et, out: fields[:0]}
 	if et != nil {
 		w.typ = et.name
 	}

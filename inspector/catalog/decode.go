@@ -88,7 +88,7 @@ func (d *Decoder) Decode(raw json.RawMessage) Event {
 	}
 	// The tree's strings live in their own copy of raw; only the node
 	// slice is scratch, and nothing returned points into it.
-	ev := decodeAt(t, 0)
+	ev := decodeAt(t, 0, nil)
 	d.nodes = t.nodes[:0]
 	return ev
 }
@@ -109,6 +109,32 @@ type Message struct {
 // when the body is not JSON or has no events array; problems inside events
 // are reported per event, as with DecodeEvent.
 func DecodeMessage(body []byte) (*Message, error) {
+	pm, err := ParseMessage(body)
+	if err != nil {
+		return nil, err
+	}
+	m := &Message{HookUUID: pm.HookUUID, Raw: pm.Raw, Events: make([]Event, len(pm.Raw))}
+	pm.Each(DecodeOptions{}, func(i int, ev *Event, _ []byte) { m.Events[i] = *ev })
+	return m, nil
+}
+
+// ParsedMessage is a message body parsed once, whose events are decoded by
+// Each. It lets a caller look at the envelope (hook uuid, number and
+// shape of the events) before paying for decoding, and consume each event
+// as it is decoded instead of keeping them all.
+type ParsedMessage struct {
+	// HookUUID is hook.uuid ("" when missing or not a string).
+	HookUUID string
+	// Raw[i] is the JSON of events[i], aliasing the body.
+	Raw []json.RawMessage
+
+	t     *tree
+	roots []int32
+}
+
+// ParseMessage parses a message body. It fails when the body is not JSON
+// or not an object with an events array.
+func ParseMessage(body []byte) (*ParsedMessage, error) {
 	t, err := parse(string(body), nil)
 	if err != nil {
 		return nil, fmt.Errorf("message is not valid JSON: %w", err)
@@ -116,7 +142,7 @@ func DecodeMessage(body []byte) (*Message, error) {
 	if t.kindOf(0) != kindObject {
 		return nil, fmt.Errorf("message is %s, not an object with hook and events", t.kindOf(0))
 	}
-	m := &Message{HookUUID: t.text(t.get(t.get(0, "hook"), "uuid"))}
+	pm := &ParsedMessage{HookUUID: t.text(t.get(t.get(0, "hook"), "uuid")), t: t}
 	evs := t.get(0, "events")
 	if evs < 0 || t.kindOf(evs) != kindArray {
 		return nil, fmt.Errorf("message has no events array")
@@ -125,13 +151,36 @@ func DecodeMessage(body []byte) (*Message, error) {
 	for e := t.nodes[evs].first; e >= 0; e = t.nodes[e].next {
 		n++
 	}
-	roots := make([]int32, 0, n)
-	m.Raw = make([]json.RawMessage, 0, n)
+	pm.roots = make([]int32, 0, n)
+	pm.Raw = make([]json.RawMessage, 0, n)
 	for e := t.nodes[evs].first; e >= 0; e = t.nodes[e].next {
-		roots = append(roots, e)
-		m.Raw = append(m.Raw, rawSpan(body, &t.nodes[e]))
+		pm.roots = append(pm.roots, e)
+		pm.Raw = append(pm.Raw, rawSpan(body, &t.nodes[e]))
 	}
-	m.Events = make([]Event, n)
+	return pm, nil
+}
+
+// DecodeOptions selects what Each does besides decoding and checking.
+type DecodeOptions struct {
+	// Canonical asks for each event's canonical JSON (AppendCanonical),
+	// written from the same parse rather than by re-reading the event.
+	Canonical bool
+	// ReuseFields lets an event's field list be overwritten by the next
+	// event decoded on the same goroutine, for a visitor that reads
+	// Event.Fields during the call and keeps none of it: on a big message
+	// the field lists are most of what decoding allocates.
+	ReuseFields bool
+}
+
+// Each decodes, checks and renders every event and calls visit with it, on
+// the goroutine that decoded it: from 128 events on, the events are split
+// into one run per core, each visited in order, so visit must be safe for
+// concurrent calls with different i (writing to the i-th element of a
+// slice is). canonical is the event's canonical JSON when
+// opts.Canonical is set, nil otherwise or when AppendCanonical would
+// report false for the event; like ev, it is only valid during the call.
+func (pm *ParsedMessage) Each(opts DecodeOptions, visit func(i int, ev *Event, canonical []byte)) {
+	n := len(pm.roots)
 	// The tree is read-only from here on, so big batches are decoded on
 	// every core; small ones are not worth the goroutines.
 	workers := 1
@@ -139,17 +188,37 @@ func DecodeMessage(body []byte) (*Message, error) {
 		workers = min(runtime.GOMAXPROCS(0), n/(parallelMin/2))
 	}
 	chunk := (n + workers - 1) / workers
+	run := func(lo, hi int) {
+		var (
+			cw     canonWriter
+			canon  []byte
+			fields []Field
+		)
+		for i := lo; i < hi; i++ {
+			ev := decodeAt(pm.t, pm.roots[i], fields)
+			var c []byte
+			if opts.Canonical {
+				var ok bool
+				if canon, ok = cw.value(pm.t, canon[:0], pm.roots[i]); ok {
+					c = canon
+				}
+			}
+			visit(i, &ev, c)
+			if opts.ReuseFields {
+				fields = ev.Fields[:0]
+			}
+		}
+	}
+	if workers == 1 {
+		run(0, n)
+		return
+	}
 	var wg sync.WaitGroup
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				m.Events[i] = decodeAt(t, roots[i])
-			}
-		})
+		wg.Go(func() { run(lo, hi) })
 	}
 	wg.Wait()
-	return m, nil
 }
 
 // parallelMin is the batch size from which DecodeMessage uses several cores.
@@ -164,8 +233,10 @@ func rawSpan(src []byte, n *node) json.RawMessage {
 	return json.RawMessage(src[start:end:end])
 }
 
-// decodeAt decodes the event object at node root of t.
-func decodeAt(t *tree, root int32) Event {
+// decodeAt decodes the event object at node root of t. The field list is
+// appended to fields[:0] when fields has room (a reused buffer), else to a
+// new slice.
+func decodeAt(t *tree, root int32, fields []Field) Event {
 	ev := Event{}
 	if t.kindOf(root) == kindObject {
 		ev.Type = t.text(t.get(root, "type"))
@@ -175,7 +246,7 @@ func decodeAt(t *tree, root int32) Event {
 	}
 	et := lookup(ev.Type)
 	ev.Known = et != nil
-	ev.Problems, ev.Fields = walk(t, root, et)
+	ev.Problems, ev.Fields = walk(t, root, et, fields)
 	p := t.get(root, "payload")
 	if p >= 0 && t.kindOf(p) == kindObject {
 		if et != nil {

@@ -486,8 +486,10 @@ func (t *tree) num(i int32) (float64, bool) {
 
 // unescape decodes a quoted JSON string with escapes, which the parser
 // has already validated. Lone surrogates become U+FFFD, as in encoding/json.
-func unescape(quoted string) string {
-	in := quoted[1 : len(quoted)-1]
+func unescape(quoted string) string { return unescapeContent(quoted[1 : len(quoted)-1]) }
+
+// unescapeContent is unescape for the bytes between the quotes.
+func unescapeContent(in string) string {
 	b := make([]byte, 0, len(in))
 	for i := 0; i < len(in); i++ {
 		c := in[i]
