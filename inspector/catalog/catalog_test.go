@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/tidwall/pretty"
 )
 
 // event returns a valid generated event of typ as a generic map that a test
@@ -266,6 +267,26 @@ func TestPretty(t *testing.T) {
 	}
 	if got := catalog.PrettyColor(in); !bytes.Contains(got, []byte("\x1b[")) {
 		t.Errorf("no colour: %q", got)
+	}
+}
+
+// TestPrettySameBytesAsTidwall: the UI's pretty view of generated messages
+// (every type, and one big message) is byte for byte what tidwall/pretty
+// wrote before Pretty had its own writer.
+func TestPrettySameBytesAsTidwall(t *testing.T) {
+	g := simulate.New(5)
+	for _, typ := range catalog.TypeNames() {
+		body := g.Message(g.Event(typ)).Body()
+		if got, want := catalog.Pretty(body), pretty.Pretty(body); !bytes.Equal(got, want) {
+			t.Errorf("%s:\ngot  %s\nwant %s", typ, got, want)
+		}
+	}
+	body := bigMessage(t, 256<<10)
+	if got, want := catalog.Pretty(body), pretty.Pretty(body); !bytes.Equal(got, want) {
+		t.Errorf("big message: %d bytes, want %d", len(got), len(want))
+	}
+	if got, want := catalog.PrettyColor(body), pretty.Color(pretty.Pretty(body), nil); !bytes.Equal(got, want) {
+		t.Errorf("colour: %d bytes, want %d", len(got), len(want))
 	}
 }
 

@@ -20,19 +20,26 @@ const UserAgentPrefix = "Service-Webhooks/"
 // Pretty returns body indented for people. The input is never modified;
 // input that is not a single JSON value is returned unchanged, because
 // reformatting it would hide what actually arrived.
+//
+// The layout is tidwall/pretty's (see prettyWriter), written in the same
+// pass that checks the input.
 func Pretty(body []byte) []byte {
-	if !valid(body) {
+	// Indenting roughly doubles a compact webhook body; sizing for that
+	// saves the copies of growing the buffer.
+	out, ok := prettyAppend(make([]byte, 0, 2*len(body)+16), body)
+	if !ok {
 		return body
 	}
-	return pretty.Pretty(body)
+	return out
 }
 
 // PrettyColor is Pretty with ANSI terminal colours.
 func PrettyColor(body []byte) []byte {
-	if !valid(body) {
+	out, ok := prettyAppend(make([]byte, 0, 2*len(body)+16), body)
+	if !ok {
 		return body
 	}
-	return pretty.Color(pretty.Pretty(body), nil)
+	return pretty.Color(out, nil)
 }
 
 // CheckDelivery runs the delivery-level checks of spec 4.3 on a request's
