@@ -25,8 +25,14 @@ func Sign(secret, body []byte) string {
 // watched: the first that matches is reported.
 func Verify(received string, present bool, body []byte, secrets [][]byte) SignatureResult {
 	r := SignatureResult{SecretIndex: -1, Received: strings.TrimSpace(received)}
-	for _, s := range secrets {
-		r.Expected = append(r.Expected, Sign(s, body))
+	// Each digest is computed once, for Expected and for the comparison:
+	// on a 1 MiB body one HMAC is ~0.7 ms.
+	sums := make([][]byte, len(secrets))
+	for i, s := range secrets {
+		m := hmac.New(sha256.New, s)
+		m.Write(body)
+		sums[i] = m.Sum(nil)
+		r.Expected = append(r.Expected, hex.EncodeToString(sums[i]))
 	}
 	switch {
 	case !present:
@@ -58,10 +64,8 @@ func Verify(received string, present bool, body []byte, secrets [][]byte) Signat
 		return r
 	}
 	r.UpperCase = got != strings.ToLower(got)
-	for i, s := range secrets {
-		m := hmac.New(sha256.New, s)
-		m.Write(body)
-		if hmac.Equal(m.Sum(nil), raw) {
+	for i, sum := range sums {
+		if hmac.Equal(sum, raw) {
 			r.Status = SignatureValid
 			r.SecretIndex = i
 			switch {
