@@ -128,21 +128,28 @@ type ParsedMessage struct {
 	// Raw[i] is the JSON of events[i], aliasing the body.
 	Raw []json.RawMessage
 
-	t     *tree
-	roots []int32
+	refs []eventRef
 }
 
 // ParseMessage parses a message body. It fails when the body is not JSON
 // or not an object with an events array.
 func ParseMessage(body []byte) (*ParsedMessage, error) {
-	t, err := parse(string(body), nil)
+	src := string(body)
+	if len(body) >= splitParseMin {
+		if n := splitPieces(); n > 1 {
+			if pm, ok := parseSplit(body, src, n); ok {
+				return pm, nil
+			}
+		}
+	}
+	t, err := parse(src, nil)
 	if err != nil {
 		return nil, fmt.Errorf("message is not valid JSON: %w", err)
 	}
 	if t.kindOf(0) != kindObject {
 		return nil, fmt.Errorf("message is %s, not an object with hook and events", t.kindOf(0))
 	}
-	pm := &ParsedMessage{HookUUID: t.text(t.get(t.get(0, "hook"), "uuid")), t: t}
+	pm := &ParsedMessage{HookUUID: t.text(t.get(t.get(0, "hook"), "uuid"))}
 	evs := t.get(0, "events")
 	if evs < 0 || t.kindOf(evs) != kindArray {
 		return nil, fmt.Errorf("message has no events array")
@@ -151,10 +158,10 @@ func ParseMessage(body []byte) (*ParsedMessage, error) {
 	for e := t.nodes[evs].first; e >= 0; e = t.nodes[e].next {
 		n++
 	}
-	pm.roots = make([]int32, 0, n)
+	pm.refs = make([]eventRef, 0, n)
 	pm.Raw = make([]json.RawMessage, 0, n)
 	for e := t.nodes[evs].first; e >= 0; e = t.nodes[e].next {
-		pm.roots = append(pm.roots, e)
+		pm.refs = append(pm.refs, eventRef{t: t, root: e})
 		pm.Raw = append(pm.Raw, rawSpan(body, &t.nodes[e]))
 	}
 	return pm, nil
@@ -180,8 +187,8 @@ type DecodeOptions struct {
 // opts.Canonical is set, nil otherwise or when AppendCanonical would
 // report false for the event; like ev, it is only valid during the call.
 func (pm *ParsedMessage) Each(opts DecodeOptions, visit func(i int, ev *Event, canonical []byte)) {
-	n := len(pm.roots)
-	// The tree is read-only from here on, so big batches are decoded on
+	n := len(pm.refs)
+	// The trees are read-only from here on, so big batches are decoded on
 	// every core; small ones are not worth the goroutines.
 	workers := 1
 	if n >= parallelMin {
@@ -195,11 +202,12 @@ func (pm *ParsedMessage) Each(opts DecodeOptions, visit func(i int, ev *Event, c
 			fields []Field
 		)
 		for i := lo; i < hi; i++ {
-			ev := decodeAt(pm.t, pm.roots[i], fields)
+			r := pm.refs[i]
+			ev := decodeAt(r.t, r.root, fields)
 			var c []byte
 			if opts.Canonical {
 				var ok bool
-				if canon, ok = cw.value(pm.t, canon[:0], pm.roots[i]); ok {
+				if canon, ok = cw.value(r.t, canon[:0], r.root); ok {
 					c = canon
 				}
 			}

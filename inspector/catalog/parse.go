@@ -88,6 +88,9 @@ type parser struct {
 	pos    int
 	nodes  []node
 	record bool
+	// split, when set, makes the root object's "events" array a leaf
+	// whose elements are parsed later in pieces (parseSplit).
+	split *splitEvents
 }
 
 // parse parses src as a single JSON value (whitespace around it allowed).
@@ -335,7 +338,12 @@ func (p *parser) object(depth int) (int32, error) {
 		}
 		p.pos++
 		p.ws()
-		child, err := p.value(depth + 1)
+		var child int32
+		if p.split != nil && p.split.node < 0 && depth == 0 && !kesc && p.src[ks:ke] == "events" && p.pos < len(p.src) && p.src[p.pos] == '[' {
+			child, err = p.splitArray()
+		} else {
+			child, err = p.value(depth + 1)
+		}
 		if err != nil {
 			return -1, err
 		}
