@@ -34,10 +34,12 @@ func AppendCanonical(dst, raw []byte) (out []byte, ok bool) {
 	return c.value(t, dst, 0)
 }
 
-// canonMember is one object member being sorted: its decoded key and node.
+// canonMember is one object member being sorted. It holds no pointers,
+// so filling the shared stack costs no GC write barriers: the key is read
+// back from the tree, decoded only when it has escapes or non-ASCII bytes.
 type canonMember struct {
-	key  string
-	node int32
+	node  int32
+	plain bool // the key's bytes are its decoded text
 }
 
 // canonWriter writes canonical JSON from a parsed tree. Its member stack is
@@ -53,7 +55,10 @@ func (c *canonWriter) value(t *tree, dst []byte, i int32) ([]byte, bool) {
 	case kindString:
 		return appendCanonString(dst, t.src[n.start:n.end], n.esc), true
 	case kindObject:
-		return c.object(t, dst, i)
+		base := len(c.members)
+		dst, ok := c.object(t, dst, i, base)
+		c.members = c.members[:base]
+		return dst, ok
 	case kindArray:
 		dst = append(dst, '[')
 		for m, k := n.first, 0; m >= 0; m, k = t.nodes[m].next, k+1 {
@@ -72,25 +77,39 @@ func (c *canonWriter) value(t *tree, dst []byte, i int32) ([]byte, bool) {
 	return append(dst, t.src[n.start:n.end]...), true
 }
 
-func (c *canonWriter) object(t *tree, dst []byte, i int32) ([]byte, bool) {
-	base := len(c.members)
-	defer func() { c.members = c.members[:base] }()
+// key is member m's decoded key.
+func (c *canonWriter) key(t *tree, m canonMember) string {
+	n := &t.nodes[m.node]
+	if m.plain {
+		return t.src[n.keyStart:n.keyEnd]
+	}
+	return canonText(t.src[n.keyStart:n.keyEnd], n.keyEsc)
+}
+
+func (c *canonWriter) object(t *tree, dst []byte, i int32, base int) ([]byte, bool) {
 	sorted := true
+	prev := ""
 	for m := t.nodes[i].first; m >= 0; m = t.nodes[m].next {
 		n := &t.nodes[m]
-		k := canonText(t.src[n.keyStart:n.keyEnd], n.keyEsc)
-		if len(c.members) > base && k <= c.members[len(c.members)-1].key {
+		raw := t.src[n.keyStart:n.keyEnd]
+		cm := canonMember{node: m, plain: !n.keyEsc && printableASCII(raw)}
+		k := raw
+		if !cm.plain {
+			k = canonText(raw, n.keyEsc)
+		}
+		if len(c.members) > base && k <= prev {
 			sorted = false
 		}
-		c.members = append(c.members, canonMember{key: k, node: m})
+		prev = k
+		c.members = append(c.members, cm)
 	}
 	// Later appends by nested objects go past this tail, so ms stays
 	// valid even if the stack is reallocated.
 	ms := c.members[base:]
 	if !sorted {
-		slices.SortFunc(ms, func(a, b canonMember) int { return strings.Compare(a.key, b.key) })
+		slices.SortFunc(ms, func(a, b canonMember) int { return strings.Compare(c.key(t, a), c.key(t, b)) })
 		for k := 1; k < len(ms); k++ {
-			if ms[k].key == ms[k-1].key {
+			if c.key(t, ms[k]) == c.key(t, ms[k-1]) {
 				return dst, false
 			}
 		}
@@ -101,7 +120,13 @@ func (c *canonWriter) object(t *tree, dst []byte, i int32) ([]byte, bool) {
 			dst = append(dst, ',')
 		}
 		n := &t.nodes[m.node]
-		dst = appendCanonString(dst, t.src[n.keyStart:n.keyEnd], n.keyEsc)
+		if m.plain {
+			dst = append(dst, '"')
+			dst = append(dst, t.src[n.keyStart:n.keyEnd]...)
+			dst = append(dst, '"')
+		} else {
+			dst = appendCanonString(dst, t.src[n.keyStart:n.keyEnd], n.keyEsc)
+		}
 		dst = append(dst, ':')
 		var ok bool
 		if dst, ok = c.value(t, dst, m.node); !ok {
