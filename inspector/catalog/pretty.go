@@ -1,6 +1,9 @@
 package catalog
 
-import "unsafe"
+import (
+	"sync"
+	"unsafe"
+)
 
 // prettyWidth is tidwall/pretty's default line width: an array of
 // scalars that fits in what is left of the line is written on one line.
@@ -29,22 +32,35 @@ var indentSpaces = func() string {
 // the last newline; a newline, the output ends with one. Its column
 // arithmetic has a quirk kept on purpose: after the first element of a
 // multi-line array, the newline itself is not counted.
+//
+// An array of at least splitMin bytes (a big message's events) is cut
+// into runs of elements written on every core, as ParseMessage does, and
+// the runs' output joined: each run is validated to end exactly at its
+// cut, so validity is still exact.
 type prettyWriter struct {
 	p   parser // record off: validation only
 	out []byte
 	// nl is where tidwall's nl would point: the last newline written, or
 	// one past it after an array's separator.
 	nl int
+	// pieces is how many runs a big array is cut into (1: never).
+	pieces, splitMin int
 }
 
 // prettyAppend appends src indented to dst; ok is false when src is not
 // a single JSON value as the catalogue's parser defines it.
 func prettyAppend(dst, src []byte) (out []byte, ok bool) {
+	return prettyAppendSplit(dst, src, splitPieces(), splitParseMin)
+}
+
+// prettyAppendSplit is prettyAppend with the cutting of big arrays chosen
+// by the caller (tests cut small inputs).
+func prettyAppendSplit(dst, src []byte, pieces, splitMin int) (out []byte, ok bool) {
 	if len(src) == 0 {
 		return dst, false
 	}
 	// The view is only read during the call; dst receives copies.
-	w := prettyWriter{p: parser{src: unsafe.String(&src[0], len(src))}, out: dst, nl: len(dst)}
+	w := prettyWriter{p: parser{src: unsafe.String(&src[0], len(src))}, out: dst, nl: len(dst), pieces: pieces, splitMin: splitMin}
 	w.p.ws()
 	if !w.value(0, 0) {
 		return dst, false
@@ -194,6 +210,11 @@ func (w *prettyWriter) inline(depth, limit int) (fits, ok bool) {
 
 func (w *prettyWriter) array(depth, tabs int) bool {
 	p := &w.p
+	if w.pieces > 1 && len(p.src)-p.pos >= w.splitMin {
+		if ok, done := w.splitArray(depth, tabs); done {
+			return ok
+		}
+	}
 	p.pos++
 	w.out = append(w.out, '[')
 	p.ws()
@@ -202,33 +223,106 @@ func (w *prettyWriter) array(depth, tabs int) bool {
 		w.out = append(w.out, ']')
 		return true
 	}
+	if !w.elements(depth, tabs, -1, false) {
+		return false
+	}
+	w.close(tabs)
+	return true
+}
+
+// close ends a multi-line array at its ']'.
+func (w *prettyWriter) close(tabs int) {
+	w.p.pos++
+	w.newline()
+	w.indent(tabs)
+	w.out = append(w.out, ']')
+}
+
+// elements writes array elements, each on its own line, until the ']'
+// (stop < 0; the parser is left on it) or until the element that ends
+// right before offset stop. cont means the line of the first element was
+// already started by someone else (a run written on another core).
+func (w *prettyWriter) elements(depth, tabs, stop int, cont bool) bool {
+	p := &w.p
 	for n := 0; ; n++ {
 		p.ws()
 		if n > 0 {
 			w.out = append(w.out, ',', ' ')
 		}
-		w.newline()
+		if n > 0 || !cont {
+			w.newline()
+		}
 		w.indent(tabs + 1)
 		if !w.value(depth+1, tabs+1) {
 			return false
 		}
 		p.ws()
-		if p.pos >= len(p.src) {
+		switch {
+		case p.pos == stop:
+			return true
+		case p.pos >= len(p.src) || (stop >= 0 && p.pos > stop):
 			return false
-		}
-		switch p.src[p.pos] {
-		case ',':
+		case p.src[p.pos] == ',':
 			p.pos++
-		case ']':
-			p.pos++
-			w.newline()
-			w.indent(tabs)
-			w.out = append(w.out, ']')
+		case p.src[p.pos] == ']' && stop < 0:
 			return true
 		default:
 			return false
 		}
 	}
+}
+
+// splitArray writes the big array at the parser's position in runs on
+// every core. done is false when it would not cut the array (the caller
+// writes it in one run).
+func (w *prettyWriter) splitArray(depth, tabs int) (ok, done bool) {
+	p := &w.p
+	cuts, _, found := cutArray(p.src, p.pos, w.pieces, false)
+	if !found || len(cuts) == 0 {
+		return false, false
+	}
+	type run struct {
+		out []byte
+		end int
+		ok  bool
+	}
+	runs := make([]run, len(cuts))
+	var wg sync.WaitGroup
+	for k, c := range cuts {
+		stop := -1
+		if k+1 < len(cuts) {
+			stop = cuts[k+1]
+		}
+		size := len(p.src) / w.pieces
+		wg.Go(func() {
+			// tidwall's column count after an array separator starts at
+			// the line's first byte, which is where this run's output
+			// starts: nl 0.
+			rw := prettyWriter{p: parser{src: p.src, pos: c + 1}, out: make([]byte, 0, 2*size+16), pieces: 1}
+			runs[k].ok = rw.elements(depth, tabs, stop, true)
+			runs[k].out, runs[k].end = rw.out, rw.p.pos
+		})
+	}
+	p.pos++
+	w.out = append(w.out, '[')
+	pieces := w.pieces
+	w.pieces = 1 // nested arrays are small: one run each
+	ok = w.elements(depth, tabs, cuts[0], false)
+	w.pieces = pieces
+	wg.Wait()
+	if !ok {
+		return false, true
+	}
+	for _, r := range runs {
+		if !r.ok {
+			return false, true
+		}
+		w.out = append(w.out, ',', '\n')
+		w.out = append(w.out, r.out...)
+	}
+	p.pos = runs[len(runs)-1].end
+	w.close(tabs)
+	return true, true
 }
 
 func (w *prettyWriter) object(depth, tabs int) bool {

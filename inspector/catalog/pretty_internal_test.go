@@ -38,10 +38,26 @@ func prettyCases() []string {
 	return cases
 }
 
+// prettyCut is Pretty with every array cut into pieces runs, however
+// small, so the multi-core path meets the same inputs as the other.
+func prettyCut(b []byte, pieces int) []byte {
+	out, ok := prettyAppendSplit(nil, b, pieces, 0)
+	if !ok {
+		return b
+	}
+	return out
+}
+
 func TestPrettyMatchesTidwall(t *testing.T) {
 	for _, c := range append(prettyCases(), `{"a":`, `[1,]`, `{"a":1}x`, "[\"\x01\"]", ``, ` `, `[1 2]`, strings.Repeat("[", 300)+strings.Repeat("]", 300)) {
-		if got, want := Pretty([]byte(c)), prettyReference([]byte(c)); !bytes.Equal(got, want) {
+		want := prettyReference([]byte(c))
+		if got := Pretty([]byte(c)); !bytes.Equal(got, want) {
 			t.Errorf("%q:\ngot  %q\nwant %q", c, got, want)
+		}
+		for pieces := 2; pieces <= 4; pieces++ {
+			if got := prettyCut([]byte(c), pieces); !bytes.Equal(got, want) {
+				t.Errorf("%q in %d runs:\ngot  %q\nwant %q", c, pieces, got, want)
+			}
 		}
 	}
 	// Nesting right at the parser's limit, with an array of scalars in
@@ -68,6 +84,10 @@ func FuzzPretty(f *testing.F) {
 		got, want := Pretty(b), prettyReference(orig)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%q:\ngot  %q\nwant %q", orig, got, want)
+		}
+		pieces := 2 + len(b)%3
+		if got := prettyCut(b, pieces); !bytes.Equal(got, want) {
+			t.Fatalf("%q in %d runs:\ngot  %q\nwant %q", orig, pieces, got, want)
 		}
 		if !bytes.Equal(b, orig) {
 			t.Fatalf("input changed")
