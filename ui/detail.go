@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -26,6 +27,8 @@ import (
 type detailData struct {
 	rec    *inspector.Record
 	pretty []byte
+	// prettyJSON is true when pretty is JSON (so it is coloured as such).
+	prettyJSON bool
 	// copies per event index: every stored copy of that event's uuid.
 	copies map[int][]storage.EventRef
 	// decoded per event index: typed fields from the catalogue.
@@ -34,9 +37,11 @@ type detailData struct {
 	diffs map[int][]string
 }
 
-// maxCards bounds the event cards of one delivery: a batch of thousands
-// of events would otherwise take seconds to lay out.
-const maxCards = 25
+// maxCards bounds the event cards of one delivery: a card costs a few
+// milliseconds to lay out (wrapped text is measured word by word), so a
+// batch of thousands would take seconds. Past it the tab says what the
+// batch holds and points to the JSON tab, which shows every event.
+const maxCards = 10
 
 // detailView is the right-hand pane: actions, then tabs Events, JSON,
 // Raw, Headers and Signature.
@@ -54,21 +59,22 @@ type detailView struct {
 	CopyCurl     *widget.Button
 	DeleteButton *widget.Button
 	Tabs         *container.AppTabs
-	EventsBox    *fyne.Container
-	JSONGrid     *widget.TextGrid
-	RawNote      *widget.Label
-	RawGrid      *widget.TextGrid
-	HeaderList   *widget.List
-	SigBox       *fyne.Container
+	// eventsTab and sigTab build their content when first shown.
+	eventsTab, sigTab *lazyTab
+	EventsBox         *fyne.Container
+	// JSONView and RawView are virtualized line lists: only the visible
+	// rows are built, so every line of a body of megabytes is reachable
+	// and opening one costs what a small one does.
+	JSONView   *codeView
+	RawNote    *widget.Label
+	RawView    *codeView
+	HeaderList *widget.List
+	SigBox     *fyne.Container
 
-	headers []inspector.Header
-	// The grids are filled when their tab is first shown: a large body
-	// costs nothing until the user looks at it.
-	jsonText, rawText   string
-	jsonShown, rawShown bool
-	placeholder         fyne.CanvasObject
-	pane                *fyne.Container
-	content             fyne.CanvasObject
+	headers     []inspector.Header
+	placeholder fyne.CanvasObject
+	pane        *fyne.Container
+	content     fyne.CanvasObject
 }
 
 func newDetailView(win *mainWindow) *detailView {
@@ -83,13 +89,11 @@ func newDetailView(win *mainWindow) *detailView {
 	d.DeleteButton.Importance = widget.DangerImportance
 
 	d.EventsBox = container.NewVBox()
-	d.JSONGrid = widget.NewTextGrid()
-	d.JSONGrid.ShowLineNumbers = true
+	d.JSONView = newCodeView(win.copy)
 	d.RawNote = widget.NewLabel("")
 	d.RawNote.Wrapping = fyne.TextWrapWord
 	d.RawNote.Importance = widget.WarningImportance
-	d.RawGrid = widget.NewTextGrid()
-	d.RawGrid.ShowLineNumbers = true
+	d.RawView = newCodeView(win.copy)
 	d.HeaderList = widget.NewList(
 		func() int { return len(d.headers) },
 		func() fyne.CanvasObject {
@@ -111,15 +115,16 @@ func newDetailView(win *mainWindow) *detailView {
 			c.Objects[2].(*widget.Button).OnTapped = func() { d.win.copy(h.Value, "value of "+h.Name) }
 		})
 	d.SigBox = container.NewVBox()
+	d.eventsTab = newLazyTab(container.NewScroll(container.NewPadded(d.EventsBox)))
+	d.sigTab = newLazyTab(container.NewScroll(container.NewPadded(d.SigBox)))
 
 	d.Tabs = container.NewAppTabs(
-		container.NewTabItem("Events", container.NewScroll(container.NewPadded(d.EventsBox))),
-		container.NewTabItem("JSON", capped(d.JSONGrid)),
-		container.NewTabItem("Raw", container.NewBorder(d.RawNote, nil, nil, nil, capped(d.RawGrid))),
-		container.NewTabItem("Headers", d.HeaderList),
-		container.NewTabItem("Signature", container.NewScroll(container.NewPadded(d.SigBox))),
+		container.NewTabItem("Events", d.eventsTab),
+		container.NewTabItem("JSON", newLazyTab(d.JSONView.content)),
+		container.NewTabItem("Raw", newLazyTab(container.NewBorder(d.RawNote, nil, nil, nil, d.RawView.content))),
+		container.NewTabItem("Headers", newLazyTab(d.HeaderList)),
+		container.NewTabItem("Signature", d.sigTab),
 	)
-	d.Tabs.OnSelected = func(*container.TabItem) { d.fillGrids() }
 	actions := container.NewHBox(widget.NewLabel("Copy:"), d.CopyBody, d.CopyPretty, d.CopyCurl, layout.NewSpacer(), newReplayButton(win), d.DeleteButton)
 	head := container.NewVBox(d.Title, d.Meta, actions)
 	d.pane = container.NewBorder(head, nil, nil, nil, d.Tabs)
@@ -164,6 +169,9 @@ func prepareDetail(ctx context.Context, store Store, id int64) (*detailData, err
 	}
 	dat := &detailData{rec: rec, copies: map[int][]storage.EventRef{}, decoded: map[int]catalog.Event{}, diffs: map[int][]string{}}
 	dat.pretty = catalog.Pretty(rec.Delivery.Body)
+	// Pretty returns a body that is not JSON unchanged; an unchanged body
+	// may also be JSON that was pretty already.
+	dat.prettyJSON = jsonLooking(dat.pretty) && (!bytes.Equal(dat.pretty, rec.Delivery.Body) || json.Valid(dat.pretty))
 	if rec.Analysis == nil {
 		return dat, nil
 	}
@@ -238,16 +246,24 @@ func (d *detailView) show(dat *detailData) {
 	} else {
 		d.CopyPretty.Enable()
 	}
-	d.showEvents(dat)
-	d.jsonText = gridText(string(dat.pretty), 160)
-	d.jsonShown = false
+	// The cards and the signature form are the costly parts (wrapped text
+	// is measured word by word); a hidden tab builds them when shown.
+	d.eventsTab.update(func() { d.showEvents(dat) })
+	mode := codePlain
+	if dat.prettyJSON {
+		mode = codeJSON
+	}
+	d.JSONView.setText(dat.pretty, mode)
 	d.showRaw(del, valid)
-	d.fillGrids()
 	d.headers = del.Headers
 	d.HeaderList.Refresh()
-	d.showSignature(dat.rec)
-	d.content.(*fyne.Container).Objects = []fyne.CanvasObject{d.pane}
-	d.content.Refresh()
+	d.sigTab.update(func() { d.showSignature(dat.rec) })
+	// Every part refreshed itself above; refreshing the pane again would
+	// lay out all the event cards a second time.
+	if c := d.content.(*fyne.Container); c.Objects[0] != d.pane {
+		c.Objects = []fyne.CanvasObject{d.pane}
+		c.Refresh()
+	}
 }
 
 func jsonLooking(b []byte) bool {
@@ -281,11 +297,10 @@ func (d *detailView) showRaw(del *inspector.Delivery, valid bool) {
 	}
 	if !valid {
 		notes = append(notes, "The body is not valid UTF-8, so it is shown as a hex dump.")
-		d.rawText = limitRows(hexDump(del.Body))
+		d.RawView.setText(del.Body, codeHex)
 	} else {
-		d.rawText = gridText(string(del.Body), rawColumns)
+		d.RawView.setText(del.Body, codePlain)
 	}
-	d.rawShown = false
 	if len(del.Body) == 0 {
 		notes = append(notes, "The body is empty.")
 	}
@@ -297,7 +312,7 @@ func (d *detailView) showRaw(del *inspector.Delivery, valid bool) {
 	if !valid {
 		kind = "binary"
 	}
-	info := fmt.Sprintf("The exact %s received (%s), byte for byte; lines longer than %d characters are shown folded (Copy body copies them unchanged).", kind, humanBytes(int64(len(del.Body))), rawColumns)
+	info := fmt.Sprintf("The exact %s received (%s), byte for byte; long lines are folded to fit the pane (Copy body and Copy line copy them unchanged).", kind, humanBytes(int64(len(del.Body))))
 	d.RawNote.SetText(strings.Join(append([]string{info}, notes...), "\n"))
 }
 
@@ -336,9 +351,11 @@ func (d *detailView) showEvents(dat *detailData) {
 		if len(a.Problems) > 0 {
 			objs = append(objs, widget.NewCard("Delivery problems", "", problemsBox(a.Problems)))
 		}
+		if len(a.Events) > maxCards {
+			objs = append(objs, d.batchNote(a))
+		}
 		for i, ev := range a.Events {
 			if i == maxCards {
-				objs = append(objs, factLabel(fmt.Sprintf("%d more events are not shown as cards; the JSON tab has them all.", len(a.Events)-maxCards), widget.WarningImportance))
 				break
 			}
 			objs = append(objs, d.eventCard(i, ev, dat))
@@ -346,6 +363,27 @@ func (d *detailView) showEvents(dat *detailData) {
 	}
 	d.EventsBox.Objects = objs
 	d.EventsBox.Refresh()
+}
+
+// batchNote sums up a delivery with more events than cards.
+func (d *detailView) batchNote(a *inspector.Analysis) fyne.CanvasObject {
+	var dup, div, probs int
+	for _, ev := range a.Events {
+		switch {
+		case ev.Divergent:
+			div++
+		case ev.Duplicate:
+			dup++
+		}
+		if len(ev.Problems) > 0 {
+			probs++
+		}
+	}
+	msg := fmt.Sprintf("%s events in this delivery (%s duplicates, %s divergent, %s with problems). The first %d are shown as cards; the JSON tab shows every event, and its Find box searches them.",
+		thousands(int64(len(a.Events))), thousands(int64(dup)), thousands(int64(div)), thousands(int64(probs)), maxCards)
+	open := widget.NewButtonWithIcon("Open the JSON tab", theme.NavigateNextIcon(), func() { d.Tabs.SelectIndex(1) })
+	open.Importance = widget.LowImportance
+	return container.NewVBox(factLabel(msg, widget.WarningImportance), container.NewHBox(open))
 }
 
 func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailData) fyne.CanvasObject {
@@ -357,30 +395,32 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 	if !dec.Known && ev.Type != "" {
 		title += "  (unknown type)"
 	}
-	box := container.NewVBox()
+	// Objects are collected first and put in their containers at once:
+	// each Container.Add or Form.Append lays the whole card out again,
+	// which made 25 cards take ~0.4 s.
+	var box []fyne.CanvasObject
 	if ev.Summary != "" {
-		box.Add(factLabel(ev.Summary, widget.MediumImportance))
+		box = append(box, factLabel(ev.Summary, widget.MediumImportance))
 	}
-	facts := widget.NewForm()
+	var facts []*widget.FormItem
 	if len(dec.Fields) == 0 {
-		facts.Append("uuid", selectable(ev.UUID))
-		facts.Append("generated_at", selectable(ev.GeneratedRaw))
+		facts = append(facts, widget.NewFormItem("uuid", selectable(ev.UUID)), widget.NewFormItem("generated_at", selectable(ev.GeneratedRaw)))
 	}
 	for _, f := range dec.Fields {
-		facts.Append(f.Label, selectable(f.Value))
+		facts = append(facts, widget.NewFormItem(f.Label, selectable(f.Value)))
 	}
 
 	// Dedupe facts.
-	dd := container.NewVBox()
+	var dd []fyne.CanvasObject
 	switch {
 	case ev.Divergent:
-		dd.Add(factLabel(fmt.Sprintf("Divergent duplicate: copy %d of this uuid, and its content differs from the first copy.", ev.Copies), widget.DangerImportance))
+		dd = append(dd, factLabel(fmt.Sprintf("Divergent duplicate: copy %d of this uuid, and its content differs from the first copy.", ev.Copies), widget.DangerImportance))
 	case ev.Duplicate:
-		dd.Add(factLabel(fmt.Sprintf("Duplicate: copy %d of this uuid (same content as the first). Consumers must keep one.", ev.Copies), widget.MediumImportance))
+		dd = append(dd, factLabel(fmt.Sprintf("Duplicate: copy %d of this uuid (same content as the first). Consumers must keep one.", ev.Copies), widget.MediumImportance))
 	case ev.Copies > 1:
-		dd.Add(factLabel(fmt.Sprintf("First copy of this event; %d copies have arrived in all.", ev.Copies), widget.MediumImportance))
+		dd = append(dd, factLabel(fmt.Sprintf("First copy of this event; %d copies have arrived in all.", ev.Copies), widget.MediumImportance))
 	default:
-		dd.Add(factLabel("New: the first and only copy of this uuid so far.", widget.SuccessImportance))
+		dd = append(dd, factLabel("New: the first and only copy of this uuid so far.", widget.SuccessImportance))
 	}
 	if refs := dat.copies[i]; len(refs) > 1 {
 		links := container.NewHBox(widget.NewLabel("Copies:"))
@@ -391,13 +431,13 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 			}
 			links.Add(d.link(r.DeliveryID))
 		}
-		dd.Add(container.NewHScroll(links))
+		dd = append(dd, container.NewHScroll(links))
 		first := refs[0]
-		dd.Add(factLabel(fmt.Sprintf("First seen %s (%s) in #%d.", first.ReceivedAt.Local().Format("15:04:05.000"), ago(first.ReceivedAt, time.Now()), first.DeliveryID), widget.MediumImportance))
+		dd = append(dd, factLabel(fmt.Sprintf("First seen %s (%s) in #%d.", first.ReceivedAt.Local().Format("15:04:05.000"), ago(first.ReceivedAt, time.Now()), first.DeliveryID), widget.MediumImportance))
 	}
 	if diff := dat.diffs[i]; len(diff) > 0 {
-		dd.Add(widget.NewLabelWithStyle("Differences from the first copy (- first copy, + this copy):", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
-		lines := container.New(tightVBox{})
+		dd = append(dd, widget.NewLabelWithStyle("Differences from the first copy (- first copy, + this copy):", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+		var lines []fyne.CanvasObject
 		for _, line := range diff {
 			l := widget.NewLabelWithStyle(line, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 			l.Wrapping = fyne.TextWrapBreak
@@ -406,31 +446,30 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 			} else {
 				l.Importance = widget.DangerImportance
 			}
-			lines.Add(l)
+			lines = append(lines, l)
 		}
-		dd.Add(lines)
+		dd = append(dd, container.New(tightVBox{}, lines...))
 	}
-	box.Add(dd)
+	box = append(box, container.NewVBox(dd...))
 	if ev.OutOfOrder {
 		note := ev.OrderNote
 		if note == "" {
 			note = "a later event about the same subject arrived first"
 		}
-		box.Add(factLabel("Out of order: "+note, widget.WarningImportance))
+		box = append(box, factLabel("Out of order: "+note, widget.WarningImportance))
 	}
 	if probs := append(append([]catalog.Problem(nil), ev.Problems...), extraProblems(ev.Problems, dec.Problems)...); len(probs) > 0 {
-		box.Add(problemsBox(probs))
+		box = append(box, problemsBox(probs))
 	}
 	// The facts that need attention come first, the typed fields after.
-	box.Add(widget.NewSeparator())
-	box.Add(facts)
+	box = append(box, widget.NewSeparator(), widget.NewForm(facts...))
 	raw := ev.Raw
 	copyBtn := widget.NewButtonWithIcon("Copy event", theme.ContentCopyIcon(), func() {
 		d.win.copy(string(catalog.Pretty(raw)), "event "+ev.UUID)
 	})
 	copyBtn.Importance = widget.LowImportance
-	box.Add(container.NewHBox(layout.NewSpacer(), copyBtn))
-	return widget.NewCard(title, "", box)
+	box = append(box, container.NewHBox(layout.NewSpacer(), copyBtn))
+	return widget.NewCard(title, "", container.NewVBox(box...))
 }
 
 // extraProblems returns catalogue problems not already in stored ones (a
@@ -450,7 +489,7 @@ func extraProblems(stored, fresh []catalog.Problem) []catalog.Problem {
 }
 
 func problemsBox(probs []catalog.Problem) fyne.CanvasObject {
-	box := container.NewVBox()
+	var box []fyne.CanvasObject
 	for _, p := range probs {
 		icon := theme.NewColoredResource(theme.InfoIcon(), theme.ColorNameForeground)
 		switch p.Severity {
@@ -465,9 +504,9 @@ func problemsBox(probs []catalog.Problem) fyne.CanvasObject {
 		}
 		l := widget.NewLabel(string(p.Severity) + " — " + text)
 		l.Wrapping = fyne.TextWrapWord
-		box.Add(container.NewBorder(nil, nil, widget.NewIcon(icon), nil, l))
+		box = append(box, container.NewBorder(nil, nil, widget.NewIcon(icon), nil, l))
 	}
-	return box
+	return container.NewVBox(box...)
 }
 
 func (d *detailView) link(id int64) fyne.CanvasObject {
@@ -478,9 +517,14 @@ func (d *detailView) link(id int64) fyne.CanvasObject {
 
 func selectable(s string) *widget.Label {
 	l := widget.NewLabel(s)
+	if len(s) <= 60 {
+		// Short values are copyable and need no wrapping; wrapping costs a
+		// text measurement per break candidate, and most values are short.
+		l.Selectable = true
+		return l
+	}
 	// A selectable label does not wrap in Fyne 2.7, so a long value would
-	// widen the window; long values are copied with "Copy event" instead.
-	l.Selectable = len(s) <= 60
+	// widen the card; long values are copied with "Copy event" instead.
 	l.Wrapping = fyne.TextWrapBreak // URLs and digests have no spaces to wrap at
 	return l
 }
@@ -494,47 +538,47 @@ func factLabel(s string, imp widget.Importance) *widget.Label {
 
 func (d *detailView) showSignature(r *inspector.Record) {
 	box := d.SigBox
-	box.Objects = nil
 	if r.Analysis == nil {
-		box.Add(widget.NewLabel("Not verified yet: the delivery is waiting for analysis."))
+		box.Objects = []fyne.CanvasObject{widget.NewLabel("Not verified yet: the delivery is waiting for analysis.")}
 		box.Refresh()
 		return
 	}
 	s := r.Analysis.Signature
 	b := newBadge(0)
 	b.set(signatureLook(s.Status))
-	box.Add(container.NewHBox(widget.NewLabelWithStyle("X-Service-Signature", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), container.NewCenter(b)))
+	// Collected first, then laid out once (see eventCard).
+	objs := []fyne.CanvasObject{container.NewHBox(widget.NewLabelWithStyle("X-Service-Signature", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), container.NewCenter(b))}
 	if s.Reason != "" {
-		box.Add(factLabel(s.Reason, widget.MediumImportance))
+		objs = append(objs, factLabel(s.Reason, widget.MediumImportance))
 	}
-	form := widget.NewForm()
 	recv := s.Received
 	if recv == "" {
 		recv = "(no X-Service-Signature header)"
 	}
-	form.Append("Received", monoSelectable(recv))
+	items := []*widget.FormItem{widget.NewFormItem("Received", monoSelectable(recv))}
 	for i, exp := range s.Expected {
 		label := fmt.Sprintf("Expected with secret %d", i+1)
 		val := monoSelectable(exp)
 		if i == s.SecretIndex {
-			form.Append(label, container.NewVBox(val, factLabel("✓ this secret matched", widget.SuccessImportance)))
+			items = append(items, widget.NewFormItem(label, container.NewVBox(val, factLabel("✓ this secret matched", widget.SuccessImportance))))
 		} else {
-			form.Append(label, val)
+			items = append(items, widget.NewFormItem(label, val))
 		}
 	}
 	if s.SecretIndex >= 0 {
-		form.Append("Matched", widget.NewLabel(fmt.Sprintf("secret %d of %d", s.SecretIndex+1, len(s.Expected))))
+		items = append(items, widget.NewFormItem("Matched", widget.NewLabel(fmt.Sprintf("secret %d of %d", s.SecretIndex+1, len(s.Expected)))))
 	}
-	box.Add(form)
+	objs = append(objs, widget.NewForm(items...))
 	if s.UpperCase {
-		box.Add(factLabel("The digest was sent in upper-case hex. Hookscope accepts it, but the service documents lower case: a strict consumer would reject it.", widget.WarningImportance))
+		objs = append(objs, factLabel("The digest was sent in upper-case hex. Hookscope accepts it, but the service documents lower case: a strict consumer would reject it.", widget.WarningImportance))
 	}
 	if len(s.Expected) == 0 {
 		set := widget.NewButtonWithIcon("Set a signature secret…", theme.SettingsIcon(), d.win.promptSecret)
-		box.Add(factLabel("No signature secret is configured, so the signature cannot be checked. Enter the Secret Key from the service's webhook settings.", widget.MediumImportance))
-		box.Add(container.NewHBox(set))
+		objs = append(objs, factLabel("No signature secret is configured, so the signature cannot be checked. Enter the Secret Key from the service's webhook settings.", widget.MediumImportance),
+			container.NewHBox(set))
 	}
-	box.Add(factLabel("The signature is the hex HMAC-SHA256 of the raw body, keyed with the webhook's Secret Key (spec 4.3). Expected digests are shown so you can compare them with your own code; they do not reveal the secret.", widget.MediumImportance))
+	objs = append(objs, factLabel("The signature is the hex HMAC-SHA256 of the raw body, keyed with the webhook's Secret Key (spec 4.3). Expected digests are shown so you can compare them with your own code; they do not reveal the secret.", widget.MediumImportance))
+	box.Objects = objs
 	box.Refresh()
 }
 
@@ -612,66 +656,83 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// rawColumns is where the Raw tab folds long lines. Webhook bodies are
-// usually one line; a TextGrid row of a million cells takes a minute to lay
-// out, a million short rows are virtualized.
-const rawColumns = 120
-
-// fillGrids puts the text into the JSON or Raw grid when its tab is shown.
-func (d *detailView) fillGrids() {
-	switch d.Tabs.SelectedIndex() {
-	case 1:
-		if !d.jsonShown {
-			d.jsonShown = true
-			d.JSONGrid.SetText(d.jsonText)
-		}
-	case 2:
-		if !d.rawShown {
-			d.rawShown = true
-			d.RawGrid.SetText(d.rawText)
-		}
-	}
+// lazyTab holds a tab's content and passes refreshes on only while it is
+// shown. Fyne 2.7's AppTabs refreshes every tab's content on each tab
+// switch; with a delivery's event cards that alone took ~100 ms a switch.
+// What the views change inside a tab they refresh themselves, so a hidden
+// tab misses only theme changes, and Show catches those up.
+type lazyTab struct {
+	widget.BaseWidget
+	content fyne.CanvasObject
+	// look is the theme the content was last refreshed with.
+	look tabLook
+	// skipOnce drops the refresh AppTabs sends right after showing a tab
+	// that is already up to date.
+	skipOnce bool
+	// pending builds the content for what was last opened, when the tab
+	// was hidden then.
+	pending func()
 }
 
-// gridText folds lines longer than width into several rows.
-func gridText(s string, width int) string {
-	if len(s) <= width && !strings.Contains(s, "\n") {
-		return s
+// update runs build now when the tab is shown, else when it is next shown
+// (replacing an earlier pending build).
+func (l *lazyTab) update(build func()) {
+	if l.Visible() {
+		l.pending = nil
+		build()
+		return
 	}
-	var b strings.Builder
-	b.Grow(len(s) + len(s)/width + 1)
-	for i, line := range strings.Split(s, "\n") {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		for n := 0; len(line) > width; n++ {
-			cut := width
-			for cut > 0 && !utf8.RuneStart(line[cut]) {
-				cut-- // never split a character
-			}
-			b.WriteString(line[:cut])
-			b.WriteByte('\n')
-			line = line[cut:]
-		}
-		b.WriteString(line)
-	}
-	return limitRows(b.String())
+	l.pending = build
 }
 
-// maxGridRows bounds a grid: Fyne 2.7's TextGrid slows down badly past a
-// few thousand rows, so the rest is left to the copy buttons.
-const maxGridRows = 3000
+// tabLook is what a theme change alters: the variant and the text size.
+type tabLook struct {
+	variant fyne.ThemeVariant
+	text    float32
+}
 
-func limitRows(s string) string {
-	idx, n := 0, 0
-	for n < maxGridRows {
-		i := strings.IndexByte(s[idx:], '\n')
-		if i < 0 {
-			return s
-		}
-		idx += i + 1
-		n++
+func currentLook() tabLook {
+	return tabLook{fyne.CurrentApp().Settings().ThemeVariant(), theme.TextSize()}
+}
+
+func newLazyTab(content fyne.CanvasObject) *lazyTab {
+	l := &lazyTab{content: content, look: currentLook()}
+	l.ExtendBaseWidget(l)
+	return l
+}
+
+// CreateRenderer shows the content at the tab's size.
+func (l *lazyTab) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(l.content)
+}
+
+// Refresh refreshes the content when the tab is shown.
+func (l *lazyTab) Refresh() {
+	if !l.Visible() {
+		return
 	}
-	rest := strings.Count(s[idx:], "\n") + 1
-	return s[:idx] + fmt.Sprintf("… %d more rows not shown here: use Copy body or Copy pretty JSON for everything.", rest)
+	if l.skipOnce {
+		l.skipOnce = false
+		return
+	}
+	l.look = currentLook()
+	l.BaseWidget.Refresh()
+}
+
+// Show shows the tab, refreshing it first when the theme changed while it
+// was hidden.
+func (l *lazyTab) Show() {
+	if l.Visible() {
+		return
+	}
+	l.Hidden = false
+	if p := l.pending; p != nil {
+		l.pending = nil
+		p() // refreshes what it builds
+	}
+	if l.look != currentLook() {
+		l.Refresh()
+		return
+	}
+	l.skipOnce = true
 }

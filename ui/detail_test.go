@@ -1,28 +1,76 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
+
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/catalog"
 )
 
-func TestGridTextFoldsLongLinesWithoutSplittingCharacters(t *testing.T) {
+// allRows joins what every row of v shows (small texts only).
+func allRows(v *codeView) string {
+	var b strings.Builder
+	for i := 0; i < v.Rows(); i++ {
+		b.WriteString(v.RowText(i))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func TestFoldRowsCutsLongLinesWithoutSplittingCharacters(t *testing.T) {
 	tests := []struct {
-		in    string
-		width int
-		want  string
+		in   string
+		cols int
+		want []string
 	}{
-		{"short", 10, "short"},
-		{"abcdefghij", 5, "abcde\nfghij"},
-		{"abcdefghijk\nxy", 5, "abcde\nfghij\nk\nxy"},
-		{"ééé", 3, "é\né\né"}, // 2-byte runes: a cut never lands inside one
-		{"", 4, ""},
+		{"short", 10, []string{"short"}},
+		{"abcdefghij", 5, []string{"abcde", "fghij"}},
+		{"abcdefghijk\nxy", 5, []string{"abcde", "fghij", "k", "xy"}},
+		{"ééé", 1, []string{"é", "é", "é"}}, // 2-byte runes: a cut never lands inside one
+		{"", 4, []string{""}},
+		{"a\n", 4, []string{"a", ""}},
 	}
 	for _, tc := range tests {
-		if got := gridText(tc.in, tc.width); got != tc.want {
-			t.Errorf("gridText(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		text := []byte(tc.in)
+		lines, longest := indexLines(text)
+		rows, _ := foldRows(text, lines, longest, tc.cols, false)
+		v := &codeView{text: text, lines: lines, rows: rows, indexed: true, foldedAt: tc.cols, cols: tc.cols}
+		var got []string
+		for r := range rows {
+			got = append(got, v.RowText(r))
 		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("fold(%q, %d) = %q, want %q", tc.in, tc.cols, got, tc.want)
+		}
+	}
+}
+
+func TestJSONTokensColourKeysValuesAndFoldedStrings(t *testing.T) {
+	text := []byte(`  "name": "a \"quoted\" title", "n": -1.5e3, "ok": true, "x": null`)
+	kinds := map[string]tokenKind{}
+	for _, tok := range jsonTokens(text, 0, len(text), jsonNormal) {
+		kinds[string(text[tok.from:tok.to])] = tok.kind
+	}
+	for s, want := range map[string]tokenKind{`"name"`: tokKey, `"a \"quoted\" title"`: tokString, `-1.5e3`: tokNumber, `true`: tokLiteral, `null`: tokLiteral} {
+		if kinds[s] != want {
+			t.Errorf("kind of %s = %d, want %d (tokens %v)", s, kinds[s], want, kinds)
+		}
+	}
+	// A row that starts inside a folded string value stays a string up to
+	// its closing quote.
+	long := []byte(`"key": "` + strings.Repeat("x", 50) + `",`)
+	lines, longest := indexLines(long)
+	rows, states := foldRows(long, lines, longest, 20, true)
+	if len(rows) != 3 || states[1] != jsonString {
+		t.Fatalf("rows %v states %v", rows, states)
+	}
+	toks := jsonTokens(long, int(rows[2]), len(long), states[2])
+	if toks[0].kind != tokString || string(long[toks[0].from:toks[0].to]) != strings.Repeat("x", 18)+`"` {
+		t.Fatalf("continuation tokens = %+v", toks)
 	}
 }
 
@@ -40,8 +88,73 @@ func TestRawTabShowsNotesAndHexForBinary(t *testing.T) {
 	if !strings.Contains(d.RawNote.Text, "Truncated") || !strings.Contains(d.RawNote.Text, "not valid UTF-8") {
 		t.Fatalf("raw note = %q", d.RawNote.Text)
 	}
-	if got := d.RawGrid.Text(); !strings.Contains(got, "ff fe 61 62") {
-		t.Fatalf("raw grid = %q, want a hex dump", got)
+	if got := d.RawView.RowText(0); !strings.Contains(got, "ff fe 61 62") || !strings.HasSuffix(got, "|..ab|") {
+		t.Fatalf("raw row = %q, want a hex dump", got)
+	}
+}
+
+// bigBody is a webhook message of at least size bytes, many events.
+func bigBody(size int) []byte {
+	var sb strings.Builder
+	sb.WriteString(`{"hook":{"uuid":"h"},"events":[`)
+	for i := 0; sb.Len() < size; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"uuid":"e%d","type":"media.updated","payload":{"media":{"id":"m%d","name":"A video with a fairly long title number %d"}},"metadata":{"account_id":"1"},"generated_at":"2026-03-02T09:10:19Z"}`, i, i, i)
+	}
+	sb.WriteString(`]}`)
+	return []byte(sb.String())
+}
+
+func TestLargeBodyEveryLineReachableOnlyVisibleRowsBuilt(t *testing.T) {
+	body := bigBody(1 << 20)
+	h := newHarness(t, func(s *fakeStore) {
+		s.add("media.updated", "big", inspector.SignatureValid, func(r *inspector.Record) {
+			r.Delivery.Body, r.Delivery.BodyLength = body, int64(len(body))
+		})
+	})
+	d := h.win.deliveries.Detail
+	h.win.deliveries.List.Select(0)
+	d.Tabs.SelectIndex(1)
+	pretty := strings.Split(string(catalog.Pretty(body)), "\n")
+	jv := d.JSONView
+	if jv.Rows() != len(pretty) {
+		t.Fatalf("JSON rows = %d, want every one of the %d lines", jv.Rows(), len(pretty))
+	}
+	if got := jv.RowText(jv.Rows() - 2); got != pretty[len(pretty)-2] {
+		t.Fatalf("second-last row = %q, want %q", got, pretty[len(pretty)-2])
+	}
+	if jv.created == 0 || jv.created > 200 {
+		t.Fatalf("%d row objects built for %d rows, want only the visible ones", jv.created, jv.Rows())
+	}
+
+	// Find jumps to the last event's name, far down; Copy line copies it.
+	last := fmt.Sprintf("number %d\"", strings.Count(string(body), `"uuid":"e`)-1)
+	jv.Find.SetText(strings.ToUpper(last)) // case-insensitive
+	if jv.FindInfo.Text != "1 of 1" || jv.selected < jv.Rows()-30 {
+		t.Fatalf("find: info %q, selected row %d of %d", jv.FindInfo.Text, jv.selected, jv.Rows())
+	}
+	jv.CopyLine.OnTapped()
+	if got := h.app.Clipboard().Content(); !strings.Contains(got, `"name": "A video`) || !strings.HasSuffix(got, last) {
+		t.Fatalf("copied line = %q", got)
+	}
+
+	// Raw: the compact body is one line, folded to the pane; all of it is there.
+	d.Tabs.SelectIndex(2)
+	rv := d.RawView
+	var b strings.Builder
+	for i := 0; i < rv.Rows(); i++ {
+		b.WriteString(rv.RowText(i))
+	}
+	if b.String() != string(body) {
+		t.Fatalf("raw rows hold %d bytes, want the %d of the body", b.Len(), len(body))
+	}
+	// A narrower pane folds at fewer columns and keeps every byte.
+	before := rv.Rows()
+	h.win.w.Resize(fyne.NewSize(900, 800))
+	if rv.Rows() <= before {
+		t.Fatalf("rows after narrowing = %d, before %d: not refolded", rv.Rows(), before)
 	}
 }
 
@@ -53,5 +166,24 @@ func TestCurlCommandQuotesBodyAndSkipsHopHeaders(t *testing.T) {
 	want := "curl -X POST 'http://127.0.0.1:8787/webhooks?a=1' \\\n  -H 'X-Service-Signature: ab' \\\n  --data-binary '{\"n\":\"it'\\''s\"}'"
 	if got != want {
 		t.Fatalf("curl =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestHiddenTabsAreBuiltWhenShown(t *testing.T) {
+	h := newHarness(t, threeDeliveries)
+	v, d := h.win.deliveries, h.win.deliveries.Detail
+	v.List.Select(0)
+	d.Tabs.SelectIndex(1) // JSON
+	v.List.Select(1)      // opened while Events and Signature are hidden
+	if d.sigTab.pending == nil || d.eventsTab.pending == nil {
+		t.Fatal("hidden tabs were built at once")
+	}
+	d.Tabs.SelectIndex(4)
+	if d.sigTab.pending != nil || len(d.SigBox.Objects) == 0 {
+		t.Fatal("Signature tab not built when shown")
+	}
+	d.Tabs.SelectIndex(0)
+	if len(d.EventsBox.Objects) == 0 || !strings.Contains(allRows(d.JSONView), "media.ready") {
+		t.Fatal("Events tab not built for the delivery opened while hidden")
 	}
 }

@@ -69,7 +69,7 @@ func TestListShowsNewestFirstAndSelectingShowsDetail(t *testing.T) {
 		t.Fatalf("detail title = %q", v.Detail.Title.Text)
 	}
 	v.Detail.Tabs.SelectIndex(1)
-	if got := v.Detail.JSONGrid.Text(); !strings.Contains(got, "\"type\": \"media.ready\"") {
+	if got := allRows(v.Detail.JSONView); !strings.Contains(got, "\"type\": \"media.ready\"") {
 		t.Fatalf("JSON tab is not pretty-printed:\n%s", got)
 	}
 	if len(v.Detail.EventsBox.Objects) == 0 {
