@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -194,8 +196,30 @@ func (t *oauthTab) tunnelCallbackURL() string {
 // tunnelChanged is called by the window when the tunnel state changes.
 func (t *oauthTab) tunnelChanged() { t.profiles.refreshHelpers() }
 
-// oauthFreePort asks the kernel for a free port on 127.0.0.1.
+// Loopback redirect ports are picked below the ephemeral ranges (Linux
+// 32768-60999, Windows and macOS 49152-65535). The port is only checked
+// free here and bound later, when Authorize starts the listener; a port
+// the kernel hands out for ":0" binds and outgoing connections could be
+// taken by any of those in between (a test run once failed so), one below
+// them only by a program asking for that very number.
+const (
+	loopbackPortMin   = 20000
+	loopbackPortSpan  = 12768 // up to 32767
+	loopbackPortTries = 30
+)
+
+// oauthFreePort finds a free port on 127.0.0.1 outside the ephemeral
+// range, falling back to one the kernel picks when none of a few random
+// tries is free.
 func oauthFreePort() (int, error) {
+	for range loopbackPortTries {
+		port := loopbackPortMin + rand.IntN(loopbackPortSpan)
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
+			ln.Close()
+			return port, nil
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free loopback port: %w", err)

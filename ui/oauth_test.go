@@ -76,6 +76,25 @@ func (h *oauthHarness) startSandbox(t testing.TB) {
 	}
 }
 
+// authorize taps Authorize. The sandbox's redirect port is checked free
+// when the sandbox starts and bound only now; should another program have
+// taken it in between, the sandbox is restarted on a new port (what a user
+// would do) rather than the test failing on someone else's port.
+func (h *oauthHarness) authorize(t testing.TB) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		test.Tap(h.tab.steps.Authorize)
+		c := h.tab.steps.AuthorizeCard
+		if c.status != stepFailed || !strings.Contains(c.Problem.Text, "already in use") || attempt == 3 {
+			return
+		}
+		t.Logf("callback port taken (%s); new sandbox", c.Problem.Text)
+		h.tab.sandbox.Close()
+		h.tab.sandbox = nil
+		h.startSandbox(t)
+	}
+}
+
 // browse plays the end user in the browser and returns the URL the
 // sandbox redirects to.
 func (h *oauthHarness) browse(t testing.TB, b *sandbox.Browser) string {
@@ -113,7 +132,7 @@ func (h *oauthHarness) deliver(t testing.TB, cb string) {
 func (h *oauthHarness) login(t testing.TB) {
 	t.Helper()
 	h.startSandbox(t)
-	test.Tap(h.tab.steps.Authorize)
+	h.authorize(t)
 	if st := h.tab.steps.CallbackCard.status; st != stepRunning {
 		t.Fatalf("callback card %v, want running: %s", st, h.tab.steps.AuthorizeCard.Problem.Text)
 	}
@@ -193,7 +212,7 @@ func TestOAuthDenialExplained(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newOAuthHarness(t)
 			h.startSandbox(t)
-			test.Tap(h.tab.steps.Authorize)
+			h.authorize(t)
 			b := tc.b
 			if tc.name == "deny" {
 				b = sandbox.NewBrowser("owner@example.com", "owner")
@@ -291,7 +310,7 @@ func TestOAuthRefreshAndTheThreeTokenMethods(t *testing.T) {
 func TestOAuthPastedCallback(t *testing.T) {
 	h := newOAuthHarness(t)
 	h.startSandbox(t)
-	test.Tap(h.tab.steps.Authorize)
+	h.authorize(t)
 	cb := h.browse(t, sandbox.NewBrowser("manager@example.com", "manager"))
 	test.Type(h.tab.steps.Paste, cb)
 	test.Tap(h.tab.steps.UsePaste)
