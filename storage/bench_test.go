@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -149,7 +148,7 @@ func buildFixture(b *testing.B, db *DB, n int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		tx := &batchTx{Tx: sqlTx, stmts: map[string]*sql.Stmt{}}
+		tx := newBatchTx(sqlTx, db.stmts)
 		for k := 0; k < perTx && done < n; k++ {
 			d, a := benchDelivery(r, words, done, start.Add(time.Duration(done)*time.Second))
 			ins, err := insertOp(d)

@@ -97,7 +97,7 @@ func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64,
 	if err != nil {
 		return 0, fmt.Errorf("store delivery: %w", err)
 	}
-	id, err := db.w.do(ctx, run)
+	id, err := db.w.do(ctx, urgent, run)
 	if err != nil {
 		return 0, fmt.Errorf("store delivery: %w", err)
 	}
@@ -150,7 +150,7 @@ func (db *DB) SaveAnalysis(ctx context.Context, a *inspector.Analysis) error {
 	if err != nil {
 		return fmt.Errorf("store analysis of delivery %d: %w", a.DeliveryID, err)
 	}
-	if _, err := db.w.do(ctx, run); err != nil {
+	if _, err := db.w.do(ctx, bulk, run); err != nil {
 		return fmt.Errorf("store analysis of delivery %d: %w", a.DeliveryID, err)
 	}
 	return nil
@@ -237,7 +237,7 @@ func analysisOp(a *inspector.Analysis) (func(ctx context.Context, tx *batchTx) (
 // A delivery not analysed yet gets the columns only; its analysis will
 // compute its own verdict.
 func (db *DB) UpdateSignature(ctx context.Context, id int64, r inspector.SignatureResult) error {
-	_, err := db.w.do(ctx, func(ctx context.Context, tx *batchTx) (int64, error) {
+	_, err := db.w.do(ctx, bulk, func(ctx context.Context, tx *batchTx) (int64, error) {
 		var blob []byte
 		if err := tx.QueryRowContext(ctx, `SELECT analysis FROM deliveries WHERE id = ?`, id).Scan(&blob); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
@@ -271,9 +271,12 @@ func (db *DB) UpdateSignature(ctx context.Context, id int64, r inspector.Signatu
 func (db *DB) FirstEventCopy(ctx context.Context, uuid string) (inspector.EventCopy, int, bool, error) {
 	var c inspector.EventCopy
 	var received int64
-	err := db.sql.QueryRowContext(ctx, `SELECT e.delivery_id, e.hash, d.received_at
+	var copies int
+	// One statement for both answers: the count rides on the first row.
+	err := db.stmts.queryRow(ctx, `SELECT e.delivery_id, e.hash, d.received_at,
+		(SELECT COUNT(*) FROM events WHERE uuid = ?1)
 		FROM events e JOIN deliveries d ON d.id = e.delivery_id
-		WHERE e.uuid = ? ORDER BY e.delivery_id, e.idx LIMIT 1`, uuid).Scan(&c.DeliveryID, &c.Hash, &received)
+		WHERE e.uuid = ?1 ORDER BY e.delivery_id, e.idx LIMIT 1`, uuid).Scan(&c.DeliveryID, &c.Hash, &received, &copies)
 	if errors.Is(err, sql.ErrNoRows) {
 		return inspector.EventCopy{}, 0, false, nil
 	}
@@ -281,10 +284,6 @@ func (db *DB) FirstEventCopy(ctx context.Context, uuid string) (inspector.EventC
 		return inspector.EventCopy{}, 0, false, fmt.Errorf("look up event %q: %w", uuid, err)
 	}
 	c.ReceivedAt = fromNanos(received)
-	var copies int
-	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM events WHERE uuid = ?`, uuid).Scan(&copies); err != nil {
-		return inspector.EventCopy{}, 0, false, fmt.Errorf("count copies of event %q: %w", uuid, err)
-	}
 	return c, copies, true, nil
 }
 
@@ -294,7 +293,7 @@ func (db *DB) FirstHookDelivery(ctx context.Context, hookUUID string) (int64, bo
 		return 0, false, nil
 	}
 	var id int64
-	err := db.sql.QueryRowContext(ctx, `SELECT id FROM deliveries WHERE hook_uuid = ? ORDER BY id LIMIT 1`, hookUUID).Scan(&id)
+	err := db.stmts.queryRow(ctx, `SELECT id FROM deliveries WHERE hook_uuid = ? ORDER BY id LIMIT 1`, hookUUID).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -312,7 +311,7 @@ func (db *DB) LatestForSubject(ctx context.Context, subject string) (string, tim
 	}
 	var uuid string
 	var gen int64
-	err := db.sql.QueryRowContext(ctx, `SELECT uuid, generated_at FROM events
+	err := db.stmts.queryRow(ctx, `SELECT uuid, generated_at FROM events
 		WHERE subject = ? AND subject <> '' AND generated_at IS NOT NULL
 		ORDER BY generated_at DESC LIMIT 1`, subject).Scan(&uuid, &gen)
 	if errors.Is(err, sql.ErrNoRows) {

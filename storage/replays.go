@@ -58,7 +58,7 @@ func (db *DB) SaveReplay(ctx context.Context, r *replay.Result) (int64, error) {
 	if sent.IsZero() {
 		sent = time.Now()
 	}
-	id, err := db.w.do(ctx, func(ctx context.Context, tx *batchTx) (int64, error) {
+	id, err := db.w.do(ctx, bulk, func(ctx context.Context, tx *batchTx) (int64, error) {
 		res, err := tx.exec(ctx, `INSERT INTO replays(delivery_id, sent_at, target, mode, status, latency_ns, error, detail, response_body)
 			VALUES (?,?,?,?,?,?,?,?,?)`, r.DeliveryID, nanos(sent), r.Target, string(r.Mode), r.Status, int64(r.Latency), r.Error, string(detail), body)
 		if err != nil {

@@ -33,7 +33,9 @@ func DefaultPath() (string, error) {
 type DB struct {
 	path string
 	sql  *sql.DB
-	w    *writer
+	// stmts are the hot statements, prepared once (see stmtCache).
+	stmts *stmtCache
+	w     *writer
 }
 
 // migration is one versioned schema step. Steps are append-only: a released
@@ -72,7 +74,7 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	f.Close()
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-32768)&_txlock=immediate"
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-32768)&_pragma=wal_autocheckpoint(0)&_txlock=immediate"
 	sqlDB, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -91,6 +93,7 @@ func Open(path string) (*DB, error) {
 			_ = os.Chmod(side, 0o600)
 		}
 	}
+	db.stmts = newStmtCache(sqlDB)
 	db.w = newWriter(db)
 	return db, nil
 }
@@ -106,6 +109,9 @@ func (db *DB) SQL() *sql.DB { return db.sql }
 func (db *DB) Close() error {
 	if db.w != nil {
 		db.w.close()
+	}
+	if db.stmts != nil {
+		db.stmts.close()
 	}
 	if err := db.sql.Close(); err != nil {
 		return fmt.Errorf("close store %s: %w", db.path, err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // errClosed is returned for writes submitted after Close began.
@@ -15,6 +16,32 @@ var errClosed = errors.New("store is closed")
 // maxBatch bounds one group commit so a flood of writers cannot hold the
 // SQLite write lock (and every reader's view of new rows) for long.
 const maxBatch = 256
+
+// Bounds on the bulk work (analyses, signature updates) one commit
+// carries. A receiver's insert waits for the whole transaction it lands
+// in, and for the one being committed when it arrived, so bulk work is
+// kept to a slice of a commit: beside waiting inserts only a few bulk ops
+// ride along (analysis still progresses under saturation), and without
+// inserts a bulk-only commit stays short enough that an insert arriving
+// during it is not held up for long (docs/storage.md, "Group commit").
+// Once no insert has been committed for insertsQuietAfter, bulk commits
+// grow to maxBatch: bigger commits write each hot page (counters, index
+// tails, the search index's new segment) once for more rows.
+const (
+	maxBulkBesideInserts = 4
+	maxBulkAlone         = 16
+	insertsQuietAfter    = 50 * time.Millisecond
+)
+
+// opClass says whether a caller is waiting to answer a request.
+type opClass int
+
+const (
+	// urgent ops are the receiver's inserts: a sender waits for the ack.
+	urgent opClass = iota
+	// bulk ops are everything else: analyses, signature updates, replays.
+	bulk
+)
 
 // op is one write that must be committed before its caller hears back.
 // run executes inside the batch transaction, under its own savepoint, so a
@@ -34,13 +61,17 @@ type opResult struct {
 // goroutine, which runs whatever has queued up in one transaction and one
 // fsync, then wakes each caller. There is no timer: while one batch is being
 // committed the next one queues, so batches grow exactly as far as the load
-// needs and a lone request is committed at once.
+// needs and a lone request is committed at once. Inserts overtake bulk
+// work: they go first in every batch, and bulk work is bounded per commit.
 type writer struct {
-	sql *sql.DB
-	ops chan *op
+	sql    *sql.DB
+	stmts  *stmtCache
+	urgent chan *op
+	bulk   chan *op
+	ckpt   *checkpointer
 
 	// mu guards closed; senders hold it for reading so close cannot close
-	// ops under them.
+	// the channels under them.
 	mu     sync.RWMutex
 	closed bool
 	done   chan struct{}
@@ -48,9 +79,12 @@ type writer struct {
 
 func newWriter(db *DB) *writer {
 	w := &writer{
-		sql:  db.sql,
-		ops:  make(chan *op, 4*maxBatch),
-		done: make(chan struct{}),
+		sql:    db.sql,
+		stmts:  db.stmts,
+		urgent: make(chan *op, 4*maxBatch),
+		bulk:   make(chan *op, 4*maxBatch),
+		ckpt:   newCheckpointer(db.sql),
+		done:   make(chan struct{}),
 	}
 	go w.loop()
 	return w
@@ -60,15 +94,19 @@ func newWriter(db *DB) *writer {
 // (or failed). Once submitted, it waits even if ctx is cancelled: the write
 // is going to happen anyway and the caller must learn its outcome, since a
 // receiver that gave up waiting must not ack.
-func (w *writer) do(ctx context.Context, run func(ctx context.Context, tx *batchTx) (int64, error)) (int64, error) {
+func (w *writer) do(ctx context.Context, class opClass, run func(ctx context.Context, tx *batchTx) (int64, error)) (int64, error) {
 	o := &op{run: run, done: make(chan opResult, 1)}
+	ch := w.bulk
+	if class == urgent {
+		ch = w.urgent
+	}
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
 		return 0, errClosed
 	}
 	select {
-	case w.ops <- o:
+	case ch <- o:
 	case <-ctx.Done():
 		w.mu.RUnlock()
 		return 0, ctx.Err()
@@ -79,12 +117,13 @@ func (w *writer) do(ctx context.Context, run func(ctx context.Context, tx *batch
 }
 
 // close stops accepting writes, commits everything already queued and
-// waits for the loop to finish.
+// waits for the loop (and its checkpointer) to finish.
 func (w *writer) close() {
 	w.mu.Lock()
 	if !w.closed {
 		w.closed = true
-		close(w.ops)
+		close(w.urgent)
+		close(w.bulk)
 	}
 	w.mu.Unlock()
 	<-w.done
@@ -92,22 +131,65 @@ func (w *writer) close() {
 
 func (w *writer) loop() {
 	defer close(w.done)
-	batch := make([]*op, 0, maxBatch)
-	for first := range w.ops {
-		batch = append(batch[:0], first)
-	fill:
+	defer w.ckpt.stop()
+	urgentCh, bulkCh := w.urgent, w.bulk
+	batch := make([]*op, 0, maxBatch+maxBulkBesideInserts)
+	var bulkOps []*op
+	var lastInsert time.Time
+	for urgentCh != nil || bulkCh != nil {
+		batch, bulkOps = batch[:0], bulkOps[:0]
+		// Wait for the first op of either class.
+		select {
+		case o, ok := <-urgentCh:
+			if !ok {
+				urgentCh = nil
+				continue
+			}
+			batch = append(batch, o)
+		case o, ok := <-bulkCh:
+			if !ok {
+				bulkCh = nil
+				continue
+			}
+			bulkOps = append(bulkOps, o)
+		}
+		// Every waiting insert, in arrival order (ids follow it).
+	inserts:
 		for len(batch) < maxBatch {
 			select {
-			case o, ok := <-w.ops:
+			case o, ok := <-urgentCh:
 				if !ok {
-					break fill
+					urgentCh = nil
+					break inserts
 				}
 				batch = append(batch, o)
 			default:
-				break fill
+				break inserts
 			}
 		}
-		w.commit(batch)
+		limit := maxBatch
+		switch {
+		case len(batch) > 0:
+			limit = maxBulkBesideInserts
+			lastInsert = time.Now()
+		case time.Since(lastInsert) < insertsQuietAfter:
+			limit = maxBulkAlone
+		}
+	bulks:
+		for len(bulkOps) < limit {
+			select {
+			case o, ok := <-bulkCh:
+				if !ok {
+					bulkCh = nil
+					break bulks
+				}
+				bulkOps = append(bulkOps, o)
+			default:
+				break bulks
+			}
+		}
+		w.commit(append(batch, bulkOps...))
+		w.ckpt.afterCommit(len(w.urgent) == 0)
 	}
 }
 
@@ -123,7 +205,7 @@ func (w *writer) commit(batch []*op) {
 		if err != nil {
 			return fmt.Errorf("begin batch: %w", err)
 		}
-		tx := &batchTx{Tx: sqlTx, stmts: map[string]*sql.Stmt{}}
+		tx := newBatchTx(sqlTx, w.stmts)
 		for i, o := range batch {
 			results[i] = runSavepoint(ctx, tx, o)
 		}
@@ -145,7 +227,7 @@ func (w *writer) commit(batch []*op) {
 }
 
 func runSavepoint(ctx context.Context, tx *batchTx, o *op) opResult {
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
+	if _, err := tx.exec(ctx, "SAVEPOINT op"); err != nil {
 		return opResult{err: fmt.Errorf("savepoint: %w", err)}
 	}
 	pending := len(tx.search)
@@ -157,7 +239,7 @@ func runSavepoint(ctx context.Context, tx *batchTx, o *op) opResult {
 		}
 		return opResult{err: err}
 	}
-	if _, err := tx.ExecContext(ctx, "RELEASE op"); err != nil {
+	if _, err := tx.exec(ctx, "RELEASE op"); err != nil {
 		return opResult{err: fmt.Errorf("release savepoint: %w", err)}
 	}
 	return opResult{id: id}
@@ -168,6 +250,9 @@ func runSavepoint(ctx context.Context, tx *batchTx, o *op) opResult {
 // them once per batch instead of once per row is measurable.
 type batchTx struct {
 	*sql.Tx
+	// cache holds the store's statements prepared once; stmts their
+	// copies bound to this transaction.
+	cache *stmtCache
 	stmts map[string]*sql.Stmt
 	// search holds the full-text entries the batch's ops want written.
 	// FTS5 flushes its pending terms to a new segment whenever a statement
@@ -176,6 +261,10 @@ type batchTx struct {
 	// time merging them. Written by one statement at the end, a batch
 	// becomes one segment.
 	search []searchEntry
+}
+
+func newBatchTx(tx *sql.Tx, cache *stmtCache) *batchTx {
+	return &batchTx{Tx: tx, cache: cache, stmts: map[string]*sql.Stmt{}}
 }
 
 // searchEntry asks for delivery id's full-text entry to be (re)written
@@ -214,7 +303,7 @@ func (tx *batchTx) flushSearch(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid IN (SELECT value FROM json_each(?))`, string(ids)); err != nil {
+		if _, err := tx.exec(ctx, `DELETE FROM search WHERE rowid IN (SELECT value FROM json_each(?))`, string(ids)); err != nil {
 			return err
 		}
 	}
@@ -222,7 +311,7 @@ func (tx *batchTx) flushSearch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO search(rowid, body, summaries)
+	_, err = tx.exec(ctx, `INSERT INTO search(rowid, body, summaries)
 		SELECT b.delivery_id, CAST(substr(b.body, 1, ?) AS TEXT), j.value ->> 's'
 		FROM json_each(?) j CROSS JOIN bodies b ON b.delivery_id = j.value ->> 'id'`, maxIndexedText, string(list))
 	return err
@@ -237,15 +326,17 @@ func (tx *batchTx) exec(ctx context.Context, query string, args ...any) (sql.Res
 	return st.ExecContext(ctx, args...)
 }
 
-// prepared returns query prepared on the transaction, once per batch.
+// prepared returns query bound to the transaction: the store's statement
+// prepared once per connection, so a batch parses no SQL.
 func (tx *batchTx) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := tx.stmts[query]; ok {
 		return st, nil
 	}
-	st, err := tx.PrepareContext(ctx, query)
+	parent, err := tx.cache.get(ctx, query)
 	if err != nil {
 		return nil, err
 	}
+	st := tx.StmtContext(ctx, parent)
 	tx.stmts[query] = st
 	return st, nil
 }

@@ -1,0 +1,84 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// stmtCache holds statements prepared once for the life of the store.
+// modernc's driver parses SQL text on every QueryRowContext/ExecContext:
+// for the ledger's lookups (several per delivery analysed) and the writer's
+// few statements, sqlite3Prepare was a quarter of analysis CPU
+// (docs/benchmarks.md, finding 3). A *sql.Stmt on the pool is prepared
+// lazily on each connection it runs on and reused there, and
+// Tx.StmtContext reuses the copy already prepared on the transaction's
+// connection, so every statement is parsed once per connection.
+type stmtCache struct {
+	db *sql.DB
+
+	mu     sync.Mutex
+	m      map[string]*sql.Stmt
+	closed bool
+}
+
+func newStmtCache(db *sql.DB) *stmtCache {
+	return &stmtCache{db: db, m: map[string]*sql.Stmt{}}
+}
+
+// get returns query prepared on the pool.
+func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errClosed
+	}
+	if st, ok := c.m[query]; ok {
+		return st, nil
+	}
+	// Preparing under the lock is fine: it happens once per statement.
+	st, err := c.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	c.m[query] = st
+	return st, nil
+}
+
+// queryRow runs a one-row query on its cached statement.
+func (c *stmtCache) queryRow(ctx context.Context, query string, args ...any) *rowResult {
+	st, err := c.get(ctx, query)
+	if err != nil {
+		return &rowResult{err: err}
+	}
+	return &rowResult{row: st.QueryRowContext(ctx, args...)}
+}
+
+// rowResult is a *sql.Row that may carry a preparation error.
+type rowResult struct {
+	row *sql.Row
+	err error
+}
+
+// Scan is sql.Row.Scan, or the preparation error.
+func (r *rowResult) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.row.Scan(dest...)
+}
+
+// close closes every cached statement; later gets fail.
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	var errs []error
+	for _, st := range c.m {
+		errs = append(errs, st.Close())
+	}
+	c.m = nil
+	return errors.Join(errs...)
+}
