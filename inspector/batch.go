@@ -9,11 +9,25 @@ import (
 )
 
 // maxAnalysisBatch bounds how many deliveries are analysed before their
-// analyses are saved together. Larger chunks analyse faster (128: ~900/s,
-// one by one: ~200/s) but their one big transaction holds the store's
-// writer while the receiver's inserts wait behind it, which showed as
-// ack latency; 16 keeps most of the gain (docs/benchmarks.md).
-const maxAnalysisBatch = 16
+// analyses are saved together while the receiver is busy. Larger chunks
+// analyse faster (128: ~900/s, one by one: ~200/s) but hold the store's
+// writer longer, and an insert waits for the commit in progress when it
+// arrives, which showed as ack latency; 16 keeps most of the gain
+// (docs/benchmarks.md). Once the receiver has been quiet for quietAfter,
+// a backlog is worked off in chunks of maxQuietBatch.
+const (
+	maxAnalysisBatch = 16
+	maxQuietBatch    = 128
+	quietAfter       = 50 * time.Millisecond
+)
+
+// chunkSize is how many deliveries the next chunk analyses.
+func (e *Engine) chunkSize() int {
+	if e.receiving.Load() == 0 && time.Since(time.Unix(0, e.lastReceived.Load())) > quietAfter {
+		return maxQuietBatch
+	}
+	return maxAnalysisBatch
+}
 
 // analyseBatch analyses deliveries in order, in chunks: each chunk is
 // judged against the store plus the chunk's earlier analyses (so the
@@ -26,7 +40,7 @@ const maxAnalysisBatch = 16
 func (e *Engine) analyseBatch(ctx context.Context, ds []*Delivery) error {
 	var errs []error
 	for len(ds) > 0 {
-		n := min(len(ds), maxAnalysisBatch)
+		n := min(len(ds), e.chunkSize())
 		start := time.Now()
 		errs = append(errs, e.analyseChunk(ctx, ds[:n])...)
 		ds = ds[n:]

@@ -31,6 +31,7 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	e.receiving.Add(1)
 	defer e.receiving.Add(-1)
 	received := e.now().UTC()
+	e.lastReceived.Store(time.Now().UnixNano())
 	e.mu.RLock()
 	maxBody, mode := e.maxBody, e.answer
 	e.mu.RUnlock()

@@ -446,3 +446,77 @@ func TestIngestThenDrainAnalysesOnce(t *testing.T) {
 		t.Fatalf("second drain: %d %v", n, err)
 	}
 }
+
+// countingStore counts Unanalyzed calls, to see how dropped bodies are
+// read back.
+type countingStore struct {
+	*memStore
+	mu    sync.Mutex
+	calls int
+}
+
+func (c *countingStore) Unanalyzed(ctx context.Context, after int64, limit int) ([]*Delivery, error) {
+	c.mu.Lock()
+	c.calls++
+	c.mu.Unlock()
+	return c.memStore.Unanalyzed(ctx, after, limit)
+}
+
+// A flood beyond QueueBytes keeps only ids in memory; analysis must read
+// those bodies back (in runs, not one query each) and analyse every
+// delivery with its own body.
+func TestQueueOverflowReloadsBodies(t *testing.T) {
+	cs := &countingStore{memStore: newMemStore()}
+	eng := NewEngine(cs, Options{QueueBytes: 300})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const n = 60
+	var mu sync.Mutex
+	hooks := map[int64]string{}
+	all := make(chan struct{})
+	eng.Subscribe(func(r *Record) {
+		mu.Lock()
+		defer mu.Unlock()
+		hooks[r.Delivery.ID] = r.Analysis.HookUUID
+		if len(hooks) == n {
+			close(all)
+		}
+	})
+	runDone := make(chan error, 1)
+	// Run first, so its recovery finds an empty store and every delivery
+	// goes through the queue.
+	go func() { runDone <- eng.Run(ctx) }()
+	time.Sleep(50 * time.Millisecond)
+	cs.mu.Lock()
+	before := cs.calls
+	cs.mu.Unlock()
+	want := map[int64]string{}
+	for i := range n {
+		hook := fmt.Sprintf("hook-%02d", i)
+		body := message(hook, event(fmt.Sprintf("ev-%02d", i), "media.ready", "m", "2026-01-01T00:00:01Z"))
+		id, err := eng.Ingest(ctx, &Delivery{Method: "POST", Body: body, BodyLength: int64(len(body))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[id] = hook
+	}
+	select {
+	case <-all:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not every delivery was analysed")
+	}
+	cancel()
+	<-runDone
+	mu.Lock()
+	defer mu.Unlock()
+	for id, hook := range want {
+		if hooks[id] != hook {
+			t.Errorf("delivery %d analysed with hook %q, want %q", id, hooks[id], hook)
+		}
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if reloads := cs.calls - before; reloads > 10 {
+		t.Errorf("%d store reads to reload %d dropped bodies: want a few runs", reloads, n)
+	}
+}
