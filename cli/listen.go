@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -49,9 +52,13 @@ func runListen(ctx context.Context, env *Env, args []string) error {
 	answer := fs.String("answer", "200", "how to answer: 200, 500, hang (no answer for 15 s) or close (drop the connection)")
 	allowRemote := fs.Bool("allow-remote", false, "allow binding a non-loopback address (anyone on the network can then post to it)")
 	keep := fs.Int64("max-deliveries", 0, "keep at most this many deliveries, deleting the oldest (0 = no cap)")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	tf := addTunnelFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *pprofAddr != "" && !inspector.IsLoopback(*pprofAddr) {
+		return usageError("--pprof %s is not a loopback address: the profiler must not be reachable from the network", *pprofAddr)
 	}
 	sec, err := secrets.resolve(env)
 	if err != nil {
@@ -102,6 +109,17 @@ func runListen(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *pprofAddr != "" {
+		stopProf, err := servePprof(*pprofAddr)
+		if err != nil {
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			srv.Shutdown(shutdownCtx)
+			cancel()
+			return err
+		}
+		defer stopProf()
+		fmt.Fprintf(env.Stderr, "profiler on http://%s/debug/pprof/\n", *pprofAddr)
+	}
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	runDone := make(chan error, 1)
 	go func() { runDone <- eng.Run(runCtx) }()
@@ -144,6 +162,24 @@ func runListen(ctx context.Context, env *Env, args []string) error {
 		return serr
 	}
 	return rerr
+}
+
+// servePprof serves the Go profiler on its own mux and listener, so it is
+// never reachable through the receiver, and returns how to stop it.
+func servePprof(addr string) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--pprof: listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	return func() { srv.Close() }, nil
 }
 
 // openStore opens the store at path, or the default store when path is empty.
