@@ -220,12 +220,16 @@ func (v *deliveriesView) refreshList() {
 	v.refreshCounts()
 	noRows := len(v.model.rows) == 0 && !v.model.loading
 	everEmpty := noRows && filterEmpty(v.model.filter) && v.win.stats.Deliveries == 0
+	var want fyne.CanvasObject = v.split
 	if everEmpty {
-		v.body.Objects = []fyne.CanvasObject{v.Empty.content}
-	} else {
-		v.body.Objects = []fyne.CanvasObject{v.split}
+		want = v.Empty.content
 	}
-	v.body.Refresh()
+	// Only a swap needs the body refreshed: a refresh would also go
+	// through the whole detail pane, which was most of a filter change.
+	if len(v.body.Objects) != 1 || v.body.Objects[0] != want {
+		v.body.Objects = []fyne.CanvasObject{want}
+		v.body.Refresh()
+	}
 	if noRows && !everEmpty {
 		v.NoMatch.Show()
 	} else {
