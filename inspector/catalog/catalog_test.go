@@ -460,13 +460,28 @@ func FuzzDecodeEvent(f *testing.F) {
 	}
 	for _, s := range []string{``, `{}`, `null`, `[`, `{"type":"media.ready","payload":{"media":null}}`,
 		`{"type":"viewing_session.percent_watched","payload":{"percent_watched":1e400}}`,
-		`{"type":"media.updated","payload":{"previous_attributes":"x"}}`, `{"a\u00e9":"\ud83d\ude00"}`} {
+		`{"type":"media.updated","payload":{"previous_attributes":"x"}}`, `{"a\u00e9":"\ud83d\ude00"}`,
+		`{"uuid":"a","uuid":"b","type":"media.created","payload":{"media":{"id":1,"id":"x","thumbnail":{"url":2}},"media":{"id":"y"},"project":[]}}`,
+		`{"type":"viewing_session.play","payload":{"visitor":{"id":"v","email":"e","name":null},"viewing_session":"s","media":{"duration":null}}}`,
+		`{"type":"viewing_session.percent_watched","metadata":{"account_id":7},"payload":{"visitor":{"email":"e"},"percent_watched":50.0}}`,
+		`{"type":"media.localization_created","payload":{"localization":{"enabled":true,"enabled":false,"source_media":{"duration":"1"},"transcript":{}}}}`,
+		`{"type":"live_event.registration","payload":{"location":{"a":"b","c":1},"utm":null,"registration":{"fields":{"email":"x@y","email":"z"}},"live_event":{"starts_at":"2026-01-01T00:00:00+02:00"}}}`,
+		`{"type":"unknown.x","payload":{"media":{"id":"m"},"a":[1]},"payload":{}}`, `{"type":"media.deleted","payload":{"media":{"id":"\u0041","name":"n"}}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		e := catalog.DecodeEvent(raw)
 		if e.Summary == "" {
 			t.Errorf("empty summary for %q", raw)
+		}
+		// The typed payload and envelope read from the walker's slots equal
+		// what reading every field by name gave.
+		if ref, ok := catalog.ReferenceEvent(raw); ok {
+			got := catalog.Event{Type: e.Type, Known: e.Known, UUID: e.UUID, AccountID: e.AccountID,
+				GeneratedAt: e.GeneratedAt, Payload: e.Payload, Summary: e.Summary}
+			if !reflect.DeepEqual(got, ref) {
+				t.Errorf("slot reader differs from the by-name reference for %q:\n got %+v\nwant %+v", raw, got, ref)
+			}
 		}
 		if json.Valid(raw) != (len(e.Problems) == 0 || !strings.Contains(e.Problems[0].Message, "not valid JSON")) {
 			t.Errorf("validity disagrees with encoding/json for %q: %+v", raw, e.Problems)

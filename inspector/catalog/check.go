@@ -15,6 +15,8 @@ type walker struct {
 	typ   string
 	probs []Problem
 	out   []Field
+	// slots receives the members the typed payload reads.
+	slots *slots
 }
 
 func (w *walker) add(sev Severity, path, format string, a ...any) {
@@ -71,6 +73,9 @@ func (w *walker) object(obj int32, fs []field, path string, extra extraRule) {
 				w.missing(f, path)
 			}
 			continue
+		}
+		if f.slot != noSlot {
+			w.slots[f.slot] = slots[i]
 		}
 		w.value(slots[i], f)
 	}
@@ -239,7 +244,7 @@ func (w *walker) payload(p int32) {
 	}
 	w.object(p, et.payload, "payload", extra)
 	if et.name == TypeViewingPercentWatched {
-		if pw := t.get(p, "percent_watched"); pw >= 0 {
+		if pw := w.slots[sPercentWatched]; pw >= 0 {
 			if v, ok := t.num(pw); ok && v == float64(int64(v)) && v != 25 && v != 50 && v != 75 && v != 100 {
 				w.add(SeverityError, "payload.percent_watched", "payload.percent_watched is %s; the spec says the threshold is one of 25, 50, 75 or 100", t.raw(pw))
 			}
@@ -288,8 +293,10 @@ func parseISO(s string) (t time.Time, zoned bool) {
 }
 
 // walk runs every contract check on the parsed event rooted at node root
-// and renders its field list.
-func walk(t *tree, root int32, et *eventType, fields []Field) ([]Problem, []Field) {
+// and renders its field list. It fills sl (reset first) with the members
+// the typed payload reads.
+func walk(t *tree, root int32, et *eventType, fields []Field, sl *slots) ([]Problem, []Field) {
+	sl.reset()
 	if cap(fields) == 0 {
 		leaves := 1
 		for i := root; i < t.nodes[root].after; i++ {
@@ -301,7 +308,7 @@ func walk(t *tree, root int32, et *eventType, fields []Field) ([]Problem, []Fiel
 		// the exact size in the common case.
 		fields = make([]Field, 0, leaves)
 	}
-	w := &walker{t: t, et: et, out: fields[:0]}
+	w := &walker{t: t, et: et, out: fields[:0], slots: sl}
 	if et != nil {
 		w.typ = et.name
 	}
@@ -310,10 +317,10 @@ func walk(t *tree, root int32, et *eventType, fields []Field) ([]Problem, []Fiel
 		return w.probs, []Field{{Label: "Event", Value: w.text(root, ""), Path: ""}}
 	}
 	w.object(root, envelope, "", nil)
-	if u := t.get(root, "uuid"); u >= 0 && t.kindOf(u) == kindString && len(t.raw(u)) == 0 {
+	if u := sl[sUUID]; u >= 0 && t.kindOf(u) == kindString && len(t.raw(u)) == 0 {
 		w.add(SeverityError, "uuid", "uuid is empty; consumers rely on it to recognise duplicates of the same event")
 	}
-	if ty := t.get(root, "type"); ty >= 0 && t.kindOf(ty) == kindString && et == nil {
+	if ty := sl[sType]; ty >= 0 && t.kindOf(ty) == kindString && et == nil {
 		w.add(SeverityNotice, "type", "%q is not one of the 17 event types the spec lists; the event is shown generically", t.text(ty))
 	}
 	return w.probs, w.out

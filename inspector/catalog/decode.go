@@ -54,6 +54,7 @@ func DecodeEvent(raw json.RawMessage) Event {
 // use; a Decoder is not safe for concurrent use.
 type Decoder struct {
 	nodes []node
+	slots slots
 }
 
 // DecodeEvents decodes a batch, spreading the events over workers
@@ -88,7 +89,7 @@ func (d *Decoder) Decode(raw json.RawMessage) Event {
 	}
 	// The tree's strings live in their own copy of raw; only the node
 	// slice is scratch, and nothing returned points into it.
-	ev := decodeAt(t, 0, nil)
+	ev := decodeAt(t, 0, nil, &d.slots)
 	d.nodes = t.nodes[:0]
 	return ev
 }
@@ -200,10 +201,11 @@ func (pm *ParsedMessage) Each(opts DecodeOptions, visit func(i int, ev *Event, c
 			cw     canonWriter
 			canon  []byte
 			fields []Field
+			sl     slots
 		)
 		for i := lo; i < hi; i++ {
 			r := pm.refs[i]
-			ev := decodeAt(r.t, r.root, fields)
+			ev := decodeAt(r.t, r.root, fields, &sl)
 			var c []byte
 			if opts.Canonical {
 				var ok bool
@@ -243,23 +245,31 @@ func rawSpan(src []byte, n *node) json.RawMessage {
 
 // decodeAt decodes the event object at node root of t. The field list is
 // appended to fields[:0] when fields has room (a reused buffer), else to a
-// new slice.
-func decodeAt(t *tree, root int32, fields []Field) Event {
+// new slice. sl is scratch space.
+func decodeAt(t *tree, root int32, fields []Field, sl *slots) Event {
 	ev := Event{}
-	if t.kindOf(root) == kindObject {
+	isObj := t.kindOf(root) == kindObject
+	if isObj {
+		// The type picks the schema the walk follows, so it is the one
+		// member looked up before the walk.
 		ev.Type = t.text(t.get(root, "type"))
-		ev.UUID = t.text(t.get(root, "uuid"))
-		ev.GeneratedAt = t.text(t.get(root, "generated_at"))
-		ev.AccountID = t.text(t.get(t.get(root, "metadata"), "account_id"))
 	}
 	et := lookup(ev.Type)
 	ev.Known = et != nil
-	ev.Problems, ev.Fields = walk(t, root, et, fields)
-	p := t.get(root, "payload")
-	if p >= 0 && t.kindOf(p) == kindObject {
+	ev.Problems, ev.Fields = walk(t, root, et, fields, sl)
+	if !isObj {
+		ev.Summary = summary(&ev)
+		return ev
+	}
+	r := reader{t: t, s: sl}
+	ev.UUID = r.str(sUUID)
+	ev.GeneratedAt = r.str(sGeneratedAt)
+	ev.AccountID = r.str(sAccountID)
+	if r.obj(sPayload) {
 		if et != nil {
-			ev.Payload = typed(t, p, et.name)
+			ev.Payload = typed(r, et.name)
 		} else {
+			p := sl[sPayload]
 			g := &Generic{Fields: map[string]json.RawMessage{}}
 			for m := t.nodes[p].first; m >= 0; m = t.nodes[m].next {
 				g.Fields[t.key(m)] = append(json.RawMessage(nil), t.json(m)...)
@@ -271,79 +281,91 @@ func decodeAt(t *tree, root int32, fields []Field) Event {
 	return ev
 }
 
-// --- typed payloads, read from the tree without reflection ---
+// --- typed payloads, read from the walker's slots without reflection ---
 
-func str(t *tree, obj int32, k string) string { return t.text(t.get(obj, k)) }
-
-func optStr(t *tree, obj int32, k string) *string {
-	m := t.get(obj, k)
-	if m < 0 || t.kindOf(m) != kindString {
-		return nil
-	}
-	s := t.text(m)
-	return &s
+// reader reads a typed payload from the nodes the walker matched (slots).
+type reader struct {
+	t *tree
+	s *slots
 }
 
-func optNum(t *tree, obj int32, k string) *float64 {
-	if v, ok := t.num(t.get(obj, k)); ok {
+func (r reader) str(s slot) string { return r.t.text(r.s[s]) }
+
+func (r reader) optStr(s slot) *string {
+	m := r.s[s]
+	if m < 0 || r.t.kindOf(m) != kindString {
+		return nil
+	}
+	v := r.t.text(m)
+	return &v
+}
+
+func (r reader) optNum(s slot) *float64 {
+	if v, ok := r.t.num(r.s[s]); ok {
 		return &v
 	}
 	return nil
 }
 
-// sub returns the member object k of obj, or -1 when it is absent or not an
-// object, in which case the typed field stays nil.
-func sub(t *tree, obj int32, k string) int32 {
-	m := t.get(obj, k)
-	if m < 0 || t.kindOf(m) != kindObject {
-		return -1
+// obj reports whether slot s holds an object; when it does not, the typed
+// field stays nil (and the walker did not descend, so its members' slots
+// are empty).
+func (r reader) obj(s slot) bool {
+	m := r.s[s]
+	return m >= 0 && r.t.kindOf(m) == kindObject
+}
+
+func (r reader) media() *Media {
+	if !r.obj(sMedia) {
+		return nil
+	}
+	m := &Media{ID: r.str(sMediaID), Name: r.str(sMediaName), URL: r.str(sMediaURL), Duration: r.optNum(sMediaDuration)}
+	if r.obj(sThumbnail) {
+		m.Thumbnail = &Thumbnail{URL: r.str(sThumbnailURL)}
 	}
 	return m
 }
 
-func readMedia(t *tree, p int32) *Media {
-	o := sub(t, p, "media")
-	if o < 0 {
+func (r reader) project() *Project {
+	if !r.obj(sProject) {
 		return nil
 	}
-	m := &Media{ID: str(t, o, "id"), Name: str(t, o, "name"), URL: str(t, o, "url"), Duration: optNum(t, o, "duration")}
-	if th := sub(t, o, "thumbnail"); th >= 0 {
-		m.Thumbnail = &Thumbnail{URL: str(t, th, "url")}
-	}
-	return m
+	return &Project{ID: r.str(sProjectID), Name: r.str(sProjectName)}
 }
 
-func readProject(t *tree, p int32) *Project {
-	o := sub(t, p, "project")
-	if o < 0 {
+func (r reader) visitor() *Visitor {
+	if !r.obj(sVisitor) {
 		return nil
 	}
-	return &Project{ID: str(t, o, "id"), Name: str(t, o, "name")}
+	// email and name are schema fields only in percent_watched; elsewhere
+	// they are unlisted members, so they are looked up in the (small)
+	// visitor object itself.
+	o := r.s[sVisitor]
+	return &Visitor{ID: r.str(sVisitorID), Email: optStrAt(r.t, r.t.get(o, "email")), Name: optStrAt(r.t, r.t.get(o, "name"))}
 }
 
-func readVisitor(t *tree, p int32) *Visitor {
-	o := sub(t, p, "visitor")
-	if o < 0 {
+func optStrAt(t *tree, m int32) *string {
+	if m < 0 || t.kindOf(m) != kindString {
 		return nil
 	}
-	return &Visitor{ID: str(t, o, "id"), Email: optStr(t, o, "email"), Name: optStr(t, o, "name")}
+	v := t.text(m)
+	return &v
 }
 
-func readSession(t *tree, p int32) *ViewingSession {
-	o := sub(t, p, "viewing_session")
-	if o < 0 {
+func (r reader) session() *ViewingSession {
+	if !r.obj(sSession) {
 		return nil
 	}
-	return &ViewingSession{ID: str(t, o, "id")}
+	return &ViewingSession{ID: r.str(sSessionID)}
 }
 
-func readStringMap(t *tree, obj int32, k string) map[string]string {
-	o := sub(t, obj, k)
-	if o < 0 {
+func (r reader) stringMap(s slot) map[string]string {
+	if !r.obj(s) {
 		return nil
 	}
+	t := r.t
 	out := map[string]string{}
-	for m := t.nodes[o].first; m >= 0; m = t.nodes[m].next {
+	for m := t.nodes[r.s[s]].first; m >= 0; m = t.nodes[m].next {
 		if t.kindOf(m) == kindString {
 			out[t.key(m)] = t.text(m)
 		}
@@ -351,104 +373,106 @@ func readStringMap(t *tree, obj int32, k string) map[string]string {
 	return out
 }
 
-// typed builds the typed payload of a known type from payload object p.
-func typed(t *tree, p int32, typ string) any {
+// typed builds the typed payload of a known type from the slots the walker
+// filled for it.
+func typed(r reader, typ string) any {
+	t := r.t
 	switch typ {
 	case TypeMediaCreated:
-		return &MediaCreated{Media: readMedia(t, p), Project: readProject(t, p)}
+		return &MediaCreated{Media: r.media(), Project: r.project()}
 	case TypeMediaProcessing:
-		return &MediaProcessing{Media: readMedia(t, p), Project: readProject(t, p)}
+		return &MediaProcessing{Media: r.media(), Project: r.project()}
 	case TypeMediaReady:
-		return &MediaReady{Media: readMedia(t, p)}
+		return &MediaReady{Media: r.media()}
 	case TypeMediaFailed:
-		return &MediaFailed{Media: readMedia(t, p)}
+		return &MediaFailed{Media: r.media()}
 	case TypeMediaUpdated:
-		v := &MediaUpdated{Media: readMedia(t, p), Project: readProject(t, p)}
-		if pa := t.get(p, "previous_attributes"); pa >= 0 {
+		v := &MediaUpdated{Media: r.media(), Project: r.project()}
+		if pa := r.s[sPreviousAttributes]; pa >= 0 {
 			v.PreviousAttributes = append(json.RawMessage(nil), t.json(pa)...)
 		}
 		return v
 	case TypeMediaTranscriptUpdated:
-		v := &MediaTranscriptUpdated{Media: readMedia(t, p), Project: readProject(t, p)}
-		if o := sub(t, p, "transcript"); o >= 0 {
-			v.Transcript = &Transcript{HashedID: str(t, o, "hashed_id"), LanguageCode: str(t, o, "language_code")}
+		v := &MediaTranscriptUpdated{Media: r.media(), Project: r.project()}
+		if r.obj(sTranscript) {
+			v.Transcript = &Transcript{HashedID: r.str(sTranscriptHashedID), LanguageCode: r.str(sTranscriptLanguageCode)}
 		}
 		return v
 	case TypeMediaTranscriptFailed:
-		v := &MediaTranscriptFailed{Media: readMedia(t, p), Project: readProject(t, p)}
-		if o := sub(t, p, "transcript"); o >= 0 {
-			v.Transcript = &FailedTranscript{HashedID: str(t, o, "hashed_id"), LanguageCode: str(t, o, "language_code"), Reason: optStr(t, o, "reason")}
+		v := &MediaTranscriptFailed{Media: r.media(), Project: r.project()}
+		if r.obj(sTranscript) {
+			v.Transcript = &FailedTranscript{HashedID: r.str(sTranscriptHashedID), LanguageCode: r.str(sTranscriptLanguageCode), Reason: r.optStr(sTranscriptReason)}
 		}
 		return v
 	case TypeMediaDeleted:
-		v := &MediaDeleted{Project: readProject(t, p)}
-		if o := sub(t, p, "media"); o >= 0 {
-			v.Media = &DeletedMedia{ID: str(t, o, "id")}
+		v := &MediaDeleted{Project: r.project()}
+		if r.obj(sMedia) {
+			v.Media = &DeletedMedia{ID: r.str(sMediaID)}
 		}
 		return v
 	case TypeMediaTranslationCreated:
-		v := &MediaTranslationCreated{Media: readMedia(t, p), Project: readProject(t, p)}
-		if o := sub(t, p, "transcript"); o >= 0 {
+		v := &MediaTranslationCreated{Media: r.media(), Project: r.project()}
+		if r.obj(sTranscript) {
 			v.Transcript = &Translation{
-				HashedID: str(t, o, "hashed_id"), ISO6392LanguageCode: str(t, o, "iso639_2_language_code"),
-				LanguageCode: str(t, o, "language_code"), LanguageName: str(t, o, "language_name"),
-				LanguageNativeName: str(t, o, "language_native_name"), TranscriptText: str(t, o, "transcript_text"),
+				HashedID: r.str(sTranscriptHashedID), ISO6392LanguageCode: r.str(sTranscriptISO6392),
+				LanguageCode: r.str(sTranscriptLanguageCode), LanguageName: r.str(sTranscriptLanguageName),
+				LanguageNativeName: r.str(sTranscriptLanguageNativeName), TranscriptText: r.str(sTranscriptText),
 			}
 		}
 		return v
 	case TypeMediaLocalizationCreated:
-		v := &MediaLocalizationCreated{Media: readMedia(t, p), Project: readProject(t, p)}
-		if o := sub(t, p, "localization"); o >= 0 {
+		v := &MediaLocalizationCreated{Media: r.media(), Project: r.project()}
+		if r.obj(sLocalization) {
 			l := &Localization{
-				HashedID: str(t, o, "hashed_id"), CreatedAt: str(t, o, "created_at"),
-				EnabledAt: str(t, o, "enabled_at"), OrderedAt: str(t, o, "ordered_at"), UpdatedAt: str(t, o, "updated_at"),
-				ISO6392LanguageCode: str(t, o, "iso639_2_language_code"), LanguageCode: str(t, o, "language_code"),
-				LanguageName: str(t, o, "language_name"), NativeLanguageName: str(t, o, "native_language_name"),
+				HashedID: r.str(sLocHashedID), CreatedAt: r.str(sLocCreatedAt),
+				EnabledAt: r.str(sLocEnabledAt), OrderedAt: r.str(sLocOrderedAt), UpdatedAt: r.str(sLocUpdatedAt),
+				ISO6392LanguageCode: r.str(sLocISO6392), LanguageCode: r.str(sLocLanguageCode),
+				LanguageName: r.str(sLocLanguageName), NativeLanguageName: r.str(sLocNativeLanguageName),
 			}
-			if e := t.get(o, "enabled"); e >= 0 && t.kindOf(e) == kindBool {
-				l.Enabled = string(t.raw(e)) == "true"
+			if e := r.s[sLocEnabled]; e >= 0 && t.kindOf(e) == kindBool {
+				l.Enabled = t.raw(e) == "true"
 			}
-			if s := sub(t, o, "source_media"); s >= 0 {
-				l.SourceMedia = &SourceMedia{CreatedAt: str(t, s, "created_at"), Duration: optNum(t, s, "duration"),
-					HashedID: str(t, s, "hashed_id"), Name: str(t, s, "name"), UpdatedAt: str(t, s, "updated_at")}
+			if r.obj(sSource) {
+				l.SourceMedia = &SourceMedia{CreatedAt: r.str(sSourceCreatedAt), Duration: r.optNum(sSourceDuration),
+					HashedID: r.str(sSourceHashedID), Name: r.str(sSourceName), UpdatedAt: r.str(sSourceUpdatedAt)}
 			}
-			if s := sub(t, o, "transcript"); s >= 0 {
-				l.Transcript = &LocalizationTranscript{CreatedAt: str(t, s, "created_at"), HashedID: str(t, s, "hashed_id"),
-					LanguageName: str(t, s, "language_name"), NativeLanguageName: str(t, s, "native_language_name"),
-					Text: str(t, s, "text"), UpdatedAt: str(t, s, "updated_at")}
+			if r.obj(sLocTranscript) {
+				l.Transcript = &LocalizationTranscript{CreatedAt: r.str(sLocTranscriptCreatedAt), HashedID: r.str(sLocTranscriptHashedID),
+					LanguageName: r.str(sLocTranscriptLanguageName), NativeLanguageName: r.str(sLocTranscriptNativeLanguageName),
+					Text: r.str(sLocTranscriptText), UpdatedAt: r.str(sLocTranscriptUpdatedAt)}
 			}
 			v.Localization = l
 		}
 		return v
 	case TypeMediaLocalizationFailed:
-		v := &MediaLocalizationFailed{Media: readMedia(t, p), Project: readProject(t, p)}
-		if o := sub(t, p, "localization"); o >= 0 {
-			v.Localization = &FailedLocalization{HashedID: str(t, o, "hashed_id"), LanguageCode: str(t, o, "language_code"), LanguageName: str(t, o, "language_name")}
+		v := &MediaLocalizationFailed{Media: r.media(), Project: r.project()}
+		if r.obj(sLocalization) {
+			v.Localization = &FailedLocalization{HashedID: r.str(sLocHashedID), LanguageCode: r.str(sLocLanguageCode), LanguageName: r.str(sLocLanguageName)}
 		}
 		return v
 	case TypeViewingPlay:
-		return &ViewingPlay{Visitor: readVisitor(t, p), ViewingSession: readSession(t, p), Media: readMedia(t, p)}
+		return &ViewingPlay{Visitor: r.visitor(), ViewingSession: r.session(), Media: r.media()}
 	case TypeViewingPercentWatched:
-		v := &ViewingPercentWatched{Visitor: readVisitor(t, p), ViewingSession: readSession(t, p), Media: readMedia(t, p)}
-		if f := optNum(t, p, "percent_watched"); f != nil && *f == float64(int(*f)) {
+		v := &ViewingPercentWatched{Visitor: r.visitor(), ViewingSession: r.session(), Media: r.media()}
+		if f := r.optNum(sPercentWatched); f != nil && *f == float64(int(*f)) {
 			n := int(*f)
 			v.PercentWatched = &n
 		}
 		return v
 	case TypeViewingTurnstile:
-		return &ViewingTurnstileConverted{Visitor: readVisitor(t, p), ViewingSession: readSession(t, p),
-			Name: optStr(t, p, "name"), Email: str(t, p, "email"), Media: readMedia(t, p)}
+		return &ViewingTurnstileConverted{Visitor: r.visitor(), ViewingSession: r.session(),
+			Name: r.optStr(sName), Email: r.str(sEmail), Media: r.media()}
 	case TypeViewingCallToAction:
-		return &ViewingCallToActionConverted{Visitor: readVisitor(t, p), ViewingSession: readSession(t, p), URL: str(t, p, "url"), Media: readMedia(t, p)}
+		return &ViewingCallToActionConverted{Visitor: r.visitor(), ViewingSession: r.session(), URL: r.str(sURL), Media: r.media()}
 	case TypeViewingAnnotation:
-		return &ViewingAnnotationConverted{Visitor: readVisitor(t, p), ViewingSession: readSession(t, p), URL: str(t, p, "url"), Media: readMedia(t, p)}
+		return &ViewingAnnotationConverted{Visitor: r.visitor(), ViewingSession: r.session(), URL: r.str(sURL), Media: r.media()}
 	case TypeLiveEventRegistration:
-		v := &LiveEventRegistration{Location: readStringMap(t, p, "location"), UTM: readStringMap(t, p, "utm"), ReferrerURL: str(t, p, "referrer_url")}
-		if o := sub(t, p, "live_event"); o >= 0 {
-			v.LiveEvent = &LiveEvent{ID: str(t, o, "id"), Name: str(t, o, "name"), URL: str(t, o, "url"), StartsAt: str(t, o, "starts_at")}
+		v := &LiveEventRegistration{Location: r.stringMap(sLocation), UTM: r.stringMap(sUTM), ReferrerURL: r.str(sReferrerURL)}
+		if r.obj(sLiveEvent) {
+			v.LiveEvent = &LiveEvent{ID: r.str(sLiveEventID), Name: r.str(sLiveEventName), URL: r.str(sLiveEventURL), StartsAt: r.str(sLiveEventStartsAt)}
 		}
-		if o := sub(t, p, "registration"); o >= 0 {
-			v.Registration = &Registration{VisitorKey: str(t, o, "visitor_key"), RegisteredAt: str(t, o, "registered_at"), Fields: readStringMap(t, o, "fields")}
+		if r.obj(sRegistration) {
+			v.Registration = &Registration{VisitorKey: r.str(sRegistrationVisitorKey), RegisteredAt: r.str(sRegistrationRegisteredAt), Fields: r.stringMap(sRegistrationFields)}
 		}
 		return v
 	}

@@ -63,6 +63,9 @@ type field struct {
 	extra extraRule
 	// path is the JSON path from the event root, filled in by build.
 	path string
+	// slot is where the walker records the member for the typed payload
+	// (noSlot when no typed payload reads it), filled in by build.
+	slot slot
 	// seen lists the keys the spec has seen in an open object (vStringMap);
 	// build precomputes their labels and paths so rendering them allocates
 	// nothing.
@@ -262,12 +265,13 @@ func build(prefix string, fs []field) []field {
 	}
 	for i := range fs {
 		fs[i].path = join(prefix, fs[i].name)
+		fs[i].slot = slotOf(fs[i].path)
 		if fs[i].sub != nil {
 			fs[i].sub = build(fs[i].path, fs[i].sub)
 		}
 		for j := range fs[i].seen {
 			k := &fs[i].seen[j]
-			k.label, k.path = fs[i].label+" "+k.name, fs[i].path+"."+k.name
+			k.label, k.path, k.slot = fs[i].label+" "+k.name, fs[i].path+"."+k.name, noSlot
 		}
 	}
 	return fs
