@@ -6,15 +6,19 @@
 //	hsload bare --addr 127.0.0.1:0              # prints "listening http://..." and serves
 //	hsload run --url URL --secret-env S --rate 1000 --duration 10s
 //	hsload run --url URL --secret-env S --rate 0 --concurrency 64   # saturation
+//	hsload backlog --db FILE     # waits until every stored delivery is analysed
 //
 // run prints one JSON object: requests, ok, errors, rps, p50/p90/p99/max
-// latency in milliseconds. Latency is measured from the moment a request
+// latency in milliseconds. backlog prints how many stored deliveries were
+// waiting for analysis when it started and how long the receiver's
+// analysis took to work them off. Latency is measured from the moment a request
 // was due (fixed-rate mode) or sent (saturation), so a stalled receiver
 // cannot hide its stalls (coordinated omission).
 package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -31,11 +35,13 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/simulate"
 	"github.com/hookscope/hookscope/internal/prove"
+
+	_ "modernc.org/sqlite" // reads a listener's store for backlog
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hsload bare|run [flags] (hsload run --help)")
+		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog [flags] (hsload run --help)")
 		os.Exit(2)
 	}
 	var err error
@@ -44,8 +50,10 @@ func main() {
 		err = bare(os.Args[2:])
 	case "run":
 		err = run(os.Args[2:])
+	case "backlog":
+		err = backlog(os.Args[2:])
 	default:
-		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare or run)\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run or backlog)\n", os.Args[1])
 		os.Exit(2)
 	}
 	if err != nil {
@@ -80,6 +88,65 @@ func bare(args []string) error {
 		return err
 	}
 	return nil
+}
+
+// backlogResult is what backlog prints.
+type backlogResult struct {
+	Deliveries int64   `json:"deliveries"`
+	Backlog    int64   `json:"backlog_at_start"`
+	Seconds    float64 `json:"drain_seconds"`
+	Drained    bool    `json:"drained"`
+}
+
+// backlog polls a running listener's store, read-only, until no stored
+// delivery is waiting for analysis (or the timeout), and reports how long
+// that took: the receiver acks before analysing, so after a burst the
+// analysis backlog is the other half of the ingest story.
+func backlog(args []string) error {
+	fs := flag.NewFlagSet("backlog", flag.ExitOnError)
+	path := fs.String("db", "", "store file of the running listener (required)")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
+	poll := fs.Duration("poll", 100*time.Millisecond, "polling interval")
+	fs.Parse(args)
+	if *path == "" {
+		return fmt.Errorf("--db is required")
+	}
+	db, err := sql.Open("sqlite", "file:"+*path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("open %s: %w", *path, err)
+	}
+	defer db.Close()
+	// Reads storage's schema directly: deliveries.analyzed is 0 until the
+	// analysis is saved, and a partial index makes this count cheap.
+	pending := func() (int64, error) {
+		var n int64
+		err := db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE analyzed = 0`).Scan(&n)
+		return n, err
+	}
+	start := time.Now()
+	first, err := pending()
+	if err != nil {
+		return fmt.Errorf("count unanalysed deliveries: %w", err)
+	}
+	res := backlogResult{Backlog: first}
+	for n := first; ; {
+		if n == 0 {
+			res.Drained = true
+			break
+		}
+		if time.Since(start) > *timeout {
+			break
+		}
+		time.Sleep(*poll)
+		if n, err = pending(); err != nil {
+			return fmt.Errorf("count unanalysed deliveries: %w", err)
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	if err := db.QueryRow(`SELECT COUNT(*) FROM deliveries`).Scan(&res.Deliveries); err != nil {
+		return fmt.Errorf("count deliveries: %w", err)
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
 }
 
 // result is what run prints.
