@@ -489,3 +489,67 @@ func FuzzDecodeEvent(f *testing.F) {
 		catalog.Pretty(raw)
 	})
 }
+
+// TestEachOptionsMatchDecodeEvent checks that OnlyFields and ReusePayload
+// change nothing but what they say: the field list is the full list
+// filtered to the given paths, and the reused payload, summary, problems
+// and envelope equal DecodeEvent's, for every type and for odd events
+// (repeated keys, wrong kinds, unknown type, dotted keys that render at a
+// listed path).
+func TestEachOptionsMatchDecodeEvent(t *testing.T) {
+	g := simulate.New(12)
+	var parts []string
+	for range 3 {
+		for _, typ := range catalog.TypeNames() {
+			b, _ := json.Marshal(g.Event(typ))
+			parts = append(parts, string(b))
+		}
+	}
+	parts = append(parts,
+		`{"uuid":"u","type":"media.created","payload":{"media":{"id":"a","id":"b","duration":2},"media.id":"c","project":{}},"payload.media.id":"d"}`,
+		`{"type":"x.y","payload":{"media":{"id":7},"viewing_session":{"id":null},"live_event":{"id":"l"},"media.id":"z"}}`,
+		`{"type":"viewing_session.play","payload":{"visitor":{"id":"v","email":"e","name":"n"},"viewing_session":{"id":"s"},"media":{"id":"m","duration":null}}}`,
+		`{"type":"live_event.registration","payload":{"live_event":{"id":"l","starts_at":"x"},"registration":{"fields":{"email":"a@b"}},"location":{"city":"c"},"utm":{}}}`,
+		`[]`, `"x"`)
+	for n := len(parts); len(parts) < 300; { // past the parallel threshold
+		parts = append(parts, parts[len(parts)%n])
+	}
+	body := []byte(`{"hook":{"uuid":"h"},"events":[` + strings.Join(parts, ",") + `]}`)
+	only := []string{"payload.media.id", "payload.viewing_session.id", "payload.live_event.id", ""}
+	pm, err := catalog.ParseMessage(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make([]string, len(pm.Raw))
+	pm.Each(catalog.DecodeOptions{ReuseFields: true, ReusePayload: true, OnlyFields: only}, func(i int, ev *catalog.Event, _ []byte) {
+		want := catalog.DecodeEvent(pm.Raw[i])
+		var fields []catalog.Field
+		for _, f := range want.Fields {
+			if slicesContains(only, f.Path) {
+				fields = append(fields, f)
+			}
+		}
+		got := *ev
+		if len(got.Fields) == 0 {
+			got.Fields = nil
+		}
+		want.Fields = fields
+		if !reflect.DeepEqual(got, want) {
+			errs[i] = fmt.Sprintf("event %d:\n got %+v\nwant %+v", i, got, want)
+		}
+	})
+	for _, e := range errs {
+		if e != "" {
+			t.Error(e)
+		}
+	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -17,6 +17,22 @@ type walker struct {
 	out   []Field
 	// slots receives the members the typed payload reads.
 	slots *slots
+	// only, when not nil, limits the field list to these paths
+	// (DecodeOptions.OnlyFields).
+	only []string
+}
+
+// keep reports whether the field at path goes into the field list.
+func (w *walker) keep(path string) bool {
+	if w.only == nil {
+		return true
+	}
+	for _, p := range w.only {
+		if p == path {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *walker) add(sev Severity, path, format string, a ...any) {
@@ -24,6 +40,11 @@ func (w *walker) add(sev Severity, path, format string, a ...any) {
 }
 
 func (w *walker) emit(label string, m int32, unit, path string) {
+	if !w.keep(path) {
+		// Not rendering the value is the point: a number with a unit
+		// would allocate.
+		return
+	}
 	w.out = append(w.out, Field{Label: label, Value: w.text(m, unit), Path: path})
 }
 
@@ -182,7 +203,7 @@ func (w *walker) value(m int32, f *field) {
 		}
 		w.flatten(m, f.path, f.label, "")
 	case vStringMap:
-		if t.nodes[m].first < 0 {
+		if t.nodes[m].first < 0 && w.keep(f.path) {
 			w.out = append(w.out, Field{Label: f.label, Value: "{}", Path: f.path})
 		}
 		for e := t.nodes[m].first; e >= 0; e = t.nodes[e].next {
@@ -211,7 +232,9 @@ func (w *walker) value(m int32, f *field) {
 func (w *walker) flatten(obj int32, path, label, rel string) {
 	t := w.t
 	if t.nodes[obj].first < 0 {
-		w.out = append(w.out, Field{Label: strings.TrimSpace(label + " " + rel), Value: "{}", Path: path})
+		if w.keep(path) {
+			w.out = append(w.out, Field{Label: strings.TrimSpace(label + " " + rel), Value: "{}", Path: path})
+		}
 		return
 	}
 	for m := t.nodes[obj].first; m >= 0; m = t.nodes[m].next {
@@ -221,7 +244,9 @@ func (w *walker) flatten(obj int32, path, label, rel string) {
 			w.flatten(m, p, label, rk)
 			continue
 		}
-		w.emit(label+" "+rk, m, "", p)
+		if w.keep(p) {
+			w.emit(label+" "+rk, m, "", p)
+		}
 	}
 }
 
@@ -295,9 +320,9 @@ func parseISO(s string) (t time.Time, zoned bool) {
 // walk runs every contract check on the parsed event rooted at node root
 // and renders its field list. It fills sl (reset first) with the members
 // the typed payload reads.
-func walk(t *tree, root int32, et *eventType, fields []Field, sl *slots) ([]Problem, []Field) {
+func walk(t *tree, root int32, et *eventType, fields []Field, sl *slots, only []string) ([]Problem, []Field) {
 	sl.reset()
-	if cap(fields) == 0 {
+	if cap(fields) == 0 && only == nil {
 		leaves := 1
 		for i := root; i < t.nodes[root].after; i++ {
 			if k := t.nodes[i].kind; k != kindObject && k != kindArray {
@@ -308,12 +333,15 @@ func walk(t *tree, root int32, et *eventType, fields []Field, sl *slots) ([]Prob
 		// the exact size in the common case.
 		fields = make([]Field, 0, leaves)
 	}
-	w := &walker{t: t, et: et, out: fields[:0], slots: sl}
+	w := &walker{t: t, et: et, out: fields[:0], slots: sl, only: only}
 	if et != nil {
 		w.typ = et.name
 	}
 	if k := t.kindOf(root); k != kindObject {
 		w.add(SeverityError, "", "the event is %s, not an object with uuid, type, payload, metadata and generated_at", k)
+		if !w.keep("") {
+			return w.probs, w.out
+		}
 		return w.probs, []Field{{Label: "Event", Value: w.text(root, ""), Path: ""}}
 	}
 	w.object(root, envelope, "", nil)

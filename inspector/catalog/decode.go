@@ -89,7 +89,7 @@ func (d *Decoder) Decode(raw json.RawMessage) Event {
 	}
 	// The tree's strings live in their own copy of raw; only the node
 	// slice is scratch, and nothing returned points into it.
-	ev := decodeAt(t, 0, nil, &d.slots)
+	ev := decodeAt(t, 0, nil, &d.slots, nil, nil)
 	d.nodes = t.nodes[:0]
 	return ev
 }
@@ -178,6 +178,17 @@ type DecodeOptions struct {
 	// Event.Fields during the call and keeps none of it: on a big message
 	// the field lists are most of what decoding allocates.
 	ReuseFields bool
+	// OnlyFields, when not nil, limits each Event.Fields to the fields
+	// whose Path is listed (in the usual order); the other values are not
+	// rendered. Problems, Summary and Payload are unaffected. It is for a
+	// visitor that needs a few values (the engine: the ids naming the
+	// event's subject), the detail view decoding the event again in full.
+	OnlyFields []string
+	// ReusePayload lets an event's typed payload (and everything it points
+	// to) be overwritten by the next event decoded on the same goroutine,
+	// for a visitor that reads Event.Payload during the call and keeps none
+	// of it: each payload is otherwise several small allocations.
+	ReusePayload bool
 }
 
 // Each decodes, checks and renders every event and calls visit with it, on
@@ -202,10 +213,14 @@ func (pm *ParsedMessage) Each(opts DecodeOptions, visit func(i int, ev *Event, c
 			canon  []byte
 			fields []Field
 			sl     slots
+			sc     *payloadScratch
 		)
+		if opts.ReusePayload {
+			sc = new(payloadScratch)
+		}
 		for i := lo; i < hi; i++ {
 			r := pm.refs[i]
-			ev := decodeAt(r.t, r.root, fields, &sl)
+			ev := decodeAt(r.t, r.root, fields, &sl, opts.OnlyFields, sc)
 			var c []byte
 			if opts.Canonical {
 				var ok bool
@@ -245,8 +260,9 @@ func rawSpan(src []byte, n *node) json.RawMessage {
 
 // decodeAt decodes the event object at node root of t. The field list is
 // appended to fields[:0] when fields has room (a reused buffer), else to a
-// new slice. sl is scratch space.
-func decodeAt(t *tree, root int32, fields []Field, sl *slots) Event {
+// new slice; only is DecodeOptions.OnlyFields. sl is scratch space, and so
+// is sc for the typed payload unless it is nil.
+func decodeAt(t *tree, root int32, fields []Field, sl *slots, only []string, sc *payloadScratch) Event {
 	ev := Event{}
 	isObj := t.kindOf(root) == kindObject
 	if isObj {
@@ -256,12 +272,12 @@ func decodeAt(t *tree, root int32, fields []Field, sl *slots) Event {
 	}
 	et := lookup(ev.Type)
 	ev.Known = et != nil
-	ev.Problems, ev.Fields = walk(t, root, et, fields, sl)
+	ev.Problems, ev.Fields = walk(t, root, et, fields, sl, only)
 	if !isObj {
 		ev.Summary = summary(&ev)
 		return ev
 	}
-	r := reader{t: t, s: sl}
+	r := reader{t: t, s: sl, sc: sc}
 	ev.UUID = r.str(sUUID)
 	ev.GeneratedAt = r.str(sGeneratedAt)
 	ev.AccountID = r.str(sAccountID)
@@ -287,6 +303,65 @@ func decodeAt(t *tree, root int32, fields []Field, sl *slots) Event {
 type reader struct {
 	t *tree
 	s *slots
+	// sc, when not nil, holds the payload's structs instead of the heap
+	// (DecodeOptions.ReusePayload).
+	sc *payloadScratch
+}
+
+// payloadScratch is one of everything a typed payload points to; an event
+// needs at most one of each.
+type payloadScratch struct {
+	media             Media
+	thumbnail         Thumbnail
+	project           Project
+	visitor           Visitor
+	session           ViewingSession
+	deletedMedia      DeletedMedia
+	transcript        Transcript
+	failedTranscript  FailedTranscript
+	translation       Translation
+	localization      Localization
+	sourceMedia       SourceMedia
+	locTranscript     LocalizationTranscript
+	failedLoc         FailedLocalization
+	liveEvent         LiveEvent
+	registration      Registration
+	strs              [4]string
+	nStrs             int
+	nums              [2]float64
+	nNums             int
+	percent           int
+	maps              [3]map[string]string
+	nMaps             int
+	mediaCreated      MediaCreated
+	mediaProcessing   MediaProcessing
+	mediaReady        MediaReady
+	mediaFailed       MediaFailed
+	mediaUpdated      MediaUpdated
+	transcriptUpdated MediaTranscriptUpdated
+	transcriptFailed  MediaTranscriptFailed
+	mediaDeleted      MediaDeleted
+	translationNew    MediaTranslationCreated
+	localizationNew   MediaLocalizationCreated
+	localizationFail  MediaLocalizationFailed
+	play              ViewingPlay
+	percentWatched    ViewingPercentWatched
+	turnstile         ViewingTurnstileConverted
+	callToAction      ViewingCallToActionConverted
+	annotation        ViewingAnnotationConverted
+	registrationNew   LiveEventRegistration
+}
+
+// fresh returns a zeroed T: in the scratch space when there is one (pick
+// chooses where), else on the heap.
+func fresh[T any](sc *payloadScratch, pick func(*payloadScratch) *T) *T {
+	if sc == nil {
+		return new(T)
+	}
+	p := pick(sc)
+	var zero T
+	*p = zero
+	return p
 }
 
 func (r reader) str(s slot) string { return r.t.text(r.s[s]) }
@@ -296,15 +371,31 @@ func (r reader) optStr(s slot) *string {
 	if m < 0 || r.t.kindOf(m) != kindString {
 		return nil
 	}
-	v := r.t.text(m)
-	return &v
+	return r.strPtr(r.t.text(m))
+}
+
+func (r reader) strPtr(v string) *string {
+	if r.sc == nil || r.sc.nStrs == len(r.sc.strs) {
+		return &v
+	}
+	p := &r.sc.strs[r.sc.nStrs]
+	r.sc.nStrs++
+	*p = v
+	return p
 }
 
 func (r reader) optNum(s slot) *float64 {
-	if v, ok := r.t.num(r.s[s]); ok {
+	v, ok := r.t.num(r.s[s])
+	if !ok {
+		return nil
+	}
+	if r.sc == nil || r.sc.nNums == len(r.sc.nums) {
 		return &v
 	}
-	return nil
+	p := &r.sc.nums[r.sc.nNums]
+	r.sc.nNums++
+	*p = v
+	return p
 }
 
 // obj reports whether slot s holds an object; when it does not, the typed
@@ -319,9 +410,11 @@ func (r reader) media() *Media {
 	if !r.obj(sMedia) {
 		return nil
 	}
-	m := &Media{ID: r.str(sMediaID), Name: r.str(sMediaName), URL: r.str(sMediaURL), Duration: r.optNum(sMediaDuration)}
+	m := fresh(r.sc, func(s *payloadScratch) *Media { return &s.media })
+	*m = Media{ID: r.str(sMediaID), Name: r.str(sMediaName), URL: r.str(sMediaURL), Duration: r.optNum(sMediaDuration)}
 	if r.obj(sThumbnail) {
-		m.Thumbnail = &Thumbnail{URL: r.str(sThumbnailURL)}
+		m.Thumbnail = fresh(r.sc, func(s *payloadScratch) *Thumbnail { return &s.thumbnail })
+		m.Thumbnail.URL = r.str(sThumbnailURL)
 	}
 	return m
 }
@@ -330,7 +423,9 @@ func (r reader) project() *Project {
 	if !r.obj(sProject) {
 		return nil
 	}
-	return &Project{ID: r.str(sProjectID), Name: r.str(sProjectName)}
+	p := fresh(r.sc, func(s *payloadScratch) *Project { return &s.project })
+	*p = Project{ID: r.str(sProjectID), Name: r.str(sProjectName)}
+	return p
 }
 
 func (r reader) visitor() *Visitor {
@@ -341,22 +436,25 @@ func (r reader) visitor() *Visitor {
 	// they are unlisted members, so they are looked up in the (small)
 	// visitor object itself.
 	o := r.s[sVisitor]
-	return &Visitor{ID: r.str(sVisitorID), Email: optStrAt(r.t, r.t.get(o, "email")), Name: optStrAt(r.t, r.t.get(o, "name"))}
+	v := fresh(r.sc, func(s *payloadScratch) *Visitor { return &s.visitor })
+	*v = Visitor{ID: r.str(sVisitorID), Email: r.optStrAt(r.t.get(o, "email")), Name: r.optStrAt(r.t.get(o, "name"))}
+	return v
 }
 
-func optStrAt(t *tree, m int32) *string {
-	if m < 0 || t.kindOf(m) != kindString {
+func (r reader) optStrAt(m int32) *string {
+	if m < 0 || r.t.kindOf(m) != kindString {
 		return nil
 	}
-	v := t.text(m)
-	return &v
+	return r.strPtr(r.t.text(m))
 }
 
 func (r reader) session() *ViewingSession {
 	if !r.obj(sSession) {
 		return nil
 	}
-	return &ViewingSession{ID: r.str(sSessionID)}
+	v := fresh(r.sc, func(s *payloadScratch) *ViewingSession { return &s.session })
+	v.ID = r.str(sSessionID)
+	return v
 }
 
 func (r reader) stringMap(s slot) map[string]string {
@@ -364,7 +462,17 @@ func (r reader) stringMap(s slot) map[string]string {
 		return nil
 	}
 	t := r.t
-	out := map[string]string{}
+	var out map[string]string
+	if r.sc != nil && r.sc.nMaps < len(r.sc.maps) {
+		if out = r.sc.maps[r.sc.nMaps]; out == nil {
+			out = map[string]string{}
+			r.sc.maps[r.sc.nMaps] = out
+		}
+		clear(out)
+		r.sc.nMaps++
+	} else {
+		out = map[string]string{}
+	}
 	for m := t.nodes[r.s[s]].first; m >= 0; m = t.nodes[m].next {
 		if t.kindOf(m) == kindString {
 			out[t.key(m)] = t.text(m)
@@ -373,106 +481,120 @@ func (r reader) stringMap(s slot) map[string]string {
 	return out
 }
 
+// put returns a *T holding v: in the scratch space when there is one (pick
+// chooses where), else on the heap.
+func put[T any](r reader, pick func(*payloadScratch) *T, v T) *T {
+	if r.sc == nil {
+		return &v
+	}
+	p := pick(r.sc)
+	*p = v
+	return p
+}
+
 // typed builds the typed payload of a known type from the slots the walker
 // filled for it.
 func typed(r reader, typ string) any {
+	if r.sc != nil {
+		r.sc.nStrs, r.sc.nNums, r.sc.nMaps = 0, 0, 0
+	}
 	t := r.t
 	switch typ {
 	case TypeMediaCreated:
-		return &MediaCreated{Media: r.media(), Project: r.project()}
+		return put(r, func(s *payloadScratch) *MediaCreated { return &s.mediaCreated }, MediaCreated{Media: r.media(), Project: r.project()})
 	case TypeMediaProcessing:
-		return &MediaProcessing{Media: r.media(), Project: r.project()}
+		return put(r, func(s *payloadScratch) *MediaProcessing { return &s.mediaProcessing }, MediaProcessing{Media: r.media(), Project: r.project()})
 	case TypeMediaReady:
-		return &MediaReady{Media: r.media()}
+		return put(r, func(s *payloadScratch) *MediaReady { return &s.mediaReady }, MediaReady{Media: r.media()})
 	case TypeMediaFailed:
-		return &MediaFailed{Media: r.media()}
+		return put(r, func(s *payloadScratch) *MediaFailed { return &s.mediaFailed }, MediaFailed{Media: r.media()})
 	case TypeMediaUpdated:
-		v := &MediaUpdated{Media: r.media(), Project: r.project()}
+		v := put(r, func(s *payloadScratch) *MediaUpdated { return &s.mediaUpdated }, MediaUpdated{Media: r.media(), Project: r.project()})
 		if pa := r.s[sPreviousAttributes]; pa >= 0 {
 			v.PreviousAttributes = append(json.RawMessage(nil), t.json(pa)...)
 		}
 		return v
 	case TypeMediaTranscriptUpdated:
-		v := &MediaTranscriptUpdated{Media: r.media(), Project: r.project()}
+		v := put(r, func(s *payloadScratch) *MediaTranscriptUpdated { return &s.transcriptUpdated }, MediaTranscriptUpdated{Media: r.media(), Project: r.project()})
 		if r.obj(sTranscript) {
-			v.Transcript = &Transcript{HashedID: r.str(sTranscriptHashedID), LanguageCode: r.str(sTranscriptLanguageCode)}
+			v.Transcript = put(r, func(s *payloadScratch) *Transcript { return &s.transcript }, Transcript{HashedID: r.str(sTranscriptHashedID), LanguageCode: r.str(sTranscriptLanguageCode)})
 		}
 		return v
 	case TypeMediaTranscriptFailed:
-		v := &MediaTranscriptFailed{Media: r.media(), Project: r.project()}
+		v := put(r, func(s *payloadScratch) *MediaTranscriptFailed { return &s.transcriptFailed }, MediaTranscriptFailed{Media: r.media(), Project: r.project()})
 		if r.obj(sTranscript) {
-			v.Transcript = &FailedTranscript{HashedID: r.str(sTranscriptHashedID), LanguageCode: r.str(sTranscriptLanguageCode), Reason: r.optStr(sTranscriptReason)}
+			v.Transcript = put(r, func(s *payloadScratch) *FailedTranscript { return &s.failedTranscript }, FailedTranscript{HashedID: r.str(sTranscriptHashedID), LanguageCode: r.str(sTranscriptLanguageCode), Reason: r.optStr(sTranscriptReason)})
 		}
 		return v
 	case TypeMediaDeleted:
-		v := &MediaDeleted{Project: r.project()}
+		v := put(r, func(s *payloadScratch) *MediaDeleted { return &s.mediaDeleted }, MediaDeleted{Project: r.project()})
 		if r.obj(sMedia) {
-			v.Media = &DeletedMedia{ID: r.str(sMediaID)}
+			v.Media = put(r, func(s *payloadScratch) *DeletedMedia { return &s.deletedMedia }, DeletedMedia{ID: r.str(sMediaID)})
 		}
 		return v
 	case TypeMediaTranslationCreated:
-		v := &MediaTranslationCreated{Media: r.media(), Project: r.project()}
+		v := put(r, func(s *payloadScratch) *MediaTranslationCreated { return &s.translationNew }, MediaTranslationCreated{Media: r.media(), Project: r.project()})
 		if r.obj(sTranscript) {
-			v.Transcript = &Translation{
+			v.Transcript = put(r, func(s *payloadScratch) *Translation { return &s.translation }, Translation{
 				HashedID: r.str(sTranscriptHashedID), ISO6392LanguageCode: r.str(sTranscriptISO6392),
 				LanguageCode: r.str(sTranscriptLanguageCode), LanguageName: r.str(sTranscriptLanguageName),
 				LanguageNativeName: r.str(sTranscriptLanguageNativeName), TranscriptText: r.str(sTranscriptText),
-			}
+			})
 		}
 		return v
 	case TypeMediaLocalizationCreated:
-		v := &MediaLocalizationCreated{Media: r.media(), Project: r.project()}
+		v := put(r, func(s *payloadScratch) *MediaLocalizationCreated { return &s.localizationNew }, MediaLocalizationCreated{Media: r.media(), Project: r.project()})
 		if r.obj(sLocalization) {
-			l := &Localization{
+			l := put(r, func(s *payloadScratch) *Localization { return &s.localization }, Localization{
 				HashedID: r.str(sLocHashedID), CreatedAt: r.str(sLocCreatedAt),
 				EnabledAt: r.str(sLocEnabledAt), OrderedAt: r.str(sLocOrderedAt), UpdatedAt: r.str(sLocUpdatedAt),
 				ISO6392LanguageCode: r.str(sLocISO6392), LanguageCode: r.str(sLocLanguageCode),
 				LanguageName: r.str(sLocLanguageName), NativeLanguageName: r.str(sLocNativeLanguageName),
-			}
+			})
 			if e := r.s[sLocEnabled]; e >= 0 && t.kindOf(e) == kindBool {
 				l.Enabled = t.raw(e) == "true"
 			}
 			if r.obj(sSource) {
-				l.SourceMedia = &SourceMedia{CreatedAt: r.str(sSourceCreatedAt), Duration: r.optNum(sSourceDuration),
-					HashedID: r.str(sSourceHashedID), Name: r.str(sSourceName), UpdatedAt: r.str(sSourceUpdatedAt)}
+				l.SourceMedia = put(r, func(s *payloadScratch) *SourceMedia { return &s.sourceMedia }, SourceMedia{CreatedAt: r.str(sSourceCreatedAt), Duration: r.optNum(sSourceDuration),
+					HashedID: r.str(sSourceHashedID), Name: r.str(sSourceName), UpdatedAt: r.str(sSourceUpdatedAt)})
 			}
 			if r.obj(sLocTranscript) {
-				l.Transcript = &LocalizationTranscript{CreatedAt: r.str(sLocTranscriptCreatedAt), HashedID: r.str(sLocTranscriptHashedID),
+				l.Transcript = put(r, func(s *payloadScratch) *LocalizationTranscript { return &s.locTranscript }, LocalizationTranscript{CreatedAt: r.str(sLocTranscriptCreatedAt), HashedID: r.str(sLocTranscriptHashedID),
 					LanguageName: r.str(sLocTranscriptLanguageName), NativeLanguageName: r.str(sLocTranscriptNativeLanguageName),
-					Text: r.str(sLocTranscriptText), UpdatedAt: r.str(sLocTranscriptUpdatedAt)}
+					Text: r.str(sLocTranscriptText), UpdatedAt: r.str(sLocTranscriptUpdatedAt)})
 			}
 			v.Localization = l
 		}
 		return v
 	case TypeMediaLocalizationFailed:
-		v := &MediaLocalizationFailed{Media: r.media(), Project: r.project()}
+		v := put(r, func(s *payloadScratch) *MediaLocalizationFailed { return &s.localizationFail }, MediaLocalizationFailed{Media: r.media(), Project: r.project()})
 		if r.obj(sLocalization) {
-			v.Localization = &FailedLocalization{HashedID: r.str(sLocHashedID), LanguageCode: r.str(sLocLanguageCode), LanguageName: r.str(sLocLanguageName)}
+			v.Localization = put(r, func(s *payloadScratch) *FailedLocalization { return &s.failedLoc }, FailedLocalization{HashedID: r.str(sLocHashedID), LanguageCode: r.str(sLocLanguageCode), LanguageName: r.str(sLocLanguageName)})
 		}
 		return v
 	case TypeViewingPlay:
-		return &ViewingPlay{Visitor: r.visitor(), ViewingSession: r.session(), Media: r.media()}
+		return put(r, func(s *payloadScratch) *ViewingPlay { return &s.play }, ViewingPlay{Visitor: r.visitor(), ViewingSession: r.session(), Media: r.media()})
 	case TypeViewingPercentWatched:
-		v := &ViewingPercentWatched{Visitor: r.visitor(), ViewingSession: r.session(), Media: r.media()}
+		v := put(r, func(s *payloadScratch) *ViewingPercentWatched { return &s.percentWatched }, ViewingPercentWatched{Visitor: r.visitor(), ViewingSession: r.session(), Media: r.media()})
 		if f := r.optNum(sPercentWatched); f != nil && *f == float64(int(*f)) {
-			n := int(*f)
-			v.PercentWatched = &n
+			v.PercentWatched = fresh(r.sc, func(s *payloadScratch) *int { return &s.percent })
+			*v.PercentWatched = int(*f)
 		}
 		return v
 	case TypeViewingTurnstile:
-		return &ViewingTurnstileConverted{Visitor: r.visitor(), ViewingSession: r.session(),
-			Name: r.optStr(sName), Email: r.str(sEmail), Media: r.media()}
+		return put(r, func(s *payloadScratch) *ViewingTurnstileConverted { return &s.turnstile }, ViewingTurnstileConverted{Visitor: r.visitor(), ViewingSession: r.session(),
+			Name: r.optStr(sName), Email: r.str(sEmail), Media: r.media()})
 	case TypeViewingCallToAction:
-		return &ViewingCallToActionConverted{Visitor: r.visitor(), ViewingSession: r.session(), URL: r.str(sURL), Media: r.media()}
+		return put(r, func(s *payloadScratch) *ViewingCallToActionConverted { return &s.callToAction }, ViewingCallToActionConverted{Visitor: r.visitor(), ViewingSession: r.session(), URL: r.str(sURL), Media: r.media()})
 	case TypeViewingAnnotation:
-		return &ViewingAnnotationConverted{Visitor: r.visitor(), ViewingSession: r.session(), URL: r.str(sURL), Media: r.media()}
+		return put(r, func(s *payloadScratch) *ViewingAnnotationConverted { return &s.annotation }, ViewingAnnotationConverted{Visitor: r.visitor(), ViewingSession: r.session(), URL: r.str(sURL), Media: r.media()})
 	case TypeLiveEventRegistration:
-		v := &LiveEventRegistration{Location: r.stringMap(sLocation), UTM: r.stringMap(sUTM), ReferrerURL: r.str(sReferrerURL)}
+		v := put(r, func(s *payloadScratch) *LiveEventRegistration { return &s.registrationNew }, LiveEventRegistration{Location: r.stringMap(sLocation), UTM: r.stringMap(sUTM), ReferrerURL: r.str(sReferrerURL)})
 		if r.obj(sLiveEvent) {
-			v.LiveEvent = &LiveEvent{ID: r.str(sLiveEventID), Name: r.str(sLiveEventName), URL: r.str(sLiveEventURL), StartsAt: r.str(sLiveEventStartsAt)}
+			v.LiveEvent = put(r, func(s *payloadScratch) *LiveEvent { return &s.liveEvent }, LiveEvent{ID: r.str(sLiveEventID), Name: r.str(sLiveEventName), URL: r.str(sLiveEventURL), StartsAt: r.str(sLiveEventStartsAt)})
 		}
 		if r.obj(sRegistration) {
-			v.Registration = &Registration{VisitorKey: r.str(sRegistrationVisitorKey), RegisteredAt: r.str(sRegistrationRegisteredAt), Fields: r.stringMap(sRegistrationFields)}
+			v.Registration = put(r, func(s *payloadScratch) *Registration { return &s.registration }, Registration{VisitorKey: r.str(sRegistrationVisitorKey), RegisteredAt: r.str(sRegistrationRegisteredAt), Fields: r.stringMap(sRegistrationFields)})
 		}
 		return v
 	}
