@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
@@ -74,6 +75,7 @@ func FuzzAnalysisHashes(f *testing.F) {
 	f.Add([]byte(`{"hook":{"uuid":"h"},"events":[{"uuid":"e1","type":"media.ready","payload":{"media":{"id":"m","name":"Café – \u00e9","duration":1.50}},"metadata":{"account_id":"a"},"generated_at":"2026-01-01T00:00:00Z"},{"b":{"d":[1,{"y":2,"x":3}],"c":"\ud83d\ude00"},"a":null}]}`))
 	f.Add([]byte(`{"hook":{"uuid":"h"},"events":[{"a":1,"a":2},{"\u0061":1,"a":2},{}]}`))
 	f.Add([]byte(`{"events":[{"k":"\u2028\u0007"}],"hook":{"uuid":"h"}}`))
+	f.Add([]byte(`{"hook":{"uuid":"h"},"events":[{"type":"media.created","payload":{"media":{"id":"a","id":"b"},"media.id":"c"},"payload.media.id":"d"},{"type":"x","payload":{"media":{"id":7},"viewing_session":{"id":null},"live_event":{"id":"\u006c"}}},{"type":"viewing_session.play","uuid":"","payload":{"visitor":{"id":"v","email":"e"},"viewing_session":{"id":"s"},"media":{"id":"m","duration":null}}}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		orig := bytes.Clone(body)
 		_, events, err := decodeForAnalysis(body)
@@ -83,6 +85,13 @@ func FuzzAnalysisHashes(f *testing.F) {
 		for i, e := range events {
 			if want := canonicalHashSlow(e.Raw); e.Hash != want {
 				t.Fatalf("event %d %q: stored hash %s, reference %s", i, e.Raw, e.Hash, want)
+			}
+			// Decoded without keeping field lists or payloads, the event
+			// must still be stored as a full decode of it says.
+			full := catalog.DecodeEvent(e.Raw)
+			if e.Subject != subjectFromFields(full.Fields) || e.Summary != full.Summary || !reflect.DeepEqual(e.Problems, full.Problems) ||
+				e.UUID != full.UUID || e.Type != full.Type || e.AccountID != full.AccountID || e.GeneratedRaw != full.GeneratedAt {
+				t.Fatalf("event %d %q: stored %+v, full decode %+v (subject %q)", i, e.Raw, e, full, subjectFromFields(full.Fields))
 			}
 		}
 		// Raw must not alias the body the receiver may reuse.

@@ -412,12 +412,18 @@ func decodeForAnalysis(body []byte) (string, []EventAnalysis, error) {
 		}
 	}
 	events := make([]EventAnalysis, len(pm.Raw))
-	pm.Each(catalog.DecodeOptions{Canonical: true, ReuseFields: true}, func(i int, cat *catalog.Event, canonical []byte) {
+	// Only the subject's ids are read from the field list and only the
+	// summary from the payload, so neither is built to be kept: on a big
+	// message they were most of the per-event allocations.
+	opts := catalog.DecodeOptions{Canonical: true, ReuseFields: true, ReusePayload: true, OnlyFields: subjectPaths()}
+	pm.Each(opts, func(i int, cat *catalog.Event, canonical []byte) {
 		raw := pm.Raw[i]
 		var hash string
 		if canonical != nil {
 			sum := sha256.Sum256(canonical)
-			hash = hex.EncodeToString(sum[:])
+			var buf [2 * sha256.Size]byte
+			hex.Encode(buf[:], sum[:])
+			hash = string(buf[:])
 		} else {
 			// A repeated key (or nesting the catalogue refuses): the
 			// reference rules decide.
@@ -439,6 +445,11 @@ func decodeForAnalysis(body []byte) (string, []EventAnalysis, error) {
 		}
 	})
 	return pm.HookUUID, events, nil
+}
+
+// subjectPaths are the field paths subjectFromFields reads.
+func subjectPaths() []string {
+	return []string{"payload.media.id", "payload.viewing_session.id", "payload.live_event.id"}
 }
 
 // subjectFromFields finds the ordering subject in the catalogue's field
