@@ -553,3 +553,47 @@ func slicesContains(s []string, v string) bool {
 	}
 	return false
 }
+
+// TestReleaseReusesArenas checks that a released parse's memory, reused by
+// the next parse, changes neither the events decoded before the release
+// nor the next message's, for owned and copied bodies, big (parsed in
+// pieces) and small.
+func TestReleaseReusesArenas(t *testing.T) {
+	decodeAll := func(pm *catalog.ParsedMessage) []catalog.Event {
+		out := make([]catalog.Event, len(pm.Raw))
+		pm.Each(catalog.DecodeOptions{}, func(i int, ev *catalog.Event, _ []byte) { out[i] = *ev })
+		return out
+	}
+	bodies := [][]byte{bigMessage(t, 300<<10), bigMessage(t, 200<<10)}
+	g := simulate.New(3)
+	bodies = append(bodies, g.Message(g.Event(catalog.TypeMediaReady)).Body(), bigMessage(t, 300<<10))
+	var kept [][]catalog.Event
+	for round, body := range bodies {
+		want, err := catalog.DecodeMessage(bytes.Clone(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parse := catalog.ParseMessage
+		if round%2 == 1 {
+			body = bytes.Clone(body)
+			parse = catalog.ParseMessageOwned
+		}
+		pm, err := parse(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := decodeAll(pm)
+		pm.Release()
+		pm.Release() // idempotent
+		if !reflect.DeepEqual(got, want.Events) {
+			t.Fatalf("round %d: events differ from DecodeMessage", round)
+		}
+		kept = append(kept, got)
+	}
+	for round, body := range bodies {
+		want, _ := catalog.DecodeMessage(body)
+		if !reflect.DeepEqual(kept[round], want.Events) {
+			t.Errorf("round %d: events changed after later parses reused the memory", round)
+		}
+	}
+}

@@ -135,7 +135,22 @@ type ParsedMessage struct {
 // ParseMessage parses a message body. It fails when the body is not JSON
 // or not an object with an events array.
 func ParseMessage(body []byte) (*ParsedMessage, error) {
-	src := string(body)
+	return parseMessage(body, string(body))
+}
+
+// ParseMessageOwned is ParseMessage for a body the caller hands over: the
+// parse reads body in place instead of copying it (a megabyte for a big
+// message), so the strings of the decoded events alias body, and body must
+// not be modified afterwards.
+func ParseMessageOwned(body []byte) (*ParsedMessage, error) {
+	if len(body) == 0 {
+		return ParseMessage(body)
+	}
+	return parseMessage(body, unsafe.String(&body[0], len(body)))
+}
+
+// parseMessage parses body, whose text src is (a copy or a view).
+func parseMessage(body []byte, src string) (*ParsedMessage, error) {
 	if len(body) >= splitParseMin {
 		if n := splitPieces(); n > 1 {
 			if pm, ok := parseSplit(body, src, n); ok {
@@ -143,7 +158,7 @@ func ParseMessage(body []byte) (*ParsedMessage, error) {
 			}
 		}
 	}
-	t, err := parse(src, nil)
+	t, err := parse(src, arena(len(src)/24+8))
 	if err != nil {
 		return nil, fmt.Errorf("message is not valid JSON: %w", err)
 	}
@@ -166,6 +181,35 @@ func ParseMessage(body []byte) (*ParsedMessage, error) {
 		pm.Raw = append(pm.Raw, rawSpan(body, &t.nodes[e]))
 	}
 	return pm, nil
+}
+
+// Release hands the parse's memory back for the next message parsed:
+// a big message's parse trees are megabytes, most of what analysing it
+// allocated. pm must not be used afterwards; the events already decoded
+// and Raw do not point into the trees and stay valid.
+func (pm *ParsedMessage) Release() {
+	var last *tree
+	for _, r := range pm.refs {
+		if r.t != last {
+			last = r.t
+			nodes := last.nodes[:0]
+			last.nodes = nil
+			nodePool.Put(&nodes)
+		}
+	}
+	pm.refs = nil
+}
+
+// nodePool holds the node arenas of released messages.
+var nodePool sync.Pool
+
+// arena returns an empty node slice with room for n nodes, from a released
+// message when one is big enough.
+func arena(n int) []node {
+	if p, ok := nodePool.Get().(*[]node); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]node, 0, n)
 }
 
 // DecodeOptions selects what Each does besides decoding and checking.

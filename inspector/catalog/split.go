@@ -235,7 +235,7 @@ func parseSplit(body []byte, src string, pieces int) (*ParsedMessage, bool) {
 // (comma-separated, white space around them allowed, at least one) into
 // their own tree, at the depth they have in the message.
 func parsePiece(src string, start, end int) (*tree, []int32, bool) {
-	p := parser{src: src, pos: start, nodes: make([]node, 0, (end-start)/24+8), record: true}
+	p := parser{src: src, pos: start, nodes: arena((end-start)/24 + 8), record: true}
 	var roots []int32
 	for {
 		p.ws()
