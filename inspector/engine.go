@@ -400,9 +400,10 @@ func decodeForAnalysis(body []byte) (string, []EventAnalysis, error) {
 		return fail()
 	}
 	// Raw of each event must not alias the caller's body; one copy shared
-	// by all events instead of one per event.
+	// by all events instead of one per event, which the parse also reads
+	// in place (own is never written after this).
 	own := bytes.Clone(body)
-	pm, err := catalog.ParseMessage(own)
+	pm, err := catalog.ParseMessageOwned(own)
 	if err != nil || pm.HookUUID == "" {
 		return fail()
 	}
@@ -416,6 +417,7 @@ func decodeForAnalysis(body []byte) (string, []EventAnalysis, error) {
 	// summary from the payload, so neither is built to be kept: on a big
 	// message they were most of the per-event allocations.
 	opts := catalog.DecodeOptions{Canonical: true, ReuseFields: true, ReusePayload: true, OnlyFields: subjectPaths()}
+	defer pm.Release()
 	pm.Each(opts, func(i int, cat *catalog.Event, canonical []byte) {
 		raw := pm.Raw[i]
 		var hash string
