@@ -105,7 +105,8 @@ func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64,
 }
 
 // insertOp prepares everything outside the writer goroutine (header
-// encoding) and returns the SQL part that runs inside a batch.
+// encoding) and returns the SQL part that runs inside a batch. It runs
+// without a savepoint, so it undoes its own first row if the second fails.
 func insertOp(d *inspector.Delivery) (func(ctx context.Context, tx *batchTx) (int64, error), error) {
 	headers, err := encodeHeaders(d.Headers)
 	if err != nil {
@@ -136,6 +137,10 @@ func insertOp(d *inspector.Delivery) (func(ctx context.Context, tx *batchTx) (in
 			return 0, err
 		}
 		if _, err := tx.exec(ctx, `INSERT INTO bodies(delivery_id, headers, body) VALUES (?,?,?)`, id, headers, body); err != nil {
+			// Inserts run without a savepoint (see urgent): undo the row.
+			if _, derr := tx.exec(ctx, `DELETE FROM deliveries WHERE id = ?`, id); derr != nil {
+				return 0, fmt.Errorf("%w: %w (undo: %w)", errAbortBatch, err, derr)
+			}
 			return 0, err
 		}
 		return id, nil

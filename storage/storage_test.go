@@ -803,3 +803,43 @@ func TestQueryPlans(t *testing.T) {
 		}
 	}
 }
+
+// Inserts run without a savepoint: one that fails half-way (its body row
+// refused) must leave no delivery row behind, while the inserts batched
+// with it commit.
+func TestFailedInsertLeavesNothingBehind(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	if _, err := db.SQL().ExecContext(ctx, `CREATE TRIGGER refuse_body BEFORE INSERT ON bodies
+		WHEN new.body = x'deadbeef' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 40)
+	for i := range errs {
+		wg.Go(func() {
+			body := []byte(fmt.Sprintf(`{"n":%d}`, i))
+			if i%10 == 3 {
+				body = []byte{0xde, 0xad, 0xbe, 0xef}
+			}
+			_, errs[i] = db.InsertDelivery(ctx, &inspector.Delivery{Method: "POST", Path: "/webhooks", Body: body, BodyLength: int64(len(body))})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if (i%10 == 3) != (err != nil) {
+			t.Errorf("insert %d: error %v", i, err)
+		}
+	}
+	var rows, bodies int64
+	if err := db.SQL().QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM deliveries), (SELECT COUNT(*) FROM bodies)`).Scan(&rows, &bodies); err != nil {
+		t.Fatal(err)
+	}
+	st, err := db.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows != 36 || bodies != 36 || st.Deliveries != 36 {
+		t.Fatalf("%d delivery rows, %d bodies, counter %d: want 36 of each", rows, bodies, st.Deliveries)
+	}
+}
