@@ -49,7 +49,7 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Headers, d.HeadersReconstructed = requestHeaders(r)
 
-	body, n, readErr := readCapped(r.Body, maxBody)
+	body, n, readErr := readCapped(r.Body, maxBody, r.ContentLength)
 	d.Body = body
 	d.BodyLength = n
 	if readErr != nil {
@@ -123,16 +123,44 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readCapped reads up to max+1 bytes so a body over the cap is detected
 // without reading all of it. It returns at most max bytes and the count read.
-func readCapped(r io.Reader, max int64) ([]byte, int64, error) {
+// A declared length sizes the buffer once instead of growing it from 512
+// bytes (several copies of every body on the ack path).
+func readCapped(r io.Reader, max, declared int64) ([]byte, int64, error) {
 	if r == nil || r == http.NoBody {
 		return nil, 0, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	var b []byte
+	var err error
+	if declared > 0 && declared <= max && declared <= 1<<20 {
+		b, err = readSized(io.LimitReader(r, max+1), declared)
+	} else {
+		b, err = io.ReadAll(io.LimitReader(r, max+1))
+	}
 	n := int64(len(b))
 	if n > max {
 		b = b[:max]
 	}
 	return b, n, err
+}
+
+// readSized reads r to EOF into a buffer sized for n bytes (one byte more,
+// so the EOF read needs no growth); a body longer than declared still
+// reads whole.
+func readSized(r io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, 0, n+1)
+	for {
+		m, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 func closeConn(w http.ResponseWriter) {
