@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -21,6 +22,34 @@ import (
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
 )
+
+// startupSettle is how long after start the window is taken to be up and
+// its first page shown; trimEvery is how often freed memory is handed back
+// after that (Fyne frees a text texture a minute after its last use).
+const (
+	startupSettle = 3 * time.Second
+	trimEvery     = 30 * time.Second
+)
+
+// trimMemory hands memory that was freed back to the OS: once when the
+// window is up (parsing the theme's and the system's fallback fonts leaves
+// ~25 MB of freed Go heap that the runtime returns only gradually), then
+// every trimEvery (the texture memory of rows scrolled past, freed by Fyne
+// but kept by the C allocator), until done is closed. docs/ui.md has the
+// measurements.
+func trimMemory(done <-chan struct{}) {
+	wait := startupSettle
+	for {
+		select {
+		case <-done:
+			return
+		case <-time.After(wait):
+		}
+		debug.FreeOSMemory()
+		trimCHeap()
+		wait = trimEvery
+	}
+}
 
 // Config is what main passes to Run.
 type Config struct {
@@ -107,7 +136,10 @@ func Run(cfg Config) error {
 		w.Close()
 	})
 	w.SetMaster()
+	trimDone := make(chan struct{})
+	a.Lifecycle().SetOnStarted(func() { go trimMemory(trimDone) })
 	w.ShowAndRun()
+	close(trimDone)
 
 	mw.close()
 	tun.Stop()

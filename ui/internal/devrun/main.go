@@ -4,12 +4,17 @@
 //
 //	go run -tags migrated_fynedo ./ui/internal/devrun --db /tmp/hooks.db
 //	WEBHOOK_SECRET=s3cret devrun --secret-env WEBHOOK_SECRET send http://127.0.0.1:8787/webhooks
+//
+// HOOKSCOPE_PPROF=127.0.0.1:6060 serves net/http/pprof there, for
+// measuring the window's memory (docs/ui.md).
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
+	_ "net/http/pprof" // served only when HOOKSCOPE_PPROF is set
 	"os"
 
 	"github.com/hookscope/hookscope/ui"
@@ -19,6 +24,13 @@ func main() {
 	db := flag.String("db", os.Getenv("HOOKSCOPE_DB"), "store file (default: the app's store)")
 	secretEnv := flag.String("secret-env", "", "environment variable holding the webhook secret")
 	flag.Parse()
+	if addr := os.Getenv("HOOKSCOPE_PPROF"); addr != "" {
+		go func() {
+			if err := http.ListenAndServe(addr, nil); err != nil {
+				fmt.Fprintln(os.Stderr, "devrun: pprof:", err)
+			}
+		}()
+	}
 	var secrets [][]byte
 	if *secretEnv != "" {
 		if s := os.Getenv(*secretEnv); s != "" {
