@@ -43,13 +43,13 @@ shot ui-empty
 WEBHOOK_SECRET=demo-secret "$bin" --secret-env WEBHOOK_SECRET send http://127.0.0.1:8787/webhooks
 sleep 1.5
 # Coordinates are for the default 1280x800 window at the screen's origin.
-click 300 380   # the divergent duplicate (second newest)
+click 300 420   # the divergent duplicate (second newest)
 shot ui-deliveries
 click 685 312   # JSON tab
 shot ui-json
 click 800 312   # Headers tab
 shot ui-headers
-click 300 320   # the newest: signed with the wrong key
+click 300 362   # the newest: signed with the wrong key
 click 883 312   # Signature tab
 shot ui-signature
 click 737 312   # Raw tab
@@ -59,7 +59,7 @@ shot ui-settings
 stop
 
 start dark
-click 300 380
+click 300 420
 shot ui-deliveries-dark
 stop
 

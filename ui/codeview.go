@@ -121,8 +121,7 @@ func newCodeView(copyText func(s, what string)) *codeView {
 	v.FindInfo = widget.NewLabel("")
 	v.CopyLine = widget.NewButtonWithIcon("Line", theme.ContentCopyIcon(), v.copySelectedLine)
 	v.CopyLine.Disable()
-	v.Info = widget.NewLabel("")
-	v.Info.Importance = widget.LowImportance
+	v.Info = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
 	v.Info.Truncation = fyne.TextTruncateEllipsis
 
 	// Rows sit edge to edge like in an editor: the list's gap between
