@@ -42,10 +42,10 @@ func (e *Engine) analyseBatch(ctx context.Context, ds []*Delivery) error {
 	var errs []error
 	for len(ds) > 0 {
 		n := min(len(ds), e.chunkSize())
-		start := time.Now()
-		errs = append(errs, e.analyseChunk(ctx, ds[:n])...)
+		worked, chunkErrs := e.analyseChunk(ctx, ds[:n])
+		errs = append(errs, chunkErrs...)
 		ds = ds[n:]
-		e.yieldToReceiver(time.Since(start))
+		e.yieldToReceiver(worked)
 	}
 	return errors.Join(errs...)
 }
@@ -54,9 +54,9 @@ func (e *Engine) analyseBatch(ctx context.Context, ds []*Delivery) error {
 const maxYield = 60 * time.Millisecond
 
 // yieldToReceiver pauses analysis for three times as long as the last
-// chunk took (at most maxYield) while requests are being received, so
-// under load analysis gets at most about a quarter of the CPU and of the
-// store's writer, and acks come first (the design's rule: the answer never
+// chunk's analysis took (at most maxYield) while requests are being
+// received, so under load analysis gets at most about a quarter of the CPU
+// (the writer bounds its share of commits), and acks come first (the design's rule: the answer never
 // waits for analysis). With no request in flight it does not pause, and
 // the backlog of a burst is worked off at full speed afterwards.
 func (e *Engine) yieldToReceiver(worked time.Duration) {
@@ -68,7 +68,13 @@ func (e *Engine) yieldToReceiver(worked time.Duration) {
 	<-t.C
 }
 
-func (e *Engine) analyseChunk(ctx context.Context, ds []*Delivery) []error {
+// analyseChunk analyses and saves one chunk. It returns how long the
+// analysis itself took, without the wait for the saves: the store's writer
+// already makes saves give way to the receiver's inserts, and counting
+// that wait again in yieldToReceiver held analysis to ~200 deliveries/s at
+// 1,000 req/s, far behind the receiver.
+func (e *Engine) analyseChunk(ctx context.Context, ds []*Delivery) (time.Duration, []error) {
+	start := time.Now()
 	var errs []error
 	pl := newPendingLedger(e.store)
 	recs := make([]*Record, 0, len(ds))
@@ -88,6 +94,7 @@ func (e *Engine) analyseChunk(ctx context.Context, ds []*Delivery) []error {
 			runtime.Gosched()
 		}
 	}
+	worked := time.Since(start)
 	saveErrs := make([]error, len(recs))
 	if len(recs) == 1 {
 		saveErrs[0] = e.store.SaveAnalysis(ctx, recs[0].Analysis)
@@ -109,7 +116,7 @@ func (e *Engine) analyseChunk(ctx context.Context, ds []*Delivery) []error {
 		}
 		e.notify(r)
 	}
-	return errs
+	return worked, errs
 }
 
 // pendingLedger answers the ledger's questions from the store plus the
