@@ -57,7 +57,7 @@ keep_old() { # keep_old HEADING: copy that part's section from the previous run
 } >"$out"
 
 echo "building hookscope and hsload" >&2
-go build -tags migrated_fynedo -o "$tmp/hookscope" .
+go build -tags "${TAGS:-migrated_fynedo,no_emoji}" -o "$tmp/hookscope" .
 go build -o "$tmp/hsload" ./internal/prove/cmd/hsload
 
 median() { sort -g | awk '{v[NR]=$1} END{if(NR==0){print "";exit} print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
@@ -151,9 +151,9 @@ if [[ $skip != *" ui "* ]]; then
 	log "### UI model (ui/bench_test.go, headless)"
 	log
 	if grep -q '^func Benchmark' ui/*_test.go 2>/dev/null; then
-		run go test -tags migrated_fynedo -run '^$' -bench 'WindowOpen|Filter' -benchtime 5x ./ui/ | grep -E '^(Benchmark|ok|---|    |FAIL)' || true
+		run go test -tags "${TAGS:-migrated_fynedo,no_emoji}" -run '^$' -bench 'WindowOpen|Filter' -benchtime 5x ./ui/ | grep -E '^(Benchmark|ok|---|    |FAIL)' || true
 		# One run only: it took 84 s per open when this script was written.
-		run go test -tags migrated_fynedo -run '^$' -bench 'DetailOpen' -benchtime 1x -timeout 20m ./ui/ | grep -E '^(Benchmark|ok|---|    |FAIL)' || true
+		run go test -tags "${TAGS:-migrated_fynedo,no_emoji}" -run '^$' -bench 'DetailOpen' -benchtime 1x -timeout 20m ./ui/ | grep -E '^(Benchmark|ok|---|    |FAIL)' || true
 	else
 		log "no UI benchmark found"
 	fi
@@ -165,7 +165,7 @@ fi
 if [[ $skip != *" crash "* ]]; then
 	log "### Crash test: $rounds kill -9 rounds under load"
 	log
-	run env HOOKSCOPE_CRASH_ROUNDS="$rounds" go test -tags migrated_fynedo -count=1 -run TestCrashKill9 -v -timeout 20m ./internal/prove/ | grep -E 'round|total|^(ok|---|FAIL)' || true
+	run env HOOKSCOPE_CRASH_ROUNDS="$rounds" go test -tags "${TAGS:-migrated_fynedo,no_emoji}" -count=1 -run TestCrashKill9 -v -timeout 20m ./internal/prove/ | grep -E 'round|total|^(ok|---|FAIL)' || true
 	log
 else
 	keep_old "### Crash test"

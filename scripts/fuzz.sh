@@ -7,7 +7,7 @@ while IFS= read -r file; do
   pkg=./$(dirname "$file")
   for f in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)' "$file" | awk '{print $2}'); do
     echo "fuzz $pkg $f ($t)"
-    if ! go test -tags migrated_fynedo -run '^$' -fuzz "^$f\$" -fuzztime "$t" "$pkg" >/tmp/hookscope-fuzz.log 2>&1; then
+    if ! go test -tags "${TAGS:-migrated_fynedo,no_emoji}" -run '^$' -fuzz "^$f\$" -fuzztime "$t" "$pkg" >/tmp/hookscope-fuzz.log 2>&1; then
       cat /tmp/hookscope-fuzz.log; status=1
     fi
   done

@@ -12,7 +12,7 @@ out=docs
 tmp=$(mktemp -d)
 display=${OAUTH_SHOTS_DISPLAY:-:98}
 export LANG=en_US.UTF-8
-go build -tags migrated_fynedo -o "$tmp/devrun" ./ui/internal/devrun
+go build -tags "${TAGS:-migrated_fynedo,no_emoji}" -o "$tmp/devrun" ./ui/internal/devrun
 go build -o "$tmp/oauthbrowser" ./ui/internal/oauthbrowser
 
 Xvfb "$display" -screen 0 1280x800x24 >"$tmp/xvfb.log" 2>&1 &

@@ -9,7 +9,7 @@ tmp=$(mktemp -d)
 display=:99
 bin="$tmp/hookscope"
 export LANG=en_US.UTF-8
-go build -tags migrated_fynedo -o "$bin" ./ui/internal/devrun
+go build -tags "${TAGS:-migrated_fynedo,no_emoji}" -o "$bin" ./ui/internal/devrun
 
 Xvfb "$display" -screen 0 1280x800x24 >"$tmp/xvfb.log" 2>&1 &
 xvfb=$!

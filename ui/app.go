@@ -25,29 +25,40 @@ import (
 
 // startupSettle is how long after start the window is taken to be up and
 // its first page shown; trimEvery is how often freed memory is handed back
-// after that (Fyne frees a text texture a minute after its last use).
+// after that (Fyne frees a text texture a minute after its last use);
+// repaintSettle is how long a repaint is given to run before the trim.
 const (
 	startupSettle = 3 * time.Second
 	trimEvery     = 30 * time.Second
+	repaintSettle = 500 * time.Millisecond
 )
 
 // trimMemory hands memory that was freed back to the OS: once when the
 // window is up (parsing the theme's and the system's fallback fonts leaves
 // ~25 MB of freed Go heap that the runtime returns only gradually), then
-// every trimEvery (the texture memory of rows scrolled past, freed by Fyne
-// but kept by the C allocator), until done is closed. docs/ui.md has the
-// measurements.
-func trimMemory(done <-chan struct{}) {
-	wait := startupSettle
+// every trimEvery (the texture memory of rows scrolled past), until done is
+// closed (first and every are startupSettle and trimEvery outside tests).
+// Before each trim it asks for a repaint: Fyne's GL driver frees
+// expired text textures only while painting a frame, so a window left idle
+// after a fast scroll kept ~150 MB of them for as long as it stayed idle.
+// docs/ui.md has the measurements.
+func trimMemory(done <-chan struct{}, repaint func(), first, every time.Duration) {
+	wait := first
 	for {
 		select {
 		case <-done:
 			return
 		case <-time.After(wait):
 		}
+		repaint()
+		select {
+		case <-done:
+			return
+		case <-time.After(min(repaintSettle, every)):
+		}
 		debug.FreeOSMemory()
 		trimCHeap()
-		wait = trimEvery
+		wait = every
 	}
 }
 
@@ -137,7 +148,8 @@ func Run(cfg Config) error {
 	})
 	w.SetMaster()
 	trimDone := make(chan struct{})
-	a.Lifecycle().SetOnStarted(func() { go trimMemory(trimDone) })
+	repaint := func() { mw.bridge.do(func() { w.Canvas().Refresh(w.Content()) }) }
+	a.Lifecycle().SetOnStarted(func() { go trimMemory(trimDone, repaint, startupSettle, trimEvery) })
 	w.ShowAndRun()
 	close(trimDone)
 
