@@ -20,16 +20,20 @@ const maxBatch = 256
 // Bounds on the bulk work (analyses, signature updates) one commit
 // carries. A receiver's insert waits for the whole transaction it lands
 // in, and for the one being committed when it arrived, so bulk work is
-// kept to a slice of a commit: beside waiting inserts only a few bulk ops
-// ride along (analysis still progresses under saturation), and without
-// inserts a bulk-only commit stays short enough that an insert arriving
-// during it is not held up for long (docs/storage.md, "Group commit").
-// Once no insert has been committed for insertsQuietAfter, bulk commits
-// grow to maxBatch: bigger commits write each hot page (counters, index
-// tails, the search index's new segment) once for more rows.
+// kept out of the ack path's commits as far as it can be: a commit the
+// writer opens for waiting inserts carries no bulk op, and while inserts
+// are flowing a bulk op commits alone (one analysis save with its events,
+// counters and search entries is a few ms, measured as 4-13 ms commits
+// when four rode beside inserts: docs/benchmarks.md finding 3). Analysis
+// still progresses under saturation: when both queues are ready the loop
+// picks one at random, so about every other commit starts with a bulk op,
+// and the inserts waiting then join it. Once no insert has been committed
+// for insertsQuietAfter, bulk commits grow to maxBatch: bigger commits
+// write each hot page (counters, index tails, the search index's new
+// segment) once for more rows.
 const (
-	maxBulkBesideInserts = 4
-	maxBulkAlone         = 16
+	maxBulkBesideInserts = 0
+	maxBulkAlone         = 1
 	insertsQuietAfter    = 50 * time.Millisecond
 )
 
