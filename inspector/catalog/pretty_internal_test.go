@@ -94,3 +94,13 @@ func FuzzPretty(f *testing.F) {
 		}
 	})
 }
+
+// TestPrettyPieces pins where Pretty starts cutting big arrays: not on
+// two cores, where one run measured faster.
+func TestPrettyPieces(t *testing.T) {
+	for _, c := range []struct{ cores, want int }{{1, 1}, {2, 1}, {3, 1}, {4, 4}, {8, 8}} {
+		if got := prettyPieces(c.cores); got != c.want {
+			t.Errorf("prettyPieces(%d) = %d, want %d", c.cores, got, c.want)
+		}
+	}
+}
