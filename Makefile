@@ -3,7 +3,7 @@
 
 SHELL      := /bin/bash
 GO         ?= go
-TAGS       := migrated_fynedo,no_emoji
+export TAGS := migrated_fynedo,no_emoji
 BIN        := ./hookscope
 # Fyne parses the locale at start-up and logs an error for "C" (C.UTF-8 included).
 export LANG := en_US.UTF-8

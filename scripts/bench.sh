@@ -11,6 +11,8 @@
 #   BENCH_SKIP             space-separated parts to skip: ingest store body ui crash;
 #                          a skipped part keeps its section from the previous run
 set -euo pipefail
+# Build tags: the Makefile exports them; run directly, read them from it.
+TAGS=${TAGS:-$(sed -n 's/^export TAGS := //p' "$(git rev-parse --show-toplevel)/Makefile")}
 cd "$(dirname "$0")/.."
 export LANG=en_US.UTF-8 LC_ALL= CGO_ENABLED=1
 rows=${HOOKSCOPE_BENCH_ROWS:-1000000}
@@ -57,7 +59,7 @@ keep_old() { # keep_old HEADING: copy that part's section from the previous run
 } >"$out"
 
 echo "building hookscope and hsload" >&2
-go build -tags "${TAGS:-migrated_fynedo,no_emoji}" -o "$tmp/hookscope" .
+go build -tags "$TAGS" -o "$tmp/hookscope" .
 go build -o "$tmp/hsload" ./internal/prove/cmd/hsload
 
 median() { sort -g | awk '{v[NR]=$1} END{if(NR==0){print "";exit} print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
@@ -156,9 +158,9 @@ if [[ $skip != *" ui "* ]]; then
 	log "### UI model (ui/bench_test.go, headless)"
 	log
 	if grep -q '^func Benchmark' ui/*_test.go 2>/dev/null; then
-		run go test -tags "${TAGS:-migrated_fynedo,no_emoji}" -run '^$' -bench 'WindowOpen|Filter' -benchtime 5x ./ui/ | grep -E '^(Benchmark|ok|---|    |FAIL)' || true
+		run go test -tags "$TAGS" -run '^$' -bench 'WindowOpen|Filter' -benchtime 5x ./ui/ | grep -E '^(Benchmark|ok|---|    |FAIL)' || true
 		# One run only: it took 84 s per open when this script was written.
-		run go test -tags "${TAGS:-migrated_fynedo,no_emoji}" -run '^$' -bench 'DetailOpen' -benchtime 1x -timeout 20m ./ui/ | grep -E '^(Benchmark|ok|---|    |FAIL)' || true
+		run go test -tags "$TAGS" -run '^$' -bench 'DetailOpen' -benchtime 1x -timeout 20m ./ui/ | grep -E '^(Benchmark|ok|---|    |FAIL)' || true
 	else
 		log "no UI benchmark found"
 	fi
@@ -170,7 +172,7 @@ fi
 if [[ $skip != *" crash "* ]]; then
 	log "### Crash test: $rounds kill -9 rounds under load"
 	log
-	run env HOOKSCOPE_CRASH_ROUNDS="$rounds" go test -tags "${TAGS:-migrated_fynedo,no_emoji}" -count=1 -run TestCrashKill9 -v -timeout 20m ./internal/prove/ | grep -E 'round|total|^(ok|---|FAIL)' || true
+	run env HOOKSCOPE_CRASH_ROUNDS="$rounds" go test -tags "$TAGS" -count=1 -run TestCrashKill9 -v -timeout 20m ./internal/prove/ | grep -E 'round|total|^(ok|---|FAIL)' || true
 	log
 else
 	keep_old "### Crash test"

@@ -7,12 +7,14 @@
 # Needs: Go with cgo, the X11/GL headers, xvfb, xdotool, imagemagick.
 # Coordinates are for the default 1280x800 window at the screen's origin.
 set -euo pipefail
+# Build tags: the Makefile exports them; run directly, read them from it.
+TAGS=${TAGS:-$(sed -n 's/^export TAGS := //p' "$(git rev-parse --show-toplevel)/Makefile")}
 cd "$(dirname "$0")/.."
 out=docs
 tmp=$(mktemp -d)
 display=${OAUTH_SHOTS_DISPLAY:-:98}
 export LANG=en_US.UTF-8
-go build -tags "${TAGS:-migrated_fynedo,no_emoji}" -o "$tmp/devrun" ./ui/internal/devrun
+go build -tags "$TAGS" -o "$tmp/devrun" ./ui/internal/devrun
 go build -o "$tmp/oauthbrowser" ./ui/internal/oauthbrowser
 
 Xvfb "$display" -screen 0 1280x800x24 >"$tmp/xvfb.log" 2>&1 &

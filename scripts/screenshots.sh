@@ -3,13 +3,15 @@
 # simulated deliveries, and saves a PNG of each view into docs/.
 # Needs: Go with cgo, the X11/GL headers, xvfb, xdotool, imagemagick.
 set -euo pipefail
+# Build tags: the Makefile exports them; run directly, read them from it.
+TAGS=${TAGS:-$(sed -n 's/^export TAGS := //p' "$(git rev-parse --show-toplevel)/Makefile")}
 cd "$(dirname "$0")/.."
 out=docs
 tmp=$(mktemp -d)
 display=:99
 bin="$tmp/hookscope"
 export LANG=en_US.UTF-8
-go build -tags "${TAGS:-migrated_fynedo,no_emoji}" -o "$bin" ./ui/internal/devrun
+go build -tags "$TAGS" -o "$bin" ./ui/internal/devrun
 
 Xvfb "$display" -screen 0 1280x800x24 >"$tmp/xvfb.log" 2>&1 &
 xvfb=$!
