@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -90,9 +91,22 @@ func boolInt(b bool) int {
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
 // InsertDelivery stores d durably and returns its id. It returns only after
-// the transaction holding the row has been committed with a full fsync;
-// concurrent calls share one transaction (group commit). d is not modified.
+// the delivery is on disk: in the inbox when this process owns one (see
+// inbox), else in a SQLite transaction committed with a full fsync;
+// concurrent calls share one write and one fsync (group commit). d is not
+// modified.
 func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64, error) {
+	if db.inbox != nil {
+		id, err := db.inbox.append(encodeDelivery(d))
+		if err == nil {
+			return id, nil
+		}
+		if errors.Is(err, errInboxClosed) {
+			return 0, fmt.Errorf("store delivery: %w", errClosed)
+		}
+		// The inbox failed (disk full, I/O error): SQLite may still take
+		// it, and an answered delivery is all that matters here.
+	}
 	run, err := insertOp(d)
 	if err != nil {
 		return 0, fmt.Errorf("store delivery: %w", err)
@@ -107,6 +121,8 @@ func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64,
 // insertOp prepares everything outside the writer goroutine (header
 // encoding) and returns the SQL part that runs inside a batch. It runs
 // without a savepoint, so it undoes its own first row if the second fails.
+// A delivery with an id (moved from the inbox) keeps it; otherwise the id
+// follows both the highest stored id and the ids an inbox has reserved.
 func insertOp(d *inspector.Delivery) (func(ctx context.Context, tx *batchTx) (int64, error), error) {
 	headers, err := encodeHeaders(d.Headers)
 	if err != nil {
@@ -124,10 +140,17 @@ func insertOp(d *inspector.Delivery) (func(ctx context.Context, tx *batchTx) (in
 	if body == nil {
 		body = []byte{}
 	}
+	var id sql.NullInt64
+	if d.ID > 0 {
+		id = sql.NullInt64{Int64: d.ID, Valid: true}
+	}
 	return func(ctx context.Context, tx *batchTx) (int64, error) {
-		res, err := tx.exec(ctx, `INSERT INTO deliveries(received_at, method, path, query, headers_reconstructed,
-			body_length, remote_addr, status, rejected, truncated, source) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-			nanos(received), d.Method, d.Path, d.Query, boolInt(d.HeadersReconstructed),
+		res, err := tx.exec(ctx, `INSERT INTO deliveries(id, received_at, method, path, query, headers_reconstructed,
+			body_length, remote_addr, status, rejected, truncated, source) VALUES (
+			coalesce(?, max(coalesce((SELECT max(id) FROM deliveries), 0),
+				coalesce((SELECT value FROM kv WHERE key = 'ids_reserved'), 0)) + 1),
+			?,?,?,?,?,?,?,?,?,?,?)`,
+			id, nanos(received), d.Method, d.Path, d.Query, boolInt(d.HeadersReconstructed),
 			d.BodyLength, d.RemoteAddr, d.Status, boolInt(d.Rejected), boolInt(d.Truncated), source)
 		if err != nil {
 			return 0, err
@@ -147,10 +170,100 @@ func insertOp(d *inspector.Delivery) (func(ctx context.Context, tx *batchTx) (in
 	}, nil
 }
 
+// moveDeliveries inserts deliveries from the inbox, ids kept, in one
+// transaction that also advances the moved watermark to the last id.
+// skipStored (recovery) leaves out ids the store already has.
+func (db *DB) moveDeliveries(ctx context.Context, ds []*inspector.Delivery, skipStored bool) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	runs := make([]func(ctx context.Context, tx *batchTx) (int64, error), len(ds))
+	for i, d := range ds {
+		run, err := insertOp(d)
+		if err != nil {
+			return fmt.Errorf("move delivery %d: %w", d.ID, err)
+		}
+		runs[i] = run
+	}
+	last := ds[len(ds)-1].ID
+	_, err := db.w.do(ctx, bulk, func(ctx context.Context, tx *batchTx) (int64, error) {
+		for i, run := range runs {
+			if skipStored {
+				var n int
+				st, err := tx.prepared(ctx, `SELECT count(*) FROM deliveries WHERE id = ?`)
+				if err != nil {
+					return 0, err
+				}
+				if err := st.QueryRowContext(ctx, ds[i].ID).Scan(&n); err != nil {
+					return 0, err
+				}
+				if n > 0 {
+					continue
+				}
+			}
+			if _, err := run(ctx, tx); err != nil {
+				return 0, fmt.Errorf("delivery %d: %w", ds[i].ID, err)
+			}
+		}
+		_, err := tx.exec(ctx, `UPDATE kv SET value = max(value, ?) WHERE key = 'inbox_moved'`, last)
+		return 0, err
+	})
+	if err != nil {
+		return fmt.Errorf("move deliveries %d-%d from the inbox: %w", ds[0].ID, last, err)
+	}
+	return nil
+}
+
+// inboxWatermark is the highest delivery id moved from an inbox.
+func (db *DB) inboxWatermark(ctx context.Context) (int64, error) {
+	var n int64
+	if err := db.sql.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = 'inbox_moved'`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read inbox watermark: %w", err)
+	}
+	return n, nil
+}
+
+// reserveIDs takes a block of n delivery ids above every stored or
+// reserved one and returns its last id.
+func (db *DB) reserveIDs(ctx context.Context, n int64) (int64, error) {
+	var end int64
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `UPDATE kv SET value = max(value, coalesce((SELECT max(id) FROM deliveries), 0)) + ?
+			WHERE key = 'ids_reserved' RETURNING value`, n).Scan(&end)
+	})
+	return end, err
+}
+
+// releaseIDs gives back the unused end of the last reserved block (last
+// used id, block end) when no later reservation was taken, so a clean
+// stop leaves no gap in the ids.
+func (db *DB) releaseIDs(ctx context.Context, lastUsed, end int64) error {
+	if end <= 0 {
+		return nil
+	}
+	_, err := db.sql.ExecContext(ctx, `UPDATE kv SET value = ? WHERE key = 'ids_reserved' AND value = ?`, lastUsed, end)
+	if err != nil {
+		return fmt.Errorf("release delivery ids: %w", err)
+	}
+	return nil
+}
+
+// moved waits until delivery id is in SQLite when this process's inbox
+// handed it out and has not moved it yet.
+func (db *DB) moved(id int64) error {
+	if db.inbox == nil {
+		return nil
+	}
+	return db.inbox.waitMoved(id)
+}
+
 // SaveAnalysis stores the analysis of a delivery, replacing an earlier one
 // (its event rows and search entry included) in the same transaction. It
 // goes through the group-commit writer so analyses and inserts share fsyncs.
 func (db *DB) SaveAnalysis(ctx context.Context, a *inspector.Analysis) error {
+	if err := db.moved(a.DeliveryID); err != nil {
+		return fmt.Errorf("store analysis of delivery %d: %w", a.DeliveryID, err)
+	}
 	run, err := analysisOp(a)
 	if err != nil {
 		return fmt.Errorf("store analysis of delivery %d: %w", a.DeliveryID, err)
@@ -242,6 +355,9 @@ func analysisOp(a *inspector.Analysis) (func(ctx context.Context, tx *batchTx) (
 // A delivery not analysed yet gets the columns only; its analysis will
 // compute its own verdict.
 func (db *DB) UpdateSignature(ctx context.Context, id int64, r inspector.SignatureResult) error {
+	if err := db.moved(id); err != nil {
+		return fmt.Errorf("update signature of delivery %d: %w", id, err)
+	}
 	_, err := db.w.do(ctx, bulk, func(ctx context.Context, tx *batchTx) (int64, error) {
 		var blob []byte
 		if err := tx.QueryRowContext(ctx, `SELECT analysis FROM deliveries WHERE id = ?`, id).Scan(&blob); err != nil {
@@ -331,6 +447,9 @@ func (db *DB) LatestForSubject(ctx context.Context, subject string) (string, tim
 // Unanalyzed returns up to limit deliveries with id > afterID that have no
 // analysis yet, oldest first.
 func (db *DB) Unanalyzed(ctx context.Context, afterID int64, limit int) ([]*inspector.Delivery, error) {
+	if err := db.moved(afterID + int64(limit)); err != nil {
+		return nil, fmt.Errorf("list unanalysed deliveries: %w", err)
+	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM deliveries WHERE analyzed = 0 AND id > ? ORDER BY id LIMIT ?`, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list unanalysed deliveries: %w", err)
@@ -396,6 +515,9 @@ func int64Args(ids []int64) []any {
 func (db *DB) records(ctx context.Context, ids []int64) ([]*inspector.Record, error) {
 	if len(ids) == 0 {
 		return nil, nil
+	}
+	if err := db.moved(slices.Max(ids)); err != nil {
+		return nil, err
 	}
 	in := placeholders(len(ids))
 	rows, err := db.sql.QueryContext(ctx, `SELECT d.id, d.received_at, d.method, d.path, d.query, d.headers_reconstructed,

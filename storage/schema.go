@@ -115,3 +115,16 @@ CREATE TABLE kv (
 	value BLOB NOT NULL
 ) WITHOUT ROWID;
 `
+
+// schemaInbox is migration 4: the two numbers the delivery inbox keeps in
+// the store. ids_reserved is the highest delivery id handed out or
+// reserved by an inbox: every insert takes its id above it, so ids an
+// inbox handed out before their rows exist are never taken twice.
+// inbox_moved is the highest id moved from an inbox, written in the same
+// transaction as the moved rows: recovery applies only records above it.
+// (A store with this step is refused by older versions, which would
+// ignore both.)
+const schemaInbox = `
+INSERT OR REPLACE INTO kv(key, value) VALUES ('ids_reserved', (SELECT coalesce(max(id), 0) FROM deliveries));
+INSERT OR REPLACE INTO kv(key, value) VALUES ('inbox_moved', 0);
+`

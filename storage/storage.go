@@ -36,6 +36,18 @@ type DB struct {
 	// stmts are the hot statements, prepared once (see stmtCache).
 	stmts *stmtCache
 	w     *writer
+	// inbox is the ack path's journal when this process owns one.
+	inbox *inbox
+}
+
+// Options tunes how a store is opened.
+type Options struct {
+	// Inbox makes InsertDelivery durable through an append-only inbox
+	// next to the store (<path>-inbox) instead of a SQLite transaction:
+	// a receiver's acks then wait for one fdatasync, not for SQLite (see
+	// inbox). Only one process uses an inbox at a time; another one
+	// opening the store with Inbox inserts into SQLite directly.
+	Inbox bool
 }
 
 // migration is one versioned schema step. Steps are append-only: a released
@@ -53,12 +65,19 @@ func migrations() []migration {
 		{1, "deliveries", schemaDeliveries},
 		{2, "oauth", schemaOAuth},
 		{3, "replays", schemaReplays},
+		{4, "inbox", schemaInbox},
 	}
 }
 
 // Open opens (creating when needed, with 0600 permissions) the store at
-// path and brings its schema up to date.
+// path and brings its schema up to date. Deliveries left in the inbox of a
+// process that died are moved into the store first.
 func Open(path string) (*DB, error) {
+	return OpenWith(path, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(path string, o Options) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("open store: empty path")
 	}
@@ -95,6 +114,17 @@ func Open(path string) (*DB, error) {
 	}
 	db.stmts = newStmtCache(sqlDB)
 	db.w = newWriter(db)
+	ib, err := openInbox(db, path+"-inbox", o.Inbox)
+	switch {
+	case errors.Is(err, errLocked), errors.Is(err, errors.ErrUnsupported):
+		// Another process receives into this store through its inbox,
+		// or this platform has no lock: insert into SQLite directly.
+	case err != nil:
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	default:
+		db.inbox = ib
+	}
 	return db, nil
 }
 
@@ -107,6 +137,10 @@ func (db *DB) SQL() *sql.DB { return db.sql }
 
 // Close flushes pending writes and closes the store.
 func (db *DB) Close() error {
+	var inboxErr error
+	if db.inbox != nil {
+		inboxErr = db.inbox.close()
+	}
 	if db.w != nil {
 		db.w.close()
 	}
@@ -115,6 +149,9 @@ func (db *DB) Close() error {
 	}
 	if err := db.sql.Close(); err != nil {
 		return fmt.Errorf("close store %s: %w", db.path, err)
+	}
+	if inboxErr != nil {
+		return fmt.Errorf("close store %s: %w", db.path, inboxErr)
 	}
 	return nil
 }
