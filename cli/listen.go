@@ -83,7 +83,7 @@ func runListen(ctx context.Context, env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stderr, "warning: listening on %s: anyone who can reach this machine can post deliveries\n", *addr)
 	}
-	db, err := openStore(*dbPath)
+	db, err := openStoreWith(*dbPath, storage.Options{Inbox: true})
 	if err != nil {
 		return err
 	}
@@ -184,6 +184,12 @@ func servePprof(addr string) (func(), error) {
 
 // openStore opens the store at path, or the default store when path is empty.
 func openStore(path string) (*storage.DB, error) {
+	return openStoreWith(path, storage.Options{})
+}
+
+// openStoreWith is openStore with options: the receiving commands open the
+// store with its inbox.
+func openStoreWith(path string, o storage.Options) (*storage.DB, error) {
 	if path == "" {
 		p, err := storage.DefaultPath()
 		if err != nil {
@@ -191,7 +197,7 @@ func openStore(path string) (*storage.DB, error) {
 		}
 		path = p
 	}
-	db, err := storage.Open(path)
+	db, err := storage.OpenWith(path, o)
 	if err != nil {
 		return nil, err
 	}

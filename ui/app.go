@@ -90,7 +90,9 @@ func Run(cfg Config) error {
 		}
 		path = p
 	}
-	db, err := storage.Open(path)
+	// The window's receiver acks through the store's inbox (one fdatasync,
+	// not a SQLite commit): docs/storage.md.
+	db, err := storage.OpenWith(path, storage.Options{Inbox: true})
 	if err != nil {
 		return err
 	}

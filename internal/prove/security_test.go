@@ -235,6 +235,9 @@ func TestNoSecretLeaks(t *testing.T) {
 		t.Fatalf("send exit %d: %s %s", c, out, errOut)
 	}
 	lOut.wait(t, `"signature":"valid"`)
+	// The listener answers once a delivery is in its inbox and moves it
+	// into the store a moment later; the commands below read the store.
+	waitStored(t, db, 34)
 	for _, f := range []struct{ format, out string }{
 		{"json", "json"}, {"fixtures", "fixtures"}, {"curl", "curl"}, {"har", "export.har"}, {"ndjson", "export.ndjson"},
 	} {
@@ -418,5 +421,29 @@ func TestStoreFilesPrivate(t *testing.T) {
 	cancel()
 	if c := <-done; c != 0 {
 		t.Errorf("listen exit %d: %s", c, errOut.String())
+	}
+}
+
+// waitStored waits until the store at path holds at least n deliveries.
+func waitStored(t *testing.T, path string, n int64) {
+	t.Helper()
+	st, err := storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := st.Count(context.Background(), storage.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the store holds %d deliveries after 10 s, want %d", got, n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -92,10 +92,13 @@ func bare(args []string) error {
 
 // backlogResult is what backlog prints.
 type backlogResult struct {
-	Deliveries int64   `json:"deliveries"`
-	Backlog    int64   `json:"backlog_at_start"`
-	Seconds    float64 `json:"drain_seconds"`
-	Drained    bool    `json:"drained"`
+	Deliveries int64 `json:"deliveries"`
+	Backlog    int64 `json:"backlog_at_start"`
+	// Unmoved is how many of the backlog were acked but still in the
+	// listener's inbox, not yet in the store (needs --acked).
+	Unmoved int64   `json:"unmoved_at_start"`
+	Seconds float64 `json:"drain_seconds"`
+	Drained bool    `json:"drained"`
 }
 
 // backlog polls a running listener's store, read-only, until no stored
@@ -107,6 +110,7 @@ func backlog(args []string) error {
 	path := fs.String("db", "", "store file of the running listener (required)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	poll := fs.Duration("poll", 100*time.Millisecond, "polling interval")
+	acked := fs.Int64("acked", 0, "deliveries the listener answered 200 so far: the listener acks once a delivery is in its inbox and moves it into the store just after, so until the store holds this many the rest count as backlog too")
 	fs.Parse(args)
 	if *path == "" {
 		return fmt.Errorf("--db is required")
@@ -118,17 +122,24 @@ func backlog(args []string) error {
 	defer db.Close()
 	// Reads storage's schema directly: deliveries.analyzed is 0 until the
 	// analysis is saved, and a partial index makes this count cheap.
+	var unmoved int64
 	pending := func() (int64, error) {
-		var n int64
-		err := db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE analyzed = 0`).Scan(&n)
-		return n, err
+		var n, stored int64
+		if err := db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE analyzed = 0`).Scan(&n); err != nil {
+			return 0, err
+		}
+		if err := db.QueryRow(`SELECT COUNT(*) FROM deliveries`).Scan(&stored); err != nil {
+			return 0, err
+		}
+		unmoved = max(0, *acked-stored)
+		return n + unmoved, nil
 	}
 	start := time.Now()
 	first, err := pending()
 	if err != nil {
 		return fmt.Errorf("count unanalysed deliveries: %w", err)
 	}
-	res := backlogResult{Backlog: first}
+	res := backlogResult{Backlog: first, Unmoved: unmoved}
 	for n := first; ; {
 		if n == 0 {
 			res.Drained = true
