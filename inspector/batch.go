@@ -50,29 +50,35 @@ func (e *Engine) analyseBatch(ctx context.Context, ds []*Delivery) error {
 	return errors.Join(errs...)
 }
 
-// maxYield bounds one pause of analysis in favour of the receiver.
-const maxYield = 60 * time.Millisecond
+// yieldFactor and maxYield: while requests are being received, analysis
+// pauses after each chunk for yieldFactor times as long as the chunk took,
+// saves included (at most maxYield), so it takes about a tenth of the
+// time. The store's inbox mover steps back by the same rule. With 3 (a
+// quarter each) a 64-connection flood was answered at 0.43 of a bare
+// server's rate, with 9 at 0.56, and 1,000 req/s kept its p99 at 4-6 ms
+// either way (docs/benchmarks.md, finding 3, third round).
+const (
+	yieldFactor = 9
+	maxYield    = 60 * time.Millisecond
+)
 
-// yieldToReceiver pauses analysis for three times as long as the last
-// chunk's analysis took (at most maxYield) while requests are being
-// received, so under load analysis gets at most about a quarter of the CPU
-// (the writer bounds its share of commits), and acks come first (the design's rule: the answer never
+// yieldToReceiver pauses analysis while requests are being received (see
+// yieldFactor), so acks come first (the design's rule: the answer never
 // waits for analysis). With no request in flight it does not pause, and
 // the backlog of a burst is worked off at full speed afterwards.
 func (e *Engine) yieldToReceiver(worked time.Duration) {
 	if e.receiving.Load() == 0 {
 		return
 	}
-	t := time.NewTimer(min(3*worked, maxYield))
+	t := time.NewTimer(min(yieldFactor*worked, maxYield))
 	defer t.Stop()
 	<-t.C
 }
 
-// analyseChunk analyses and saves one chunk. It returns how long the
-// analysis itself took, without the wait for the saves: the store's writer
-// already makes saves give way to the receiver's inserts, and counting
-// that wait again in yieldToReceiver held analysis to ~200 deliveries/s at
-// 1,000 req/s, far behind the receiver.
+// analyseChunk analyses and saves one chunk and returns how long both
+// took. (When the receiver's inserts went through the store's writer, the
+// saves waited behind them and their time was left out; with the inbox
+// they no longer wait, and a save is most of a chunk's cost.)
 func (e *Engine) analyseChunk(ctx context.Context, ds []*Delivery) (time.Duration, []error) {
 	start := time.Now()
 	var errs []error
@@ -94,7 +100,6 @@ func (e *Engine) analyseChunk(ctx context.Context, ds []*Delivery) (time.Duratio
 			runtime.Gosched()
 		}
 	}
-	worked := time.Since(start)
 	saveErrs := make([]error, len(recs))
 	if len(recs) == 1 {
 		saveErrs[0] = e.store.SaveAnalysis(ctx, recs[0].Analysis)
@@ -109,6 +114,7 @@ func (e *Engine) analyseChunk(ctx context.Context, ds []*Delivery) (time.Duratio
 		}
 		wg.Wait()
 	}
+	worked := time.Since(start)
 	for i, r := range recs {
 		if saveErrs[i] != nil {
 			errs = append(errs, fmt.Errorf("save analysis of delivery %d: %w", r.Delivery.ID, saveErrs[i]))

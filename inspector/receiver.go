@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -105,7 +106,7 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Hookscope-Delivery", fmt.Sprint(d.ID))
+	w.Header().Set("X-Hookscope-Delivery", strconv.FormatInt(d.ID, 10))
 	if status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", http.MethodPost)
 	}
