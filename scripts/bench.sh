@@ -82,6 +82,7 @@ if [[ $skip != *" ingest "* ]]; then
 		done
 		bare_url=$(grep -o 'http://[^ ]*' "$tmp/bare.out" | head -1)
 		hs_url=$(grep -o '"listening":"[^"]*"' "$tmp/listen.out" | cut -d'"' -f4)
+		acked=0
 		for mode in rate1000 saturation; do
 			r=1000; [ "$mode" = saturation ] && r=0
 			for target in bare hookscope; do
@@ -89,8 +90,11 @@ if [[ $skip != *" ingest "* ]]; then
 				log "round $round, $target, $mode:"
 				run "$tmp/hsload" run --url "$url" --secret-env HSBENCH_SECRET --rate "$r" --concurrency 64 --duration "${secs}s" | tail -1 >"$tmp/$round-$target-$mode.json"
 				if [ "$target" = hookscope ]; then
+					# The listener acks from its inbox; --acked counts what it
+					# answered but has not moved into the store yet.
+					acked=$((acked + $(grep -o '"ok":[0-9]*' "$tmp/$round-$target-$mode.json" | cut -d: -f2)))
 					log "analysis backlog after it:"
-					run "$tmp/hsload" backlog --db "$tmp/ingest.db" | tail -1 >"$tmp/$round-backlog-$mode.json"
+					run "$tmp/hsload" backlog --acked "$acked" --db "$tmp/ingest.db" | tail -1 >"$tmp/$round-backlog-$mode.json"
 				fi
 			done
 		done
