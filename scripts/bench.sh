@@ -73,7 +73,7 @@ if [[ $skip != *" ingest "* ]]; then
 	for round in $(seq "$rounds_ingest"); do
 		"$tmp/hsload" bare --addr 127.0.0.1:0 >"$tmp/bare.out" &
 		pids+=($!)
-		rm -f "$tmp"/ingest.db*
+		rm -rf "$tmp"/ingest.db*
 		"$tmp/hookscope" listen --db "$tmp/ingest.db" --addr 127.0.0.1:0 --json --secret-env HSBENCH_SECRET >"$tmp/listen.out" 2>"$tmp/listen.err" &
 		pids+=($!)
 		for _ in $(seq 100); do
