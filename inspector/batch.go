@@ -56,10 +56,12 @@ func (e *Engine) analyseBatch(ctx context.Context, ds []*Delivery) error {
 // time. The store's inbox mover steps back by the same rule. With 3 (a
 // quarter each) a 64-connection flood was answered at 0.43 of a bare
 // server's rate, with 9 at 0.56, and 1,000 req/s kept its p99 at 4-6 ms
-// either way (docs/benchmarks.md, finding 3, third round).
+// either way; a cap of 60 ms instead of 200 cut the pause of a chunk
+// whose saves took long, and with it the rate (docs/benchmarks.md,
+// finding 3, third round).
 const (
 	yieldFactor = 9
-	maxYield    = 60 * time.Millisecond
+	maxYield    = 200 * time.Millisecond
 )
 
 // yieldToReceiver pauses analysis while requests are being received (see

@@ -408,7 +408,17 @@ func TestStoreFilesPrivate(t *testing.T) {
 	}
 	resp.Body.Close()
 	out.wait(t, "delivery_id")
-	for _, p := range []string{db, db + "-wal", db + "-shm"} {
+	// The inbox holds every delivery until it is moved: private too.
+	if fi, err := os.Stat(db + "-inbox"); err != nil {
+		t.Errorf("inbox directory: %v", err)
+	} else if fi.Mode().Perm() != 0o700 {
+		t.Errorf("inbox directory is %v, want 0700", fi.Mode().Perm())
+	}
+	segs, _ := filepath.Glob(filepath.Join(db+"-inbox", "*"))
+	if len(segs) < 2 {
+		t.Errorf("inbox holds %v: no lock file and segment", segs)
+	}
+	for _, p := range append([]string{db, db + "-wal", db + "-shm"}, segs...) {
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Errorf("%s: %v", filepath.Base(p), err)
