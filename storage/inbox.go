@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -229,7 +230,7 @@ func (ib *inbox) recover() ([]*segment, error) {
 			}
 			ds = append(ds, d)
 		}
-		slices.SortFunc(ds, func(a, b *inspector.Delivery) int { return int(a.ID - b.ID) })
+		slices.SortFunc(ds, func(a, b *inspector.Delivery) int { return cmp.Compare(a.ID, b.ID) })
 		for len(ds) > 0 {
 			n := min(len(ds), moveMaxRecords)
 			if err := ib.db.moveDeliveries(context.Background(), ds[:n], true); err != nil {

@@ -7,9 +7,9 @@ import (
 	"os"
 )
 
-// lockFile is not implemented here: without a lock two processes could
-// both write one inbox, so the inbox is not used and inserts go to SQLite
-// directly (correct, only slower).
+// lockFile reports errors.ErrUnsupported off Unix: without flock two
+// processes could both write one inbox, so there the store keeps the
+// inbox off and inserts go to SQLite directly (correct, only slower).
 func lockFile(f *os.File) error { return errors.ErrUnsupported }
 
 func syncDir(dir string) error { return nil }
