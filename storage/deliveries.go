@@ -97,7 +97,7 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 // modified.
 func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64, error) {
 	if db.inbox != nil {
-		id, err := db.inbox.append(encodeDelivery(d))
+		id, err := db.inbox.append(d)
 		if err == nil {
 			return id, nil
 		}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
@@ -53,22 +54,24 @@ type inbox struct {
 	lock *os.File
 
 	mu sync.Mutex
-	// synced is broadcast when a batch has been written, or the inbox failed.
-	synced *sync.Cond
+	// idle is broadcast when a batch leader finishes with nothing queued
+	// behind it (close waits for that).
+	idle *sync.Cond
 	// movedC is broadcast when moved advances or the mover's state changes.
 	movedC *sync.Cond
-	// pending holds the records of the batch being filled, each behind a
-	// record header whose checksum is written by the leader.
-	pending  []byte
+	// cur is the batch being filled. While syncing, a leader is writing the
+	// batch before it; cur's first appender waits to lead cur next.
+	cur      *batch
 	spareBuf []byte
-	filling  uint64 // number of the batch being filled
-	done     uint64 // highest batch number written and synced
 	syncing  bool
+	wrote    bool  // some batch was written
 	err      error // sticky write failure: appends fail, InsertDelivery goes direct
 	closed   bool
-	// appending counts appends in progress: requests waiting for their ack.
-	appending int
-	lastAck   time.Time
+	// appending counts appends in progress (requests waiting for their
+	// ack) and lastAck is when the last one returned (Unix ns). Atomics,
+	// so a woken batch returns without touching mu.
+	appending atomic.Int64
+	lastAck   atomic.Int64
 
 	next, end int64 // ids: next to hand out, end of the reserved block (exclusive)
 	last      int64 // last id handed out
@@ -116,6 +119,7 @@ const (
 	moveMaxRecords  = 512
 	moveBusyRecords = 64
 	moveMaxBytes    = 8 << 20
+	moveBusyBytes   = 256 << 10
 )
 
 var (
@@ -147,9 +151,9 @@ func openInbox(db *DB, dir string, own bool) (*inbox, error) {
 		lock.Close()
 		return nil, err
 	}
-	ib := &inbox{db: db, dir: dir, lock: lock, filling: 1,
+	ib := &inbox{db: db, dir: dir, lock: lock, cur: newBatch(nil),
 		kick: make(chan struct{}, 1), prep: make(chan struct{}, 1), quit: make(chan struct{})}
-	ib.synced = sync.NewCond(&ib.mu)
+	ib.idle = sync.NewCond(&ib.mu)
 	ib.movedC = sync.NewCond(&ib.mu)
 	segs, err := ib.recover()
 	if err != nil {
@@ -321,69 +325,123 @@ func (ib *inbox) closeFiles(segs []*segment) {
 	}
 }
 
-// append makes rec durable in the inbox and returns the id written into it.
-// Concurrent appends share one write and one fdatasync: the first to find
-// no write in progress writes everything queued so far, the others wait.
-func (ib *inbox) append(rec []byte) (int64, error) {
-	ib.mu.Lock()
-	ib.appending++
+// batch is a group of records written with one write and one fdatasync.
+type batch struct {
+	// buf holds the records, each behind a record header whose checksum
+	// and generation the leader fills in.
+	buf []byte
+	// lead is closed to hand the batch to its first appender, who writes
+	// it; done is closed once it is written, err set before.
+	lead, done chan struct{}
+	err        error
+}
+
+func newBatch(buf []byte) *batch {
+	return &batch{buf: buf[:0], lead: make(chan struct{}), done: make(chan struct{})}
+}
+
+// append makes d durable in the inbox and returns the id it was given.
+// Concurrent appends share one write and one fdatasync (group commit):
+// records queue in the current batch; the first appender of a batch
+// writes it as soon as the previous batch is written, and the others wait
+// on the batch's done channel alone. (A condition variable woke every
+// waiter of every batch, each to take the lock again only to find it
+// was not its turn.)
+func (ib *inbox) append(d *inspector.Delivery) (int64, error) {
+	ib.appending.Add(1)
 	defer func() {
-		ib.appending--
-		ib.lastAck = time.Now()
-		ib.mu.Unlock()
+		ib.lastAck.Store(time.Now().UnixNano())
+		ib.appending.Add(-1)
 	}()
+	ib.mu.Lock()
 	if ib.closed {
+		ib.mu.Unlock()
 		return 0, errInboxClosed
 	}
 	if ib.err != nil {
+		ib.mu.Unlock()
 		return 0, ib.err
 	}
 	if ib.next >= ib.end {
 		if err := ib.reserve(); err != nil {
+			ib.mu.Unlock()
 			return 0, err
 		}
 	}
 	id := ib.next
 	ib.next++
 	ib.last = id
-	binary.LittleEndian.PutUint64(rec[recIDOffset:], uint64(id))
-	var h [recHeaderLen]byte
-	binary.LittleEndian.PutUint32(h[0:], uint32(len(rec)))
-	ib.pending = append(ib.pending, h[:]...)
-	ib.pending = append(ib.pending, rec...)
-	mine := ib.filling
-	for ib.done < mine && ib.err == nil {
-		if ib.syncing {
-			ib.synced.Wait()
-			continue
-		}
-		ib.syncing = true
-		batch, n := ib.pending, ib.filling
-		ib.pending, ib.spareBuf = ib.spareBuf[:0], nil
-		ib.filling++
+	b := ib.cur
+	first := len(b.buf) == 0
+	b.buf = appendRecord(b.buf, id, d)
+	if ib.syncing {
 		ib.mu.Unlock()
-		err := ib.write(batch)
+		if !first {
+			<-b.done
+			return id, b.err
+		}
+		select {
+		case <-b.done: // the leader before wrote it too
+			return id, b.err
+		case <-b.lead:
+		}
 		ib.mu.Lock()
-		if cap(batch) <= 4<<20 {
-			ib.spareBuf = batch[:0]
+	}
+	// This goroutine leads b: syncing was false, or the leader before
+	// handed it on and left syncing set.
+	ib.syncing = true
+	mine := b
+	for turn := 0; ; turn++ {
+		var err error
+		ib.cur = newBatch(ib.spareBuf)
+		ib.spareBuf = nil
+		if err = ib.err; err == nil {
+			ib.mu.Unlock()
+			if err = ib.write(b.buf); err != nil {
+				err = fmt.Errorf("write delivery inbox: %w", err)
+			}
+			ib.mu.Lock()
 		}
-		ib.syncing = false
+		if cap(b.buf) <= 4<<20 {
+			ib.spareBuf = b.buf[:0]
+		}
+		b.buf = nil
 		if err != nil {
-			ib.err = fmt.Errorf("write delivery inbox: %w", err)
+			ib.err = err
 		} else {
-			ib.done = n
+			ib.wrote = true
 		}
-		ib.synced.Broadcast()
+		b.err = err
+		close(b.done)
 		select {
 		case ib.kick <- struct{}{}:
 		default:
 		}
+		if len(ib.cur.buf) == 0 {
+			ib.syncing = false
+			ib.idle.Broadcast()
+			break
+		}
+		if turn+1 < leaderTurns && err == nil {
+			// Write the next batch at once: handing it to its first
+			// appender would leave the disk idle until that goroutine
+			// is scheduled, which on a busy machine takes longer than
+			// the write.
+			b = ib.cur
+			continue
+		}
+		close(ib.cur.lead)
+		break
 	}
-	if ib.done < mine {
-		return 0, ib.err
-	}
-	return id, nil
+	ib.mu.Unlock()
+	// The caller's answer is its own batch's, whatever came of the
+	// batches written after it.
+	return id, mine.err
 }
+
+// leaderTurns bounds how many batches one leader writes in a row before
+// it hands on and returns its own answer.
+const leaderTurns = 4
 
 // reserve takes the next block of ids from the store; called with mu held.
 func (ib *inbox) reserve() error {
@@ -467,7 +525,7 @@ func (ib *inbox) rotate(cur *segment, need int64) (*segment, error) {
 	if s == nil {
 		size := max(int64(inboxSegSize), (segHeaderLen+need+4095)&^4095)
 		var err error
-		if s, err = ib.create(size, false); err != nil {
+		if s, err = ib.create(size, nil); err != nil {
 			return nil, err
 		}
 		s.oversize = size > inboxSegSize
@@ -493,10 +551,10 @@ func randomGen() uint64 {
 	}
 }
 
-// create makes a new segment file of size bytes. zero writes every block
-// (so a later fdatasync has no allocation to journal); otherwise the file
-// is sparse and its first use is slower.
-func (ib *inbox) create(size int64, zero bool) (*segment, error) {
+// create makes a new segment file of size bytes. With zeros (a zeroed
+// buffer) it writes every block, so a later fdatasync has no allocation
+// to journal; otherwise the file is sparse and its first use is slower.
+func (ib *inbox) create(size int64, zeros []byte) (*segment, error) {
 	ib.mu.Lock()
 	ib.seq++
 	path := filepath.Join(ib.dir, fmt.Sprintf("seg-%06d", ib.seq))
@@ -510,10 +568,9 @@ func (ib *inbox) create(size int64, zero bool) (*segment, error) {
 		os.Remove(path)
 		return nil, err
 	}
-	if zero {
-		buf := make([]byte, 1<<20)
-		for off := int64(0); off < size; off += int64(len(buf)) {
-			if _, err := f.WriteAt(buf[:min(int64(len(buf)), size-off)], off); err != nil {
+	if zeros != nil {
+		for off := int64(0); off < size; off += int64(len(zeros)) {
+			if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), size-off)], off); err != nil {
 				return fail(err)
 			}
 		}
@@ -540,6 +597,7 @@ func (ib *inbox) wakePrep() {
 // start a sparse file on the ack path.
 func (ib *inbox) prepLoop() {
 	defer ib.wg.Done()
+	zeros := make([]byte, 1<<20) // one buffer for every file (a flood needs several a second)
 	for {
 		select {
 		case <-ib.quit:
@@ -552,7 +610,7 @@ func (ib *inbox) prepLoop() {
 		if ready > 0 {
 			continue
 		}
-		s, err := ib.create(inboxSegSize, true)
+		s, err := ib.create(inboxSegSize, zeros)
 		if err != nil {
 			continue // the writer creates its own; the next rotation retries
 		}
@@ -635,6 +693,15 @@ func (ib *inbox) moveLoop() {
 // transaction's worth) and returns how many bytes it consumed.
 func (ib *inbox) moveFrom(cur *segment, off, end int64, buf *[]byte) (int64, error) {
 	n := min(end-off, moveMaxBytes)
+	limit := moveMaxRecords
+	if ib.receiving() {
+		// Small steps while requests wait for acks: each step's pause
+		// is then short enough to keep the mover's share even. The read
+		// shrinks with the step (8 MiB copied for 64 records of 2 KB
+		// was most of a busy step's cost).
+		limit = moveBusyRecords
+		n = min(n, moveBusyBytes)
+	}
 	if int64(cap(*buf)) < n {
 		*buf = make([]byte, n)
 	}
@@ -644,12 +711,6 @@ func (ib *inbox) moveFrom(cur *segment, off, end int64, buf *[]byte) (int64, err
 	}
 	var ds []*inspector.Delivery
 	used := int64(0)
-	limit := moveMaxRecords
-	if ib.receiving() {
-		// Small steps while requests wait for acks: each step's pause
-		// is then short enough to keep the mover's share even.
-		limit = moveBusyRecords
-	}
 	for len(b) >= recHeaderLen && len(ds) < limit {
 		size := int(binary.LittleEndian.Uint32(b))
 		if recHeaderLen+size > len(b) {
@@ -716,7 +777,7 @@ func (ib *inbox) waitMoved(id int64) error {
 		if ib.moveErr != nil {
 			return fmt.Errorf("move deliveries from the inbox: %w", ib.moveErr)
 		}
-		if ib.err != nil && ib.done == 0 {
+		if ib.err != nil && !ib.wrote {
 			return ib.err
 		}
 		select {
@@ -734,8 +795,8 @@ func (ib *inbox) waitMoved(id int64) error {
 func (ib *inbox) close() error {
 	ib.mu.Lock()
 	ib.closed = true
-	for ib.syncing || len(ib.pending) > 0 && ib.err == nil {
-		ib.synced.Wait()
+	for ib.syncing {
+		ib.idle.Wait()
 	}
 	ib.mu.Unlock()
 	close(ib.quit)
@@ -776,9 +837,7 @@ func (ib *inbox) close() error {
 // and a mover that resumed in each of them took enough CPU to cut the
 // rate answered from 0.56 to 0.36 of a bare server (docs/benchmarks.md).
 func (ib *inbox) receiving() bool {
-	ib.mu.Lock()
-	defer ib.mu.Unlock()
-	return ib.appending > 0 || time.Since(ib.lastAck) < busyFor
+	return ib.appending.Load() > 0 || time.Now().UnixNano()-ib.lastAck.Load() < int64(busyFor)
 }
 
 // busyFor is how long after an ack the receiver still counts as busy.

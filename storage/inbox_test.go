@@ -308,15 +308,18 @@ func TestInboxRotatesSegments(t *testing.T) {
 	const n = 6000 // ~24 MB: two segments
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
+	ids := make([]int64, n)
 	for i := range n {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
 			d := delivery(i, "")
 			d.Body = append(fmt.Appendf(nil, "%06d", i), body...)
-			if _, err := db.InsertDelivery(ctx, d); err != nil {
+			id, err := db.InsertDelivery(ctx, d)
+			if err != nil {
 				t.Error(err)
 			}
+			ids[i] = id
 		})
 	}
 	big := delivery(0, "")
@@ -332,6 +335,21 @@ func TestInboxRotatesSegments(t *testing.T) {
 	}
 	if got, err := db.Count(ctx, Filter{}); err != nil || got != n+1 {
 		t.Fatalf("%d deliveries (%v), want %d", got, err, n+1)
+	}
+	// Batches written concurrently: every id is its own delivery's.
+	seen := map[int64]int{}
+	for i, id := range ids {
+		if j, dup := seen[id]; dup {
+			t.Fatalf("deliveries %d and %d were both given id %d", j, i, id)
+		}
+		seen[id] = i
+		if i%97 != 0 {
+			continue
+		}
+		rec, err := db.Get(ctx, id)
+		if err != nil || !bytes.HasPrefix(rec.Delivery.Body, fmt.Appendf(nil, "%06d", i)) || len(rec.Delivery.Body) != 6+len(body) {
+			t.Fatalf("delivery %d (id %d) not stored byte-exact: %v", i, id, err)
+		}
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)

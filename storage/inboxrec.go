@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
@@ -29,14 +30,35 @@ const (
 	flagTruncated
 )
 
+// appendRecord appends d's record with id, behind a record header that
+// holds its length (the leader adds the generation and checksum), to dst.
+// It encodes straight into the batch: no per-delivery buffer to allocate,
+// fill and copy again.
+func appendRecord(dst []byte, id int64, d *inspector.Delivery) []byte {
+	start := len(dst)
+	dst = append(dst, make([]byte, recHeaderLen)...)
+	dst = appendDelivery(dst, d)
+	rec := dst[start+recHeaderLen:]
+	binary.LittleEndian.PutUint64(rec[recIDOffset:], uint64(id))
+	binary.LittleEndian.PutUint32(dst[start:], uint32(len(rec)))
+	return dst
+}
+
 // encodeDelivery returns d's record with a zero id.
 func encodeDelivery(d *inspector.Delivery) []byte {
+	return appendDelivery(nil, d)
+}
+
+// appendDelivery appends d's record, with a zero id, to dst.
+func appendDelivery(dst []byte, d *inspector.Delivery) []byte {
 	n := recFixedLen + 10 + len(d.Method) + len(d.Path) + len(d.Query) + len(d.RemoteAddr) +
 		len(d.Source) + len(d.ReadError) + len(d.Answer) + 7*binary.MaxVarintLen32 + binary.MaxVarintLen32 + len(d.Body)
 	for _, h := range d.Headers {
 		n += len(h.Name) + len(h.Value) + 2*binary.MaxVarintLen32
 	}
-	b := make([]byte, recFixedLen, n)
+	dst = slices.Grow(dst, n)
+	b := dst[len(dst) : len(dst)+recFixedLen]
+	clear(b)
 	received := d.ReceivedAt
 	if received.IsZero() {
 		received = time.Now()
@@ -54,16 +76,17 @@ func encodeDelivery(d *inspector.Delivery) []byte {
 		flags |= flagTruncated
 	}
 	b[20] = flags
-	b = binary.AppendUvarint(b, uint64(d.BodyLength))
-	for _, s := range []string{d.Method, d.Path, d.Query, d.RemoteAddr, d.Source, d.ReadError, d.Answer} {
-		b = appendString(b, s)
+	dst = dst[:len(dst)+recFixedLen]
+	dst = binary.AppendUvarint(dst, uint64(d.BodyLength))
+	for _, s := range [...]string{d.Method, d.Path, d.Query, d.RemoteAddr, d.Source, d.ReadError, d.Answer} {
+		dst = appendString(dst, s)
 	}
-	b = binary.AppendUvarint(b, uint64(len(d.Headers)))
+	dst = binary.AppendUvarint(dst, uint64(len(d.Headers)))
 	for _, h := range d.Headers {
-		b = appendString(b, h.Name)
-		b = appendString(b, h.Value)
+		dst = appendString(dst, h.Name)
+		dst = appendString(dst, h.Value)
 	}
-	return append(b, d.Body...)
+	return append(dst, d.Body...)
 }
 
 func appendString(b []byte, s string) []byte {
