@@ -53,26 +53,50 @@ func (e *Engine) analyseBatch(ctx context.Context, ds []*Delivery) error {
 // yieldFactor and maxYield: while requests are being received, analysis
 // pauses after each chunk for yieldFactor times as long as the chunk took,
 // saves included (at most maxYield), so it takes about a tenth of the
-// time. The store's inbox mover steps back by the same rule. With 3 (a
-// quarter each) a 64-connection flood was answered at 0.43 of a bare
-// server's rate, with 9 at 0.56, and 1,000 req/s kept its p99 at 4-6 ms
-// either way; a cap of 60 ms instead of 200 cut the pause of a chunk
-// whose saves took long, and with it the rate (docs/benchmarks.md,
+// time. The store's inbox mover steps back by the same rule (YieldFor).
+// With 3 (a quarter each) a 64-connection flood was answered at 0.43 of a
+// bare server's rate, with 9 at 0.56, and 1,000 req/s kept its p99 at
+// 4-6 ms either way; a cap of 60 ms instead of 200 cut the pause of a
+// chunk whose saves took long, and with it the rate (docs/benchmarks.md,
 // finding 3, third round).
+//
+// floodWaiting and floodFactor: when floodWaiting requests or more wait
+// for their acks at once, the receiver is saturated (at 1,000 req/s one or
+// two wait) and the pause is floodFactor times the step, a fiftieth of the
+// time. Analysis then falls far behind either way (at a tenth, 10 s of a
+// flood left ~180,000 deliveries to work off), while the tenth cost each
+// ack ~10 µs of CPU (docs/benchmarks.md, finding 3, fourth round).
 const (
-	yieldFactor = 9
-	maxYield    = 200 * time.Millisecond
+	yieldFactor  = 9
+	floodFactor  = 49
+	floodWaiting = 8
+	maxYield     = 200 * time.Millisecond
 )
 
+// YieldFor is how long background work (analysis, the store's inbox
+// mover) pauses after a step that took worked, while waiting requests
+// wait for their acks: not at all with none, longer in a flood.
+func YieldFor(worked time.Duration, waiting int64) time.Duration {
+	switch {
+	case waiting <= 0:
+		return 0
+	case waiting >= floodWaiting:
+		return min(floodFactor*worked, maxYield)
+	default:
+		return min(yieldFactor*worked, maxYield)
+	}
+}
+
 // yieldToReceiver pauses analysis while requests are being received (see
-// yieldFactor), so acks come first (the design's rule: the answer never
+// YieldFor), so acks come first (the design's rule: the answer never
 // waits for analysis). With no request in flight it does not pause, and
 // the backlog of a burst is worked off at full speed afterwards.
 func (e *Engine) yieldToReceiver(worked time.Duration) {
-	if e.receiving.Load() == 0 {
+	d := YieldFor(worked, e.receiving.Load())
+	if d <= 0 {
 		return
 	}
-	t := time.NewTimer(min(yieldFactor*worked, maxYield))
+	t := time.NewTimer(d)
 	defer t.Stop()
 	<-t.C
 }

@@ -669,8 +669,8 @@ func (ib *inbox) moveLoop() {
 			}
 			backoff = 10 * time.Millisecond
 			off += n
-			if took := time.Since(started); !quitting {
-				ib.yield(min(moveYieldFactor*took, maxMoveYield))
+			if !quitting {
+				ib.yield(inspector.YieldFor(time.Since(started), ib.waiting()))
 			}
 		case finished:
 			ib.recycle(cur)
@@ -837,7 +837,19 @@ func (ib *inbox) close() error {
 // and a mover that resumed in each of them took enough CPU to cut the
 // rate answered from 0.56 to 0.36 of a bare server (docs/benchmarks.md).
 func (ib *inbox) receiving() bool {
-	return ib.appending.Load() > 0 || time.Now().UnixNano()-ib.lastAck.Load() < int64(busyFor)
+	return ib.waiting() > 0
+}
+
+// waiting is how many requests wait for their acks, counting a receiver
+// that acked within busyFor as one.
+func (ib *inbox) waiting() int64 {
+	if n := ib.appending.Load(); n > 0 {
+		return n
+	}
+	if time.Now().UnixNano()-ib.lastAck.Load() < int64(busyFor) {
+		return 1
+	}
+	return 0
 }
 
 // busyFor is how long after an ack the receiver still counts as busy.
@@ -855,15 +867,6 @@ func (ib *inbox) yield(d time.Duration) {
 		}
 	}
 }
-
-// moveYieldFactor and maxMoveYield: while requests wait for acks, the
-// mover pauses for moveYieldFactor times as long as its last transaction
-// took (at most maxMoveYield), as the analysis does (inspector's
-// yieldFactor), so a flood is answered first and moved right after.
-const (
-	moveYieldFactor = 9
-	maxMoveYield    = 200 * time.Millisecond
-)
 
 func (ib *inbox) isQuitting() bool {
 	select {
