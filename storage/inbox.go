@@ -573,6 +573,12 @@ func (ib *inbox) create(size int64, zeros []byte) (*segment, error) {
 			if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), size-off)], off); err != nil {
 				return fail(err)
 			}
+			// A sync per MiB: one flush of all 16 MiB held the
+			// receiver's fdatasyncs queued behind it for up to 6.7 ms,
+			// one per MiB for up to 2.7 ms (and took 13 ms, not 26).
+			if err := datasync(f); err != nil {
+				return fail(err)
+			}
 		}
 	} else if err := f.Truncate(size); err != nil {
 		return fail(err)
