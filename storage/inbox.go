@@ -77,7 +77,6 @@ type inbox struct {
 	last      int64 // last id handed out
 	moved     int64 // highest id committed to SQLite
 	moveErr   error // the mover's last failure, cleared by its next success
-	waiters   int   // goroutines in waitMoved
 
 	segs   []*segment // in use, oldest first; the last is written
 	spares []*segment // prepared, not in use
@@ -304,6 +303,13 @@ func segHeader(gen uint64) []byte {
 	return h
 }
 
+// stampRecord puts the generation and the checksum into r, a record
+// behind its header (see appendRecord).
+func stampRecord(r []byte, gen uint64) {
+	binary.LittleEndian.PutUint64(r[8:], gen)
+	binary.LittleEndian.PutUint32(r[4:], recordCRC(r[:recHeaderLen], r[recHeaderLen:]))
+}
+
 // recordCRC covers the record's length and generation and its payload.
 func recordCRC(hdr, rec []byte) uint32 {
 	c := crc32.Update(0, crcTable, hdr[0:4])
@@ -481,8 +487,7 @@ func (ib *inbox) write(batch []byte) error {
 		} else if len(runs) == 0 || runs[len(runs)-1].s != cur {
 			runs = append(runs, run{s: cur, at: cur.off, start: pos, end: pos})
 		}
-		binary.LittleEndian.PutUint64(batch[pos+8:], cur.gen)
-		binary.LittleEndian.PutUint32(batch[pos+4:], recordCRC(batch[pos:pos+recHeaderLen], batch[pos+recHeaderLen:pos+int(need)]))
+		stampRecord(batch[pos:pos+int(need)], cur.gen)
 		pos += int(need)
 		runs[len(runs)-1].end = pos
 		cur.off += need
@@ -700,7 +705,7 @@ func (ib *inbox) moveLoop() {
 func (ib *inbox) moveFrom(cur *segment, off, end int64, buf *[]byte) (int64, error) {
 	n := min(end-off, moveMaxBytes)
 	limit := moveMaxRecords
-	if ib.receiving() {
+	if ib.waiting() > 0 {
 		// Small steps while requests wait for acks: each step's pause
 		// is then short enough to keep the mover's share even. The read
 		// shrinks with the step (8 MiB copied for 64 records of 2 KB
@@ -777,8 +782,6 @@ func (ib *inbox) waitMoved(id int64) error {
 	if id > ib.last {
 		id = ib.last
 	}
-	ib.waiters++
-	defer func() { ib.waiters-- }()
 	for ib.moved < id {
 		if ib.moveErr != nil {
 			return fmt.Errorf("move deliveries from the inbox: %w", ib.moveErr)
@@ -837,17 +840,12 @@ func (ib *inbox) close() error {
 	return nil
 }
 
-// receiving reports whether a request is waiting for its ack or was acked
-// within busyFor. Under a flood of keep-alive requests there are instants
-// with none waiting (a whole batch acked, the next requests not yet read),
-// and a mover that resumed in each of them took enough CPU to cut the
-// rate answered from 0.56 to 0.36 of a bare server (docs/benchmarks.md).
-func (ib *inbox) receiving() bool {
-	return ib.waiting() > 0
-}
-
 // waiting is how many requests wait for their acks, counting a receiver
-// that acked within busyFor as one.
+// that acked within busyFor as one: under a flood of keep-alive requests
+// there are instants with none waiting (a whole batch acked, the next
+// requests not yet read), and a mover that resumed in each of them took
+// enough CPU to cut the rate answered from 0.56 to 0.36 of a bare server
+// (docs/benchmarks.md).
 func (ib *inbox) waiting() int64 {
 	if n := ib.appending.Load(); n > 0 {
 		return n
@@ -865,7 +863,7 @@ const busyFor = 5 * time.Millisecond
 // again every millisecond, so the rows of a burst reach the store (and
 // other processes reading it) a few milliseconds after its last ack.
 func (ib *inbox) yield(d time.Duration) {
-	for end := time.Now().Add(d); ib.receiving() && time.Now().Before(end); {
+	for end := time.Now().Add(d); ib.waiting() > 0 && time.Now().Before(end); {
 		select {
 		case <-ib.quit:
 			return

@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -192,13 +191,9 @@ func writeSegment(t *testing.T, path string, gen uint64, ds []*inspector.Deliver
 }
 
 func encodedRecord(gen uint64, d *inspector.Delivery) []byte {
-	rec := encodeDelivery(d)
-	binary.LittleEndian.PutUint64(rec[recIDOffset:], uint64(d.ID))
-	h := make([]byte, recHeaderLen)
-	binary.LittleEndian.PutUint32(h[0:], uint32(len(rec)))
-	binary.LittleEndian.PutUint64(h[8:], gen)
-	binary.LittleEndian.PutUint32(h[4:], recordCRC(h, rec))
-	return append(h, rec...)
+	r := appendRecord(nil, d.ID, d)
+	stampRecord(r, gen)
+	return r
 }
 
 func TestInboxRecoveryStopsAtTornAndStaleRecords(t *testing.T) {
@@ -386,8 +381,7 @@ func FuzzInboxRecord(f *testing.F) {
 		if d.Body == nil {
 			d.Body = []byte{}
 		}
-		rec := encodeDelivery(d)
-		binary.LittleEndian.PutUint64(rec[recIDOffset:], uint64(id))
+		rec := appendRecord(nil, id, d)[recHeaderLen:]
 		got, err := decodeDelivery(rec)
 		if err != nil {
 			t.Fatal(err)

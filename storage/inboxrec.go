@@ -44,11 +44,6 @@ func appendRecord(dst []byte, id int64, d *inspector.Delivery) []byte {
 	return dst
 }
 
-// encodeDelivery returns d's record with a zero id.
-func encodeDelivery(d *inspector.Delivery) []byte {
-	return appendDelivery(nil, d)
-}
-
 // appendDelivery appends d's record, with a zero id, to dst.
 func appendDelivery(dst []byte, d *inspector.Delivery) []byte {
 	n := recFixedLen + 10 + len(d.Method) + len(d.Path) + len(d.Query) + len(d.RemoteAddr) +
@@ -96,7 +91,7 @@ func appendString(b []byte, s string) []byte {
 
 var errBadRecord = errors.New("malformed inbox record")
 
-// decodeDelivery is the inverse of encodeDelivery. The body is copied, so
+// decodeDelivery is the inverse of appendDelivery. The body is copied, so
 // rec may be reused.
 func decodeDelivery(rec []byte) (*inspector.Delivery, error) {
 	if len(rec) < recFixedLen {
