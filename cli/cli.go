@@ -51,7 +51,7 @@ func commands() []command {
 		{"replay", "send stored deliveries again: byte-exact, re-signed, edited, or as a chaos run", runReplay},
 		{"check-consumer", "run the standard check of your webhook endpoint: 17 types, duplicates, order, signatures", runCheckConsumer},
 		{"export", "write deliveries as pretty JSON, test fixtures, curl script, HAR 1.2 or NDJSON", runExport},
-		{"import", "load a HAR, NDJSON or fixtures folder as deliveries, analysed like received ones", runImport},
+		{"import", "load a HAR, NDJSON or fixtures folder as deliveries, analyzed like received ones", runImport},
 	}
 }
 

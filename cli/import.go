@@ -49,19 +49,19 @@ func runImport(ctx context.Context, env *Env, args []string) error {
 	}
 	defer db.Close()
 	eng := inspector.NewEngine(db, inspector.Options{Secrets: sec, Logf: func(f string, a ...any) { fmt.Fprintf(env.Stderr, f+"\n", a...) }})
-	analysed := map[int64]*inspector.Analysis{}
+	analyzed := map[int64]*inspector.Analysis{}
 	cancel := eng.Subscribe(func(r *inspector.Record) {
 		if r.Delivery.Source == "import" && r.Analysis != nil {
-			analysed[r.Delivery.ID] = r.Analysis
+			analyzed[r.Delivery.ID] = r.Analysis
 		}
 	})
 	defer cancel()
-	// Store first, then analyse everything in one Drain. Engine.Ingest
-	// would also queue each delivery, and Drain analyses both what it finds
-	// unanalysed in the store and what is queued: twice, and the second pass
+	// Store first, then analyze everything in one Drain. Engine.Ingest
+	// would also queue each delivery, and Drain analyzes both what it finds
+	// unanalyzed in the store and what is queued: twice, and the second pass
 	// would see later deliveries' events as already there.
 	rep, err := export.Import(ctx, path, export.IngestFunc(db.InsertDelivery))
-	// Analyse what was stored even when the import stopped part way.
+	// Analyze what was stored even when the import stopped part way.
 	if derr := eng.Drain(context.WithoutCancel(ctx)); derr != nil && err == nil {
 		err = derr
 	}
@@ -71,7 +71,7 @@ func runImport(ctx context.Context, env *Env, args []string) error {
 	counts := map[inspector.SignatureStatus]int{}
 	events, dups := 0, 0
 	for _, id := range rep.IDs {
-		if a := analysed[id]; a != nil {
+		if a := analyzed[id]; a != nil {
 			counts[a.Signature.Status]++
 			events += len(a.Events)
 			dups += a.Duplicates()

@@ -348,7 +348,7 @@ func listenText(r *inspector.Record, color bool) string {
 	}
 	fmt.Fprintf(&b, "%s  #%-5d %s %s  %s", d.ReceivedAt.Local().Format("15:04:05.000"), d.ID, d.Method, d.Path, status)
 	if a == nil {
-		b.WriteString("  (not analysed)\n")
+		b.WriteString("  (not analyzed)\n")
 		return b.String()
 	}
 	sig := "signature " + string(a.Signature.Status)

@@ -21,7 +21,7 @@ import (
 
 const captureSecret = "capture-secret-A1"
 
-// seedStore makes a store holding analysed deliveries: a two-event batch,
+// seedStore makes a store holding analyzed deliveries: a two-event batch,
 // a media.ready, a live_event.registration, each signed with captureSecret.
 func seedStore(t *testing.T) string {
 	t.Helper()
@@ -246,7 +246,7 @@ func TestExportImportCommands(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "Exported 3 deliveries as har") {
 		t.Fatalf("export: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	// Into a fresh store, analysed like received deliveries.
+	// Into a fresh store, analyzed like received deliveries.
 	fresh := filepath.Join(dir, "fresh.db")
 	r = run(t, map[string]string{"S": captureSecret}, "import", "--db", fresh, "--secret-env", "S", har)
 	if r.code != 0 || !strings.Contains(r.stdout, "Imported 3 deliveries") || !strings.Contains(r.stdout, "3 valid") {
@@ -264,7 +264,7 @@ func TestExportImportCommands(t *testing.T) {
 			t.Errorf("delivery %d changed in the round trip", id)
 		}
 		if y.Analysis == nil || y.Analysis.Signature.Status != inspector.SignatureValid || len(y.Analysis.Events) != len(x.Analysis.Events) {
-			t.Errorf("delivery %d not analysed after import: %+v", id, y.Analysis)
+			t.Errorf("delivery %d not analyzed after import: %+v", id, y.Analysis)
 		}
 	}
 	a.Close()

@@ -23,7 +23,7 @@ func TestAnalysisHashesMatchReference(t *testing.T) {
 	check := func(name string, body []byte, wantEvents int) {
 		t.Helper()
 		d := &inspector.Delivery{ID: 1, Method: http.MethodPost, Path: "/", Headers: simulate.HeadersFor(body, nil), Body: body, BodyLength: int64(len(body))}
-		a := eng.Analyse(context.Background(), d)
+		a := eng.Analyze(context.Background(), d)
 		if a.Error != nil || len(a.Events) != wantEvents {
 			t.Fatalf("%s: error %v, %d events, want %d", name, a.Error, len(a.Events), wantEvents)
 		}

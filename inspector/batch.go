@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// maxAnalysisBatch bounds how many deliveries are analysed before their
+// maxAnalysisBatch bounds how many deliveries are analyzed before their
 // analyses are saved together while the receiver is busy. Larger chunks
-// analyse faster (128: ~900/s, one by one: ~200/s) but hold the store's
+// analyze faster (128: ~900/s, one by one: ~200/s) but hold the store's
 // writer longer, and an insert waits for the commit in progress when it
 // arrives, which showed as ack latency; 16 keeps most of the gain
 // (docs/benchmarks.md). Once the receiver has been quiet for quietAfter,
@@ -22,7 +22,7 @@ const (
 	quietAfter       = 50 * time.Millisecond
 )
 
-// chunkSize is how many deliveries the next chunk analyses.
+// chunkSize is how many deliveries the next chunk analyzes.
 func (e *Engine) chunkSize() int {
 	if e.receiving.Load() == 0 && time.Since(time.Unix(0, e.lastReceived.Load())) > quietAfter {
 		return maxQuietBatch
@@ -30,19 +30,19 @@ func (e *Engine) chunkSize() int {
 	return maxAnalysisBatch
 }
 
-// analyseBatch analyses deliveries in order, in chunks: each chunk is
+// analyzeBatch analyzes deliveries in order, in chunks: each chunk is
 // judged against the store plus the chunk's earlier analyses (so the
 // ledger sees exactly what one-by-one analysis would), then all of its
 // analyses are saved at once, which the store's group commit turns into
 // one transaction. Saving one by one cost a commit per delivery and held
 // analysis to ~200 deliveries/s (docs/benchmarks.md). Subscribers are
 // notified in order once a chunk is saved. A delivery that fails is left
-// unanalysed for the next start; the others go on. It returns the errors.
-func (e *Engine) analyseBatch(ctx context.Context, ds []*Delivery) error {
+// unanalyzed for the next start; the others go on. It returns the errors.
+func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery) error {
 	var errs []error
 	for len(ds) > 0 {
 		n := min(len(ds), e.chunkSize())
-		worked, chunkErrs := e.analyseChunk(ctx, ds[:n])
+		worked, chunkErrs := e.analyzeChunk(ctx, ds[:n])
 		errs = append(errs, chunkErrs...)
 		ds = ds[n:]
 		e.yieldToReceiver(worked)
@@ -101,19 +101,19 @@ func (e *Engine) yieldToReceiver(worked time.Duration) {
 	<-t.C
 }
 
-// analyseChunk analyses and saves one chunk and returns how long both
+// analyzeChunk analyzes and saves one chunk and returns how long both
 // took. (When the receiver's inserts went through the store's writer, the
 // saves waited behind them and their time was left out; with the inbox
 // they no longer wait, and a save is most of a chunk's cost.)
-func (e *Engine) analyseChunk(ctx context.Context, ds []*Delivery) (time.Duration, []error) {
+func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery) (time.Duration, []error) {
 	start := time.Now()
 	var errs []error
 	pl := newPendingLedger(e.store)
 	recs := make([]*Record, 0, len(ds))
 	for _, d := range ds {
-		a := e.Analyse(ctx, d)
+		a := e.Analyze(ctx, d)
 		if err := ledgerWith(ctx, pl, d, a); err != nil {
-			errs = append(errs, fmt.Errorf("analyse delivery %d: %w", d.ID, err))
+			errs = append(errs, fmt.Errorf("analyze delivery %d: %w", d.ID, err))
 			continue
 		}
 		pl.add(d, a)

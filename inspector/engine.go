@@ -65,7 +65,7 @@ type Options struct {
 	QueueBytes int64
 }
 
-// Engine receives deliveries, stores them, and analyses them in order on
+// Engine receives deliveries, stores them, and analyzes them in order on
 // one goroutine so the ledger's decisions are consistent.
 type Engine struct {
 	store Store
@@ -79,13 +79,13 @@ type Engine struct {
 
 	q queue
 	// receiving counts requests between arrival and answer; analysis
-	// steps back while it is non-zero (see analyseBatch).
+	// steps back while it is non-zero (see analyzeBatch).
 	receiving atomic.Int64
 	// lastReceived is when the latest request arrived (Unix nanoseconds):
 	// analysis works in small steps until the receiver has been quiet
 	// for a while.
 	lastReceived atomic.Int64
-	// recovered is the highest id analysed by recovery from the store.
+	// recovered is the highest id analyzed by recovery from the store.
 	recovered atomic.Int64
 
 	subMu   sync.Mutex
@@ -93,7 +93,7 @@ type Engine struct {
 	nextSub int
 }
 
-// NewEngine returns an engine over store. Call Run to analyse.
+// NewEngine returns an engine over store. Call Run to analyze.
 func NewEngine(store Store, opts Options) *Engine {
 	e := &Engine{
 		store:   store,
@@ -124,7 +124,7 @@ func NewEngine(store Store, opts Options) *Engine {
 	return e
 }
 
-// SetSecrets replaces the webhook secrets used for deliveries analysed from
+// SetSecrets replaces the webhook secrets used for deliveries analyzed from
 // now on; call Reverify to judge stored ones again.
 func (e *Engine) SetSecrets(secrets [][]byte) {
 	cp := make([][]byte, 0, len(secrets))
@@ -170,7 +170,7 @@ func (e *Engine) SetMaxBody(n int64) {
 }
 
 // Subscribe registers fn to be called, on the analysis goroutine, with
-// every record once it is analysed (or re-verified). fn must not block for
+// every record once it is analyzed (or re-verified). fn must not block for
 // long: the UI hands the record to its bridge, the CLI prints a line.
 func (e *Engine) Subscribe(fn func(*Record)) (cancel func()) {
 	e.subMu.Lock()
@@ -210,8 +210,8 @@ func (e *Engine) Ingest(ctx context.Context, d *Delivery) (int64, error) {
 	return id, nil
 }
 
-// Run analyses deliveries until ctx ends: first whatever a previous run
-// stored but did not analyse (a crash between ack and analysis), then each
+// Run analyzes deliveries until ctx ends: first whatever a previous run
+// stored but did not analyze (a crash between ack and analysis), then each
 // new delivery as it is ingested.
 func (e *Engine) Run(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
@@ -228,7 +228,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 				// Drain what is queued so a clean stop leaves nothing pending.
-				e.analyseQueued(context.WithoutCancel(ctx), e.fresh(e.q.take()))
+				e.analyzeQueued(context.WithoutCancel(ctx), e.fresh(e.q.take()))
 				return nil
 			case <-e.q.kick:
 				continue
@@ -236,11 +236,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		// A stop in the middle of a batch must not fail the rest of it with
 		// "context canceled": finish the batch, then drain as above.
-		e.analyseQueued(context.WithoutCancel(ctx), batch)
+		e.analyzeQueued(context.WithoutCancel(ctx), batch)
 	}
 }
 
-// Drain analyses everything queued now, on the caller's goroutine. Tests
+// Drain analyzes everything queued now, on the caller's goroutine. Tests
 // and one-shot commands use it instead of Run.
 func (e *Engine) Drain(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
@@ -251,7 +251,7 @@ func (e *Engine) Drain(ctx context.Context) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		e.analyseQueued(ctx, batch)
+		e.analyzeQueued(ctx, batch)
 	}
 }
 
@@ -261,21 +261,21 @@ func (e *Engine) recover(ctx context.Context) error {
 	for {
 		ds, err := e.store.Unanalyzed(ctx, after, 500)
 		if err != nil {
-			return fmt.Errorf("find unanalysed deliveries: %w", err)
+			return fmt.Errorf("find unanalyzed deliveries: %w", err)
 		}
 		if len(ds) == 0 {
 			return nil
 		}
-		if err := e.analyseBatch(ctx, ds); err != nil {
+		if err := e.analyzeBatch(ctx, ds); err != nil {
 			return err
 		}
 		after = ds[len(ds)-1].ID
 	}
 }
 
-// fresh drops queued deliveries that recovery already analysed: a delivery
-// ingested before Run or Drain started is both queued and unanalysed in
-// the store, and must be analysed once.
+// fresh drops queued deliveries that recovery already analyzed: a delivery
+// ingested before Run or Drain started is both queued and unanalyzed in
+// the store, and must be analyzed once.
 func (e *Engine) fresh(batch []*Delivery) []*Delivery {
 	done := e.recovered.Load()
 	out := batch[:0]
@@ -287,7 +287,7 @@ func (e *Engine) fresh(batch []*Delivery) []*Delivery {
 	return out
 }
 
-func (e *Engine) analyseQueued(ctx context.Context, batch []*Delivery) {
+func (e *Engine) analyzeQueued(ctx context.Context, batch []*Delivery) {
 	ds := make([]*Delivery, 0, len(batch))
 	for i := 0; i < len(batch); {
 		d := batch[i]
@@ -317,11 +317,11 @@ func (e *Engine) analyseQueued(ctx context.Context, batch []*Delivery) {
 				ds = append(ds, g)
 				continue
 			}
-			e.logf("analyse delivery %d: reload from store failed: %v", q.ID, err)
+			e.logf("analyze delivery %d: reload from store failed: %v", q.ID, err)
 		}
 		i = j
 	}
-	if err := e.analyseBatch(ctx, ds); err != nil {
+	if err := e.analyzeBatch(ctx, ds); err != nil {
 		e.logf("%v", err)
 	}
 }
@@ -329,9 +329,9 @@ func (e *Engine) analyseQueued(ctx context.Context, batch []*Delivery) {
 // maxReloadRun bounds how many dropped bodies one store query reads back.
 const maxReloadRun = 256
 
-// Analyse verifies, decodes and checks one delivery without touching the
+// Analyze verifies, decodes and checks one delivery without touching the
 // ledger: the pure part of analysis, also used to preview an edited body.
-func (e *Engine) Analyse(ctx context.Context, d *Delivery) *Analysis {
+func (e *Engine) Analyze(ctx context.Context, d *Delivery) *Analysis {
 	e.mu.RLock()
 	secrets := e.secrets
 	e.mu.RUnlock()
@@ -373,7 +373,7 @@ func (e *Engine) Analyse(ctx context.Context, d *Delivery) *Analysis {
 	return a
 }
 
-// concurrentVerifyMin is the body size from which Analyse verifies the
+// concurrentVerifyMin is the body size from which Analyze verifies the
 // signature while it decodes.
 const concurrentVerifyMin = 64 << 10
 
@@ -487,7 +487,7 @@ type ledgerStore interface {
 }
 
 // ledgerWith fills the dedupe and order facts of a from what st says was
-// analysed before it. Events earlier in the same message count as "before".
+// analyzed before it. Events earlier in the same message count as "before".
 func ledgerWith(ctx context.Context, st ledgerStore, d *Delivery, a *Analysis) error {
 	if a.HookUUID != "" {
 		first, found, err := st.FirstHookDelivery(ctx, a.HookUUID)

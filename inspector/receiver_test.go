@@ -18,7 +18,7 @@ import (
 var testSecret = []byte("whsec_receiver_test")
 
 // harness runs a receiver on a loopback port over a memStore and collects
-// analysed records.
+// analyzed records.
 type harness struct {
 	t     *testing.T
 	store *memStore
@@ -62,14 +62,14 @@ func newHarness(t *testing.T, opts Options) *harness {
 	return h
 }
 
-// next waits for the next analysed record.
+// next waits for the next analyzed record.
 func (h *harness) next() *Record {
 	h.t.Helper()
 	select {
 	case r := <-h.got:
 		return r
 	case <-time.After(10 * time.Second):
-		h.t.Fatal("no delivery analysed within 10 s")
+		h.t.Fatal("no delivery analyzed within 10 s")
 		return nil
 	}
 }
@@ -148,7 +148,7 @@ func TestReceiverStoresBeforeAnswering(t *testing.T) {
 	if resp.StatusCode != 200 || id == "" {
 		t.Fatalf("status %d id %q", resp.StatusCode, id)
 	}
-	// The row exists as soon as the answer arrived, analysed or not.
+	// The row exists as soon as the answer arrived, analyzed or not.
 	h.store.mu.Lock()
 	d := h.store.rows[1]
 	h.store.mu.Unlock()
@@ -350,7 +350,7 @@ func TestStoreFailureIsNotAcknowledged(t *testing.T) {
 	}
 }
 
-func TestRecoveryAnalysesWhatACrashLeft(t *testing.T) {
+func TestRecoveryAnalyzesWhatACrashLeft(t *testing.T) {
 	ms := newMemStore()
 	for i := 0; i < 3; i++ {
 		ms.InsertDelivery(context.Background(), &Delivery{Method: "POST", Path: "/webhooks", Body: message(fmt.Sprint("h", i), event(fmt.Sprint("e", i), "media.ready", "m", "2026-01-01T00:00:00Z"))})
@@ -421,7 +421,7 @@ func TestIsLoopback(t *testing.T) {
 	}
 }
 
-func TestIngestThenDrainAnalysesOnce(t *testing.T) {
+func TestIngestThenDrainAnalyzesOnce(t *testing.T) {
 	ms := newMemStore()
 	eng := NewEngine(ms, Options{})
 	var n int
@@ -439,7 +439,7 @@ func TestIngestThenDrainAnalysesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n != 2 || outOfOrder {
-		t.Fatalf("analysed %d times (want 2), out-of-order flagged: %v", n, outOfOrder)
+		t.Fatalf("analyzed %d times (want 2), out-of-order flagged: %v", n, outOfOrder)
 	}
 	eng.Ingest(ctx, &Delivery{Method: "POST", Body: message("h3", event("e3", "media.updated", "m", "2026-01-01T00:00:03Z"))})
 	if err := eng.Drain(ctx); err != nil || n != 3 {
@@ -463,7 +463,7 @@ func (c *countingStore) Unanalyzed(ctx context.Context, after int64, limit int) 
 }
 
 // A flood beyond QueueBytes keeps only ids in memory; analysis must read
-// those bodies back (in runs, not one query each) and analyse every
+// those bodies back (in runs, not one query each) and analyze every
 // delivery with its own body.
 func TestQueueOverflowReloadsBodies(t *testing.T) {
 	cs := &countingStore{memStore: newMemStore()}
@@ -503,7 +503,7 @@ func TestQueueOverflowReloadsBodies(t *testing.T) {
 	select {
 	case <-all:
 	case <-time.After(10 * time.Second):
-		t.Fatal("not every delivery was analysed")
+		t.Fatal("not every delivery was analyzed")
 	}
 	cancel()
 	<-runDone
@@ -511,7 +511,7 @@ func TestQueueOverflowReloadsBodies(t *testing.T) {
 	defer mu.Unlock()
 	for id, hook := range want {
 		if hooks[id] != hook {
-			t.Errorf("delivery %d analysed with hook %q, want %q", id, hooks[id], hook)
+			t.Errorf("delivery %d analyzed with hook %q, want %q", id, hooks[id], hook)
 		}
 	}
 	cs.mu.Lock()

@@ -22,13 +22,13 @@ type Store interface {
 	// SaveAnalysis stores (or replaces) the analysis of one delivery,
 	// including one row per event for the ledger and filters.
 	SaveAnalysis(ctx context.Context, a *Analysis) error
-	// FirstEventCopy returns the first analysed copy of an event uuid and
-	// how many analysed copies exist.
+	// FirstEventCopy returns the first analyzed copy of an event uuid and
+	// how many analyzed copies exist.
 	FirstEventCopy(ctx context.Context, uuid string) (first EventCopy, copies int, found bool, err error)
-	// FirstHookDelivery returns the first analysed delivery carrying the
+	// FirstHookDelivery returns the first analyzed delivery carrying the
 	// hook uuid.
 	FirstHookDelivery(ctx context.Context, hookUUID string) (deliveryID int64, found bool, err error)
-	// LatestForSubject returns the analysed event with the latest
+	// LatestForSubject returns the analyzed event with the latest
 	// generated_at for a subject.
 	LatestForSubject(ctx context.Context, subject string) (uuid string, generatedAt time.Time, found bool, err error)
 	// Unanalyzed returns up to limit stored deliveries with id > afterID

@@ -539,16 +539,6 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// newUUID returns a random RFC 4122 version 4 UUID string.
-func newUUID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
 // RedactURL drops userinfo and query from a URL for logs and errors: a
 // webhook URL may carry a token there.
 func RedactURL(raw string) string {

@@ -135,7 +135,7 @@ func benchDelivery(r *rand.Rand, words []string, i int, at time.Time) (*inspecto
 	return d, a
 }
 
-// buildFixture fills db with n analysed deliveries in big transactions,
+// buildFixture fills db with n analyzed deliveries in big transactions,
 // through the same SQL the writer runs, without per-row fsyncs.
 func buildFixture(b *testing.B, db *DB, n int) {
 	ctx := context.Background()

@@ -352,7 +352,7 @@ func analysisOp(a *inspector.Analysis) (func(ctx context.Context, tx *batchTx) (
 
 // UpdateSignature replaces the signature verdict of a stored delivery (after
 // the configured secrets changed), in its columns and in its analysis JSON.
-// A delivery not analysed yet gets the columns only; its analysis will
+// A delivery not analyzed yet gets the columns only; its analysis will
 // compute its own verdict.
 func (db *DB) UpdateSignature(ctx context.Context, id int64, r inspector.SignatureResult) error {
 	if err := db.moved(id); err != nil {
@@ -387,8 +387,8 @@ func (db *DB) UpdateSignature(ctx context.Context, id int64, r inspector.Signatu
 	return nil
 }
 
-// FirstEventCopy returns the first analysed copy of an event uuid (lowest
-// delivery id, then lowest index) and how many analysed copies exist.
+// FirstEventCopy returns the first analyzed copy of an event uuid (lowest
+// delivery id, then lowest index) and how many analyzed copies exist.
 func (db *DB) FirstEventCopy(ctx context.Context, uuid string) (inspector.EventCopy, int, bool, error) {
 	var c inspector.EventCopy
 	var received int64
@@ -408,7 +408,7 @@ func (db *DB) FirstEventCopy(ctx context.Context, uuid string) (inspector.EventC
 	return c, copies, true, nil
 }
 
-// FirstHookDelivery returns the first analysed delivery carrying hookUUID.
+// FirstHookDelivery returns the first analyzed delivery carrying hookUUID.
 func (db *DB) FirstHookDelivery(ctx context.Context, hookUUID string) (int64, bool, error) {
 	if hookUUID == "" {
 		return 0, false, nil
@@ -424,7 +424,7 @@ func (db *DB) FirstHookDelivery(ctx context.Context, hookUUID string) (int64, bo
 	return id, true, nil
 }
 
-// LatestForSubject returns the analysed event with the latest generated_at
+// LatestForSubject returns the analyzed event with the latest generated_at
 // for a subject; events whose generated_at did not parse are ignored.
 func (db *DB) LatestForSubject(ctx context.Context, subject string) (string, time.Time, bool, error) {
 	if subject == "" {
@@ -448,19 +448,19 @@ func (db *DB) LatestForSubject(ctx context.Context, subject string) (string, tim
 // analysis yet, oldest first.
 func (db *DB) Unanalyzed(ctx context.Context, afterID int64, limit int) ([]*inspector.Delivery, error) {
 	if err := db.moved(afterID + int64(limit)); err != nil {
-		return nil, fmt.Errorf("list unanalysed deliveries: %w", err)
+		return nil, fmt.Errorf("list unanalyzed deliveries: %w", err)
 	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM deliveries WHERE analyzed = 0 AND id > ? ORDER BY id LIMIT ?`, afterID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list unanalysed deliveries: %w", err)
+		return nil, fmt.Errorf("list unanalyzed deliveries: %w", err)
 	}
 	ids, err := scanIDs(rows)
 	if err != nil {
-		return nil, fmt.Errorf("list unanalysed deliveries: %w", err)
+		return nil, fmt.Errorf("list unanalyzed deliveries: %w", err)
 	}
 	recs, err := db.records(ctx, ids)
 	if err != nil {
-		return nil, fmt.Errorf("list unanalysed deliveries: %w", err)
+		return nil, fmt.Errorf("list unanalyzed deliveries: %w", err)
 	}
 	out := make([]*inspector.Delivery, len(recs))
 	for i, r := range recs {
@@ -469,7 +469,7 @@ func (db *DB) Unanalyzed(ctx context.Context, afterID int64, limit int) ([]*insp
 	return out, nil
 }
 
-// Get returns one delivery with its analysis (nil when not analysed yet).
+// Get returns one delivery with its analysis (nil when not analyzed yet).
 // A missing id gives an error wrapping ErrNotFound.
 func (db *DB) Get(ctx context.Context, id int64) (*inspector.Record, error) {
 	recs, err := db.records(ctx, []int64{id})

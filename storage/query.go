@@ -17,7 +17,7 @@ import (
 type Filter struct {
 	// Types matches deliveries with at least one event of one of these types.
 	Types []string
-	// Signatures matches these verdicts; unanalysed deliveries have none.
+	// Signatures matches these verdicts; unanalyzed deliveries have none.
 	Signatures []inspector.SignatureStatus
 	// DuplicatesOnly matches deliveries with a duplicate or divergent event.
 	DuplicatesOnly bool
@@ -27,9 +27,9 @@ type Filter struct {
 	ProblemsOnly bool
 	// Path matches the request path exactly.
 	Path string
-	// Text matches analysed deliveries whose body or event summaries
+	// Text matches analyzed deliveries whose body or event summaries
 	// contain every word of Text (case-insensitive, words as phrases; see
-	// docs/storage.md), and unanalysed ones whose body contains Text as is.
+	// docs/storage.md), and unanalyzed ones whose body contains Text as is.
 	Text string
 	// Since matches deliveries received at or after Since.
 	Since time.Time
@@ -68,7 +68,7 @@ type Summary struct {
 // Stats are store-wide totals, kept by triggers so reading them is O(1).
 type Stats struct {
 	Deliveries int64
-	// Events counts analysed events, duplicates included.
+	// Events counts analyzed events, duplicates included.
 	Events int64
 	// InvalidSignatures counts deliveries whose verdict is invalid.
 	InvalidSignatures int64
@@ -282,7 +282,7 @@ func idQueryDriven(f Filter, drv driver, ord order, after int64, limit int) *que
 			// Every indexed row is a stored delivery: no join needed.
 			branch("search", "search MATCH ?", "search.rowid", match)
 		}
-		// Deliveries not analysed yet are not in the index; there are few of
+		// Deliveries not analyzed yet are not in the index; there are few of
 		// them (the engine's backlog), so a plain byte search covers them.
 		branch("deliveries d INDEXED BY deliveries_unanalyzed CROSS JOIN bodies b ON b.delivery_id = d.id",
 			"d.analyzed = 0 AND instr(b.body, CAST(? AS BLOB)) > 0", "d.id", strings.TrimSpace(f.Text))
@@ -336,7 +336,7 @@ func idQueryDriven(f Filter, drv driver, ord order, after int64, limit int) *que
 		return branches[0]
 	}
 	// Branches of the other multi-branch drivers are disjoint (one
-	// signature each; indexed vs unanalysed text), so counting can skip the
+	// signature each; indexed vs unanalyzed text), so counting can skip the
 	// dedupe that UNION pays for.
 	union := " UNION "
 	if ord == unordered {
@@ -554,7 +554,7 @@ func (db *DB) Stats(ctx context.Context) (Stats, error) {
 	return s, nil
 }
 
-// EventCopies returns every analysed delivery that carried the event uuid,
+// EventCopies returns every analyzed delivery that carried the event uuid,
 // oldest first.
 func (db *DB) EventCopies(ctx context.Context, uuid string) ([]EventRef, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT e.delivery_id, e.idx, d.received_at, e.hash, e.duplicate, e.divergent

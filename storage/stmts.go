@@ -10,7 +10,7 @@ import (
 
 // stmtCache holds statements prepared once for the life of the store.
 // modernc's driver parses SQL text on every QueryRowContext/ExecContext:
-// for the ledger's lookups (several per delivery analysed) and the writer's
+// for the ledger's lookups (several per delivery analyzed) and the writer's
 // few statements, sqlite3Prepare was a quarter of analysis CPU
 // (docs/benchmarks.md, finding 3). A *sql.Stmt on the pool is prepared
 // lazily on each connection it runs on and reused there, and

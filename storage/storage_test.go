@@ -131,7 +131,7 @@ func TestRoundTripByteExact(t *testing.T) {
 		t.Fatalf("delivery round trip:\n got %#v\nwant %#v", *got, want)
 	}
 	if rec.Analysis != nil {
-		t.Fatalf("analysis of an unanalysed delivery = %+v, want nil", rec.Analysis)
+		t.Fatalf("analysis of an unanalyzed delivery = %+v, want nil", rec.Analysis)
 	}
 
 	// Empty body and no headers come back empty, not nil-vs-empty confused.
@@ -260,7 +260,7 @@ func fixture(t *testing.T, db *DB) []int64 {
 		a.Error = &inspector.DecodeError{Reason: "invalid character 'o' in literal null", Offset: 1}
 		return a
 	})
-	// 5: not analysed yet
+	// 5: not analyzed yet
 	add("/webhooks", `{"pending":"walrus"}`, nil)
 	return ids
 }
@@ -307,7 +307,7 @@ func TestFilters(t *testing.T) {
 		{"text two words", Filter{Text: "Zebra crossing"}, pick(1)},
 		{"text summary", Filter{Text: "viewing_session.play"}, pick(1)},
 		{"text decode error", Filter{Text: "invalid character"}, pick(4)},
-		{"text unanalysed", Filter{Text: "walrus"}, pick(5)},
+		{"text unanalyzed", Filter{Text: "walrus"}, pick(5)},
 		{"text no match", Filter{Text: "giraffe"}, nil},
 		{"text punctuation only", Filter{Text: "{"}, pick(0, 1, 2, 3, 5)},
 		{"since", Filter{Since: t0.Add(3 * time.Second)}, pick(3, 4, 5)},

@@ -305,7 +305,7 @@ func (tx *batchTx) flushSearch(ctx context.Context) error {
 	if len(tx.search) == 0 {
 		return nil
 	}
-	// The last request for an id wins (an id analysed twice in one batch).
+	// The last request for an id wins (an id analyzed twice in one batch).
 	last := make(map[int64]int, len(tx.search))
 	for i, e := range tx.search {
 		last[e.ID] = i

@@ -564,7 +564,7 @@ func (s *Supervisor) runOnce(ctx context.Context, path string, attempt int) runR
 	case waitErr = <-exited:
 	default:
 		// ctx ended: stop cloudflared in order.
-		waitErr = s.stopProcess(cmd, exited)
+		_ = s.stopProcess(cmd, exited)
 		lw.flush()
 		return runResult{reason: "stopped", wasReady: wasReady}
 	}

@@ -97,7 +97,7 @@ func (b *bridge) close() {
 	b.work.Wait()
 }
 
-// pushRecord reports an analysed (or re-verified) delivery; any goroutine.
+// pushRecord reports an analyzed (or re-verified) delivery; any goroutine.
 func (b *bridge) pushRecord(r *inspector.Record) {
 	if r == nil || r.Delivery == nil {
 		return

@@ -17,7 +17,7 @@ import (
 
 // importView is "Import…": a HAR file, an NDJSON file or a fixtures
 // folder goes through the running engine, so imported deliveries are
-// analysed (signature, dedupe, order, contract) like received ones and
+// analyzed (signature, dedupe, order, contract) like received ones and
 // appear in the list live.
 type importView struct {
 	win *mainWindow
@@ -98,7 +98,7 @@ func (v *importView) run() {
 				return
 			}
 			v.report = rep
-			msg := fmt.Sprintf("Imported %s (%s) from %s. They are analysed now and appear in the list.", plural(rep.Imported, "delivery", "deliveries"), rep.Format, rep.Path)
+			msg := fmt.Sprintf("Imported %s (%s) from %s. They are analyzed now and appear in the list.", plural(rep.Imported, "delivery", "deliveries"), rep.Format, rep.Path)
 			if len(rep.Skipped) > 0 {
 				n := min(len(rep.Skipped), 5)
 				msg += "\nSkipped: " + strings.Join(rep.Skipped[:n], "; ")

@@ -38,7 +38,6 @@ type mainWindow struct {
 	stats        storage.Stats
 	tunnelStatus tunnel.Status
 	live         atomic.Pointer[liveSnapshot]
-	lastPrune    time.Time
 	lastNotify   time.Time
 	// skipConfirm deletes without a dialog (tests).
 	skipConfirm bool

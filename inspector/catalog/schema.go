@@ -1,7 +1,5 @@
 package catalog
 
-import "strings"
-
 // valueKind is what the spec says a field holds.
 type valueKind uint8
 
@@ -327,6 +325,3 @@ func TypeNames() []string {
 
 // IsKnown reports whether name is one of the 17 types.
 func IsKnown(name string) bool { return lookup(name) != nil }
-
-// typeList renders the type names for messages.
-func typeList() string { return strings.Join(TypeNames(), ", ") }

@@ -36,7 +36,7 @@ var secretsInTest = []string{hookSecret, bearerToken, cookieValue, queryToken, s
 
 // testRecords returns a varied selection: a batch, single events of
 // several types, a delivery with credentials, a non-UTF-8 body, a
-// not-analysed one.
+// not-analyzed one.
 func testRecords() []*inspector.Record {
 	g := simulate.New(11)
 	at := time.Date(2026, 3, 2, 9, 30, 0, 123456789, time.UTC)

@@ -75,14 +75,12 @@ func writeFixtures(opts Options, recs []*inspector.Record, sum *Summary) error {
 				continue
 			}
 			body := d.Body
-			hook := m.HookUUID
 			if len(m.Events) > 1 {
 				// One event per fixture: a batch is split, keeping the
 				// event's bytes; the hook uuid is derived so it is new but
 				// stable across exports.
 				h := sha256.Sum256([]byte(m.HookUUID + "/" + ev.UUID))
-				hook = hex.EncodeToString(h[:16])
-				body = singleEventBody(hook, ev.Raw)
+				body = singleEventBody(hex.EncodeToString(h[:16]), ev.Raw)
 			}
 			ua, _ := d.Header("User-Agent")
 			if ua == "" {

@@ -10,8 +10,8 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 )
 
-// Ingester stores and analyses an imported delivery. inspector.Engine
-// implements it, so imports are analysed exactly like received deliveries:
+// Ingester stores and analyzes an imported delivery. inspector.Engine
+// implements it, so imports are analyzed exactly like received deliveries:
 // the desktop app passes its running engine.
 type Ingester interface {
 	Ingest(ctx context.Context, d *inspector.Delivery) (int64, error)

@@ -37,7 +37,7 @@ type EventSummary struct {
 	Problems    int    `json:"problems,omitempty"`
 }
 
-// Summarize condenses an analysis; nil stays nil (not analysed yet).
+// Summarize condenses an analysis; nil stays nil (not analyzed yet).
 func Summarize(a *inspector.Analysis) *AnalysisSummary {
 	if a == nil {
 		return nil

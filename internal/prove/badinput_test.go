@@ -85,7 +85,7 @@ func (rc *receiver) raw(t *testing.T, head string, body io.Reader) *http.Respons
 	return resp
 }
 
-// record waits for the analysed record of the delivery an answer names.
+// record waits for the analyzed record of the delivery an answer names.
 func (rc *receiver) record(t *testing.T, resp *http.Response) *inspector.Record {
 	t.Helper()
 	id, err := strconv.ParseInt(resp.Header.Get("X-Hookscope-Delivery"), 10, 64)
@@ -102,7 +102,7 @@ func (rc *receiver) record(t *testing.T, resp *http.Response) *inspector.Record 
 			return r
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("delivery %d not analysed within 30 s", id)
+			t.Fatalf("delivery %d not analyzed within 30 s", id)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -224,7 +224,7 @@ func (r repeatReader) Read(p []byte) (int, error) {
 }
 
 // TestHostileBodies: each is answered 200 (the service's sender must not
-// retry forever), stored byte-exact, and analysed with a clear error or
+// retry forever), stored byte-exact, and analyzed with a clear error or
 // problem instead of a crash.
 func TestHostileBodies(t *testing.T) {
 	rc := newReceiver(t, inspector.ServerOptions{})

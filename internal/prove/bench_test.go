@@ -24,12 +24,12 @@ import (
 func BenchmarkIngestInProcess(b *testing.B) {
 	// analysis=off shows the cost of the receive-and-store path alone, to
 	// tell it from the analysis competing for the same cores.
-	for _, analyse := range []bool{true, false} {
-		b.Run(fmt.Sprintf("analysis=%v", analyse), func(b *testing.B) { benchIngest(b, analyse) })
+	for _, analyze := range []bool{true, false} {
+		b.Run(fmt.Sprintf("analysis=%v", analyze), func(b *testing.B) { benchIngest(b, analyze) })
 	}
 }
 
-func benchIngest(b *testing.B, analyse bool) {
+func benchIngest(b *testing.B, analyze bool) {
 	db, err := storage.Open(filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
 		b.Fatal(err)
@@ -39,7 +39,7 @@ func benchIngest(b *testing.B, analyse bool) {
 	eng := inspector.NewEngine(db, inspector.Options{Secrets: [][]byte{secret}})
 	ctx, cancel := context.WithCancel(context.Background())
 	runDone := make(chan error, 1)
-	if analyse {
+	if analyze {
 		go func() { runDone <- eng.Run(ctx) }()
 	} else {
 		runDone <- nil
@@ -99,13 +99,13 @@ func bigMessage(b *testing.B, secret []byte) *inspector.Delivery {
 
 // BenchmarkBodyPath1MiB is the engine's real analysis of a 1 MiB message:
 // verify the signature, decode, contract-check every event, hash it for
-// the ledger (Engine.Analyse), then pretty-print the body for display
+// the ledger (Engine.Analyze), then pretty-print the body for display
 // (catalog.Pretty). Target: < 10 ms.
 func BenchmarkBodyPath1MiB(b *testing.B) {
 	secret := []byte("bench-secret")
 	d := bigMessage(b, secret)
 	eng := inspector.NewEngine(nil, inspector.Options{Secrets: [][]byte{secret}})
-	a := eng.Analyse(context.Background(), d)
+	a := eng.Analyze(context.Background(), d)
 	if a.Error != nil || a.Signature.Status != inspector.SignatureValid {
 		b.Fatalf("analysis: error %v, signature %s", a.Error, a.Signature.Status)
 	}
@@ -120,7 +120,7 @@ func BenchmarkBodyPath1MiB(b *testing.B) {
 		b.SetBytes(int64(len(d.Body)))
 		defer reportCPU(b)()
 		for b.Loop() {
-			a := eng.Analyse(context.Background(), d)
+			a := eng.Analyze(context.Background(), d)
 			if len(a.Events) == 0 {
 				b.Fatal("no events")
 			}
@@ -129,10 +129,10 @@ func BenchmarkBodyPath1MiB(b *testing.B) {
 		}
 	})
 	// The parts, to see where the time goes.
-	b.Run("analyse", func(b *testing.B) {
+	b.Run("analyze", func(b *testing.B) {
 		defer reportCPU(b)()
 		for b.Loop() {
-			eng.Analyse(context.Background(), d)
+			eng.Analyze(context.Background(), d)
 		}
 	})
 	b.Run("pretty", func(b *testing.B) {
@@ -184,10 +184,10 @@ func BenchmarkAnalysisThroughput(b *testing.B) {
 	eng := inspector.NewEngine(ts, inspector.Options{Secrets: [][]byte{secret}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var analysed atomic.Int64
+	var analyzed atomic.Int64
 	all := make(chan struct{})
 	eng.Subscribe(func(*inspector.Record) {
-		if analysed.Add(1) == int64(b.N) {
+		if analyzed.Add(1) == int64(b.N) {
 			close(all)
 		}
 	})

@@ -82,8 +82,8 @@ func load(ctx context.Context, url string, secret []byte, workers int, seed int6
 
 // storeState opens the store and checks it against what was sent: every
 // acked body present once and byte-exact, no body stored twice, nothing
-// stored that was never sent. It returns the ids not analysed yet.
-func storeState(t *testing.T, path string, secret []byte, s *sent) (rows int, unanalysed []int64) {
+// stored that was never sent. It returns the ids not analyzed yet.
+func storeState(t *testing.T, path string, secret []byte, s *sent) (rows int, unanalyzed []int64) {
 	t.Helper()
 	db, err := storage.Open(path)
 	if err != nil {
@@ -108,9 +108,9 @@ func storeState(t *testing.T, path string, secret []byte, s *sent) (rows int, un
 			t.Errorf("delivery %d: stored signature header %q does not match its body", d.ID, sig)
 		}
 		if r.Analysis == nil {
-			unanalysed = append(unanalysed, d.ID)
+			unanalyzed = append(unanalyzed, d.ID)
 		} else if r.Analysis.Signature.Status != inspector.SignatureValid {
-			t.Errorf("delivery %d: analysed signature %s, want valid", d.ID, r.Analysis.Signature.Status)
+			t.Errorf("delivery %d: analyzed signature %s, want valid", d.ID, r.Analysis.Signature.Status)
 		}
 		return nil
 	})
@@ -133,14 +133,14 @@ func storeState(t *testing.T, path string, secret []byte, s *sent) (rows int, un
 			t.Errorf("a body is stored %d times (%d bytes)", n, len(s.body[k]))
 		}
 	}
-	return rows, unanalysed
+	return rows, unanalyzed
 }
 
 // TestCrashKill9 runs the real `hookscope listen` under concurrent load,
 // kills it with SIGKILL at a random moment, restarts it on the same store,
 // and checks that nothing acknowledged is lost, altered or duplicated, and
-// that the restarted listener analyses what the killed one stored but had
-// not analysed. HOOKSCOPE_CRASH_ROUNDS=N runs N kill/restart rounds (make
+// that the restarted listener analyzes what the killed one stored but had
+// not analyzed. HOOKSCOPE_CRASH_ROUNDS=N runs N kill/restart rounds (make
 // bench runs 20); the default is 2.
 func TestCrashKill9(t *testing.T) {
 	bin := hookscopeBin(t)
@@ -162,11 +162,11 @@ func TestCrashKill9(t *testing.T) {
 	args := []string{"--db", db, "--secret-env", "HS_SECRET"}
 	s := &sent{body: map[[32]byte][]byte{}, acked: map[[32]byte]bool{}}
 
-	var pending []int64 // stored by the killed listener, not analysed
+	var pending []int64 // stored by the killed listener, not analyzed
 	totalPending := 0
 	for round := range rounds {
 		p := startListen(t, bin, home, env, args...)
-		// The restarted listener must analyse what the killed one left.
+		// The restarted listener must analyze what the killed one left.
 		p.waitIDs(t, pending, 20*time.Second)
 
 		ctx, cancel := context.WithCancel(context.Background())
@@ -184,7 +184,7 @@ func TestCrashKill9(t *testing.T) {
 		rows, pending = storeState(t, db, secret, s)
 		totalPending += len(pending)
 		s.mu.Lock()
-		t.Logf("round %d: %d sent, %d acked, %d stored, %d stored but not analysed at the kill", round+1, len(s.body), len(s.acked), rows, len(pending))
+		t.Logf("round %d: %d sent, %d acked, %d stored, %d stored but not analyzed at the kill", round+1, len(s.body), len(s.acked), rows, len(pending))
 		s.mu.Unlock()
 		if t.Failed() {
 			return
@@ -194,9 +194,9 @@ func TestCrashKill9(t *testing.T) {
 	p := startListen(t, bin, home, env, args...)
 	p.waitIDs(t, pending, 20*time.Second)
 	p.stop(t)
-	rows, unanalysed := storeState(t, db, secret, s)
-	if len(unanalysed) > 0 {
-		t.Errorf("%d deliveries still unanalysed after a restart and a clean stop", len(unanalysed))
+	rows, unanalyzed := storeState(t, db, secret, s)
+	if len(unanalyzed) > 0 {
+		t.Errorf("%d deliveries still unanalyzed after a restart and a clean stop", len(unanalyzed))
 	}
 	s.mu.Lock()
 	acked := len(s.acked)

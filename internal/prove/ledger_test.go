@@ -14,7 +14,7 @@ import (
 	"github.com/hookscope/hookscope/storage"
 )
 
-// TestBatchedAnalysisMatchesOneByOne: the engine analyses queued
+// TestBatchedAnalysisMatchesOneByOne: the engine analyzes queued
 // deliveries in chunks and saves each chunk at once; its ledger verdicts
 // (duplicate, copies, first delivery, divergent, re-sent, out of order)
 // must be exactly those of analysing and saving one delivery at a time.

@@ -34,7 +34,7 @@ type listenProc struct {
 	mu     sync.Mutex
 	out    bytes.Buffer // every stdout line
 	errb   bytes.Buffer
-	ids    map[int64]bool // delivery ids printed (analysed)
+	ids    map[int64]bool // delivery ids printed (analyzed)
 	idSeen chan struct{}  // pulsed on every printed delivery
 	done   chan struct{}  // stdout closed
 }
@@ -105,12 +105,6 @@ func (p *listenProc) stderr() string {
 	return p.errb.String()
 }
 
-func (p *listenProc) stdout() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
 // kill sends SIGKILL: no handler, no flush, no goodbye.
 func (p *listenProc) kill(t *testing.T) {
 	t.Helper()
@@ -161,7 +155,7 @@ func (p *listenProc) waitIDs(t *testing.T, want []int64, within time.Duration) {
 		case <-p.idSeen:
 		case <-time.After(50 * time.Millisecond):
 		case <-deadline:
-			t.Fatalf("after %v the restarted listener still had not analysed %d of %d recovered deliveries", within, missing, len(want))
+			t.Fatalf("after %v the restarted listener still had not analyzed %d of %d recovered deliveries", within, missing, len(want))
 		}
 	}
 }

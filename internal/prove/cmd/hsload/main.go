@@ -6,7 +6,7 @@
 //	hsload bare --addr 127.0.0.1:0              # prints "listening http://..." and serves
 //	hsload run --url URL --secret-env S --rate 1000 --duration 10s
 //	hsload run --url URL --secret-env S --rate 0 --concurrency 64   # saturation
-//	hsload backlog --db FILE     # waits until every stored delivery is analysed
+//	hsload backlog --db FILE     # waits until every stored delivery is analyzed
 //
 // run prints one JSON object: requests, ok, errors, rps, p50/p90/p99/max
 // latency in milliseconds. backlog prints how many stored deliveries were
@@ -137,7 +137,7 @@ func backlog(args []string) error {
 	start := time.Now()
 	first, err := pending()
 	if err != nil {
-		return fmt.Errorf("count unanalysed deliveries: %w", err)
+		return fmt.Errorf("count unanalyzed deliveries: %w", err)
 	}
 	res := backlogResult{Backlog: first, Unmoved: unmoved}
 	for n := first; ; {
@@ -150,7 +150,7 @@ func backlog(args []string) error {
 		}
 		time.Sleep(*poll)
 		if n, err = pending(); err != nil {
-			return fmt.Errorf("count unanalysed deliveries: %w", err)
+			return fmt.Errorf("count unanalyzed deliveries: %w", err)
 		}
 	}
 	res.Seconds = time.Since(start).Seconds()
