@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -248,7 +250,9 @@ func TestDenialAndViewer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if status != http.StatusBadRequest {
+			// A denial is a well-formed callback: answered 200 with the
+			// explanation.
+			if status != http.StatusOK {
 				t.Errorf("callback page status %d", status)
 			}
 			res, err := f.AwaitCallback(context.Background(), 5*time.Second)
@@ -412,31 +416,61 @@ func TestUploadAPIRefusesHeader(t *testing.T) {
 
 func TestForgedCallbackRefused(t *testing.T) {
 	e := newEnv(t, "", nil)
-	f, _ := startAuth(t, e, oauthflow.Options{})
+	var mu sync.Mutex
+	var refusals []oauthflow.CallbackRefusal
+	rec := &memRecorder{}
+	f, u := startAuth(t, e, oauthflow.Options{Recorder: rec, OnCallbackRefused: func(r oauthflow.CallbackRefusal) {
+		mu.Lock()
+		refusals = append(refusals, r)
+		mu.Unlock()
+	}})
 	forged := e.profile.RedirectURI + "?hs_state=guessed&code=attacker-code&account_id=1"
-	resp, err := http.Get(forged)
-	if err != nil {
-		t.Fatal(err)
+	get := func(u string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("forged callback answered %d", resp.StatusCode)
+	status, page := get(forged)
+	if status != http.StatusForbidden || !strings.Contains(page, "does not match") || !strings.Contains(page, "goes on waiting") {
+		t.Errorf("forged callback answered %d:\n%s", status, page)
 	}
-	_, err = f.AwaitCallback(context.Background(), 5*time.Second)
-	if !errors.Is(err, oauthflow.ErrStateMismatch) {
-		t.Fatalf("forged callback: %v", err)
+	// It is shown, and the wait goes on.
+	_, err := f.AwaitCallback(context.Background(), 50*time.Millisecond)
+	if !errors.Is(err, oauthflow.ErrCallbackTimeout) || !strings.Contains(err.Error(), "1 request(s) to it were refused") || !strings.Contains(err.Error(), "does not match") {
+		t.Fatalf("after a forged callback: %v", err)
+	}
+	mu.Lock()
+	if len(refusals) != 1 || refusals[0].Status != http.StatusForbidden || !errors.Is(refusals[0].Err, oauthflow.ErrStateMismatch) ||
+		refusals[0].Transcript.ID == 0 || !strings.Contains(refusals[0].Transcript.Request.URL, "attacker-code") || refusals[0].Transcript.Error == "" {
+		t.Fatalf("refusals %+v", refusals)
+	}
+	mu.Unlock()
+	if n, last := f.Refused(); n != 1 || !errors.Is(last, oauthflow.ErrStateMismatch) {
+		t.Fatalf("Refused() = %d, %v", n, last)
 	}
 	if _, err := f.Exchange(context.Background(), "", false); !errors.Is(err, oauthflow.ErrNoCode) {
 		t.Fatalf("the forged code was kept: %v", err)
 	}
-	// A second request to the one-shot listener changes nothing.
-	resp, err = http.Get(forged)
-	if err != nil {
-		t.Fatal(err)
+	// The real callback still arrives and settles the flow.
+	if status, err := browse(context.Background(), t, owner(), u); err != nil || status != http.StatusOK {
+		t.Fatalf("the real callback after a forged one: %d %v", status, err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusConflict {
-		t.Errorf("second callback answered %d", resp.StatusCode)
+	res, err := f.AwaitCallback(context.Background(), 5*time.Second)
+	if err != nil || res.Code == "" || res.Code == "attacker-code" {
+		t.Fatalf("real callback: %+v %v", res, err)
+	}
+	// After it, a request changes nothing and is not recorded.
+	before := len(rec.transcripts)
+	if status, _ := get(forged); status != http.StatusConflict {
+		t.Errorf("a callback after the real one answered %d", status)
+	}
+	if len(rec.transcripts) != before {
+		t.Error("a request after the flow settled was recorded")
 	}
 	// Before any authorize URL exists.
 	f2, _ := oauthflow.New(e.profile, oauthflow.Options{})
@@ -449,6 +483,41 @@ func TestForgedCallbackRefused(t *testing.T) {
 	}
 	if _, err := f2.AcceptCallbackURL(context.Background(), e.profile.RedirectURI+"?code=x"); !errors.Is(err, oauthflow.ErrStateMismatch) {
 		t.Fatalf("callback without hs_state: %v", err)
+	}
+}
+
+// A flood of forged requests is answered, but only the first few are
+// recorded and reported one by one.
+func TestRefusedCallbacksAreBounded(t *testing.T) {
+	e := newEnv(t, "", nil)
+	rec := &memRecorder{}
+	var reports []oauthflow.CallbackRefusal
+	var mu sync.Mutex
+	f, _ := startAuth(t, e, oauthflow.Options{Recorder: rec, OnCallbackRefused: func(r oauthflow.CallbackRefusal) {
+		mu.Lock()
+		reports = append(reports, r)
+		mu.Unlock()
+	}})
+	for i := 0; i < 25; i++ {
+		resp, err := http.Get(e.profile.RedirectURI + "?code=x" + strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("request %d answered %d", i, resp.StatusCode)
+		}
+	}
+	if n, _ := f.Refused(); n != 25 {
+		t.Fatalf("counted %d", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reports) != 10 || !reports[9].Last || reports[8].Last || reports[9].Count != 10 {
+		t.Fatalf("%d reports, last %+v", len(reports), reports[len(reports)-1])
+	}
+	if len(rec.transcripts) != 11 { // the authorize step and 10 refusals
+		t.Fatalf("%d transcripts recorded", len(rec.transcripts))
 	}
 }
 
@@ -753,5 +822,98 @@ func TestExpiredTokenExplainedThenRefreshed(t *testing.T) {
 	results, err = f.Call(context.Background(), oauthflow.CallRequest{Path: path})
 	if err != nil || !results[0].OK {
 		t.Fatalf("after refresh: %+v %v", results, err)
+	}
+}
+
+// Issue 18: one forged or stale request to the loopback callback must not
+// end the login: it is answered and recorded, and the real callback that
+// follows still arrives.
+func TestLoginSurvivesForgedAndStaleCallbacks(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, err := oauthflow.New(e.profile, oauthflow.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := owner()
+	done := make(chan error, 1)
+	var statuses []int
+	open := func(ctx context.Context, u string) error {
+		go func() {
+			// Any web page can fire these at the registered port first.
+			for _, q := range []string{"?hs_state=guessed&code=forged&account_id=1", "?code=stale-code", "?error=access_denied&hs_state=nope", ""} {
+				resp, err := http.Get(e.profile.RedirectURI + q)
+				if err != nil {
+					done <- err
+					return
+				}
+				resp.Body.Close()
+				statuses = append(statuses, resp.StatusCode)
+			}
+			_, err := browse(ctx, t, b, u)
+			done <- err
+		}()
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, tok, err := f.Login(ctx, oauthflow.LoginOptions{Open: open, Timeout: 15 * time.Second})
+	if err != nil {
+		t.Fatalf("Login after forged callbacks: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	if res.Code == "" || res.Code == "forged" || tok.AccessToken == "" {
+		t.Fatalf("Login = %+v, %+v", res, tok)
+	}
+	if want := []int{403, 403, 403, 400}; fmt.Sprint(statuses) != fmt.Sprint(want) {
+		t.Errorf("bad callbacks answered %v, want %v", statuses, want)
+	}
+}
+
+// The receiver's /oauth/callback (tunnel redirect URIs) follows the same
+// rule: a forged request is answered and shown, and the flows go on waiting.
+func TestCallbackHubForgedRequestKeepsFlowsWaiting(t *testing.T) {
+	hub := &oauthflow.CallbackHub{}
+	recv := httptest.NewServer(hub)
+	defer recv.Close()
+	e := newEnv(t, recv.URL+"/oauth/callback", nil)
+	forge := func(q string) int {
+		resp, err := http.Get(recv.URL + "/oauth/callback" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	var flows []*oauthflow.Flow
+	var urls []string
+	for i := 0; i < 2; i++ {
+		f, err := oauthflow.New(e.profile, oauthflow.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		remove := hub.Add(f)
+		defer remove()
+		u, _ := f.AuthorizeURL(context.Background())
+		flows, urls = append(flows, f), append(urls, u)
+		// One flow waiting, then two: a guessed state is refused either way.
+		if status := forge("?hs_state=guessed&code=forged"); status != http.StatusForbidden {
+			t.Fatalf("%d flow(s) waiting: forged request answered %d", i+1, status)
+		}
+	}
+	if n, _ := flows[0].Refused(); n != 2 {
+		t.Fatalf("flow 1 refused %d", n)
+	}
+	if n, last := flows[1].Refused(); n != 1 || !errors.Is(last, oauthflow.ErrStateMismatch) {
+		t.Fatalf("flow 2 refused %d (%v)", n, last)
+	}
+	for i, f := range flows {
+		if status, err := browse(context.Background(), t, owner(), urls[i]); err != nil || status != http.StatusOK {
+			t.Fatalf("flow %d: browse %d %v", i+1, status, err)
+		}
+		if res, err := f.AwaitCallback(context.Background(), 5*time.Second); err != nil || res.Code == "" || res.Code == "forged" {
+			t.Fatalf("flow %d: %+v %v", i+1, res, err)
+		}
 	}
 }

@@ -74,6 +74,12 @@ type Options struct {
 	// OnTranscript is called after each step with the raw (unredacted)
 	// transcript; a display must redact it (see RenderOptions).
 	OnTranscript func(Transcript)
+	// OnCallbackRefused is called, on the receiving server's goroutine,
+	// for each request to the callback address that was refused (forged,
+	// stale, unreadable) while the flow goes on waiting; see
+	// CallbackRefusal. A pasted URL that is refused is returned to the
+	// caller instead.
+	OnCallbackRefused func(CallbackRefusal)
 	// UserAgent is sent on token and API calls.
 	UserAgent string
 }
@@ -125,9 +131,14 @@ type Flow struct {
 	state       State
 	token       *Token
 	transcripts []Transcript
-	// callbacks receives the first accepted (or refused) callback.
+	// callbacks receives the callback that settled the flow: one that
+	// carries this attempt's state value, with a code or an error.
 	callbacks chan callbackOutcome
-	delivered bool
+	settled   bool
+	// refused counts the requests to the callback that this attempt
+	// refused; lastRefusal says why the last one was.
+	refused     int
+	lastRefusal error
 	// recordErr remembers the first persistence failure; steps go on.
 	recordErr error
 }
@@ -386,7 +397,7 @@ func (f *Flow) AuthorizeURL(ctx context.Context) (string, error) {
 	f.state.RedirectURI = redirect
 	f.state.AuthorizeURL = full
 	f.state.Callback = nil
-	f.delivered = false
+	f.settled, f.refused, f.lastRefusal = false, 0, nil
 	// Drain an unread outcome of an earlier attempt.
 	select {
 	case <-f.callbacks:
