@@ -20,8 +20,9 @@ type Param struct {
 // 5.3 of the spec): either a code with the account and contact it was
 // issued for, or an error; plus the extra parameters of redirect_uri.
 type CallbackResult struct {
-	// URL is the redirected URL as received or pasted.
-	URL              string `json:"url"`
+	// URL is the redirected URL as received or pasted (empty in a flow's
+	// State, which keeps only the parameters).
+	URL              string `json:"url,omitempty"`
 	Code             string `json:"code,omitempty"`
 	AccountID        string `json:"account_id,omitempty"`
 	AccountURL       string `json:"account_url,omitempty"`

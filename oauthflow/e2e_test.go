@@ -196,8 +196,24 @@ func TestLoginSuccess(t *testing.T) {
 		t.Fatalf("recorder: %d transcripts, token %v, %d states", len(rec.transcripts), rec.tokens, len(rec.states))
 	}
 	last := rec.states[len(rec.states)-1]
-	if last.Callback == nil || len(last.Spent) != 1 {
+	if last.Callback == nil || len(last.Codes) != 1 {
 		t.Fatalf("saved state = %+v", last)
+	}
+	for _, u := range last.Codes {
+		if u.Outcome != oauthflow.OutcomeExchanged || !u.Spent() {
+			t.Fatalf("saved code use = %+v", u)
+		}
+	}
+	// Issue 18: the state keeps the callback's parameters (a later
+	// exchange needs the code), never the redirected URL.
+	for i, st := range rec.states {
+		js, _ := json.Marshal(st)
+		if st.Callback != nil && st.Callback.URL != "" || strings.Contains(string(js), res.URL) || strings.Contains(string(js), `"url"`) {
+			t.Fatalf("saved state %d keeps the callback URL: %s", i, js)
+		}
+	}
+	if last.Callback.Code != res.Code || len(last.Callback.Params) != len(res.Params) {
+		t.Fatalf("saved callback lost its parameters: %+v", last.Callback)
 	}
 	if err := f.RecordErr(); err != nil {
 		t.Fatal(err)
@@ -915,5 +931,81 @@ func TestCallbackHubForgedRequestKeepsFlowsWaiting(t *testing.T) {
 		if res, err := f.AwaitCallback(context.Background(), 5*time.Second); err != nil || res.Code == "" || res.Code == "forged" {
 			t.Fatalf("flow %d: %+v %v", i+1, res, err)
 		}
+	}
+}
+
+// Issue 18: a code is known spent only after a successful exchange or when
+// the service refused it as a grant (invalid_grant). A 401 for a wrong
+// client secret says nothing about the code: sending it again with the
+// right secret is not refused, and is told what was known.
+func TestCodeSpentOnlyWhenKnown(t *testing.T) {
+	e := newEnv(t, "", nil)
+	good := e.profile.ClientSecret
+	e.profile.ClientSecret = "not-the-secret"
+	rec := &memRecorder{}
+	f, u := startAuth(t, e, oauthflow.Options{Recorder: rec})
+	if _, err := browse(context.Background(), t, owner(), u); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.AwaitCallback(context.Background(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Exchange(context.Background(), "", false); err == nil || errors.Is(err, oauthflow.ErrCodeSpent) {
+		t.Fatalf("exchange with a wrong secret: %v", err)
+	}
+	// The next run, with the secret fixed, resumes from the saved state.
+	rec.mu.Lock()
+	saved := rec.states[len(rec.states)-1]
+	rec.mu.Unlock()
+	p := e.profile
+	p.ClientSecret = good
+	f2, err := oauthflow.Resume(p, saved, nil, oauthflow.Options{Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := f2.Exchange(context.Background(), "", false)
+	if err != nil {
+		t.Fatalf("the code refused for a wrong secret (401) was called spent: %v", err)
+	}
+	if tok.AccessToken == "" {
+		t.Fatal("no token")
+	}
+	ts := f2.Transcripts(false)
+	if notes := strings.Join(ts[len(ts)-1].Notes, "|"); !strings.Contains(notes, "refused with invalid_client (HTTP 401)") || !strings.Contains(notes, "does not say the code is used up") {
+		t.Errorf("the resend does not say what was known: %s", notes)
+	}
+	// Exchanged: now it is known spent.
+	_, err = f2.Exchange(context.Background(), "", false)
+	if !errors.Is(err, oauthflow.ErrCodeSpent) || !strings.Contains(err.Error(), "exchanged for a token") {
+		t.Fatalf("after a successful exchange: %v", err)
+	}
+	// Forced, the service refuses it: invalid_grant, and the next attempt
+	// says what the service said.
+	if _, err := f2.Exchange(context.Background(), "", true); err == nil {
+		t.Fatal("the service exchanged a code twice")
+	}
+	_, err = f2.Exchange(context.Background(), "", false)
+	if !errors.Is(err, oauthflow.ErrCodeSpent) || !strings.Contains(err.Error(), "refused it with invalid_grant") || !strings.Contains(err.Error(), "already used") {
+		t.Fatalf("after invalid_grant: %v", err)
+	}
+}
+
+// No answer says nothing about the code either.
+func TestCodeSentWithoutAnswerIsNotSpent(t *testing.T) {
+	p := oauthflow.Profile{Name: "p", BaseURL: "http://127.0.0.1:1", ClientID: "c", ClientSecret: "s", RedirectURI: "https://t.example/cb"}
+	f, err := oauthflow.New(p, oauthflow.Options{NoRedirectState: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Exchange(context.Background(), "the-code-0123", false); !errors.Is(err, oauthflow.ErrTransport) {
+		t.Fatalf("first send: %v", err)
+	}
+	_, err = f.Exchange(context.Background(), "the-code-0123", false)
+	if errors.Is(err, oauthflow.ErrCodeSpent) || !errors.Is(err, oauthflow.ErrTransport) {
+		t.Fatalf("second send: %v", err)
+	}
+	ts := f.Transcripts(true)
+	if notes := strings.Join(ts[len(ts)-1].Notes, "|"); !strings.Contains(notes, "no answer arrived") {
+		t.Errorf("notes: %s", notes)
 	}
 }

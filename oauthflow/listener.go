@@ -268,7 +268,11 @@ func (f *Flow) accept(res *CallbackResult) (*CallbackResult, error) {
 	if want := f.state.StandardState; want != "" && res.State != want {
 		return res, &StateMismatchError{Param: "state", Missing: res.State == ""}
 	}
-	f.state.Callback = res
+	// The state keeps the parameters (a later exchange sends the code),
+	// not the redirected URL: the callback transcript has the request.
+	kept := *res
+	kept.URL = ""
+	f.state.Callback = &kept
 	f.settled = true
 	if res.Error != "" {
 		return res, &DeniedError{Code: res.Error, Description: res.ErrorDescription}

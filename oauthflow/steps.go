@@ -2,6 +2,7 @@ package oauthflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -92,29 +93,32 @@ func (f *Flow) hintFor(step Step, e *OAuthError) string {
 }
 
 // Exchange trades an authorization code for a token (step 3). An empty
-// code means the code of the accepted callback. A code already sent once
-// is refused with ErrCodeSpent before anything is sent, unless force:
-// codes are single-use, and a second send is how developers lose an hour.
+// code means the code of the accepted callback. A code known to be used up
+// (CodeUse.Spent: exchanged, or refused as invalid_grant) is refused with
+// ErrCodeSpent before anything is sent, unless force: a second send is how
+// developers lose an hour, and a service may revoke the tokens issued for
+// the first. A code sent before with another outcome is sent again, with a
+// note saying what was known.
 func (f *Flow) Exchange(ctx context.Context, code string, force bool) (*Token, error) {
 	f.mu.Lock()
 	if code == "" && f.state.Callback != nil {
 		code = f.state.Callback.Code
 	}
 	verifier := f.state.Verifier
-	spentAt, spent := f.state.Spent[codeHash(code)]
+	h := codeHash(code)
+	prev, sent := f.state.Codes[h]
 	f.mu.Unlock()
 	if code == "" {
 		return nil, &StepError{Step: StepExchange, Msg: "there is no authorization code to exchange", Fix: "run the authorize step and approve in the browser first (or pass the code)", Err: ErrNoCode}
 	}
-	if spent && !force {
-		return nil, &StepError{Step: StepExchange, Err: ErrCodeSpent,
-			Msg: fmt.Sprintf("this code was already sent to the token endpoint at %s; codes are single-use, so the service will refuse it (invalid_grant) and some services revoke the tokens issued for it", spentAt.Format(time.RFC3339)),
+	if prev.Spent() && !force {
+		return nil, &StepError{Step: StepExchange, Err: ErrCodeSpent, Msg: prev.Known(),
 			Fix: "authorize again for a fresh code; force the exchange only to see the service's answer"}
 	}
-	f.mu.Lock()
-	f.state.Spent[codeHash(code)] = f.opts.Now().UTC()
-	f.mu.Unlock()
-	f.saveState(ctx)
+	// Recorded before sending: if the process dies meanwhile, the next run
+	// knows the code went out.
+	use := CodeUse{SentAt: f.opts.Now().UTC()}
+	f.setCodeUse(ctx, h, use)
 	params := [][2]string{
 		{"client_id", f.profile.ClientID},
 		{"client_secret", f.profile.ClientSecret},
@@ -126,9 +130,25 @@ func (f *Flow) Exchange(ctx context.Context, code string, force bool) (*Token, e
 		params = append(params, [2]string{"code_verifier", verifier})
 	}
 	tok, t, err := f.tokenCall(ctx, StepExchange, params)
-	if spent {
-		t.Notes = append(t.Notes, "this code had been sent before; the exchange was forced")
+	switch {
+	case prev.Spent():
+		t.Notes = append(t.Notes, prev.Known()+"; the exchange was forced")
+	case sent:
+		t.Notes = append(t.Notes, prev.Known()+", so it was sent again")
 	}
+	var se *StepError
+	switch {
+	case err == nil:
+		use.Outcome = OutcomeExchanged
+	case errors.As(err, &se) && se.Status != 0:
+		use.Outcome, use.Status = OutcomeRefused, se.Status
+		if se.OAuth != nil {
+			use.Error, use.Description = se.OAuth.Code, se.OAuth.Description
+		}
+	default:
+		use.Outcome = OutcomeNoAnswer
+	}
+	f.setCodeUse(ctx, h, use)
 	if err != nil {
 		f.record(ctx, t)
 		return nil, err
@@ -140,6 +160,14 @@ func (f *Flow) Exchange(ctx context.Context, code string, force bool) (*Token, e
 	f.record(ctx, t)
 	f.saveToken(ctx, *tok)
 	return tok, nil
+}
+
+// setCodeUse records what is known about a code and saves the state.
+func (f *Flow) setCodeUse(ctx context.Context, hash string, u CodeUse) {
+	f.mu.Lock()
+	f.state.Codes[hash] = u
+	f.mu.Unlock()
+	f.saveState(ctx)
 }
 
 func tokenSummary(t Token, now time.Time) string {
