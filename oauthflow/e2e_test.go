@@ -1009,3 +1009,35 @@ func TestCodeSentWithoutAnswerIsNotSpent(t *testing.T) {
 		t.Errorf("notes: %s", notes)
 	}
 }
+
+// Issue 18: redaction by value turned the word "forged" in a message into
+// REDACTED, because a forged callback's code=forged counted as a secret.
+// Values from refused requests are not the flow's secrets, and free text is
+// searched only for values long enough to be secrets; parameters, headers
+// and fields are redacted where they stand.
+func TestRedactionByPositionNotByWord(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, _ := startAuth(t, e, oauthflow.Options{})
+	resp, err := http.Get(e.profile.RedirectURI + "?hs_state=guessed&code=forged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, s := range f.Secrets() {
+		if s == "forged" {
+			t.Fatal("the code of a refused callback counts as a secret")
+		}
+	}
+	ts := f.Transcripts(false)
+	cb := ts[len(ts)-1]
+	if cb.Step != oauthflow.StepCallback || !strings.Contains(cb.Error, "was forged") || !strings.Contains(cb.Response.Body, "forged") {
+		t.Fatalf("the message lost its words: %q", cb.Error)
+	}
+	if !strings.Contains(cb.Request.URL, "code=REDACTED") || strings.Contains(cb.Request.URL, "code=forged") {
+		t.Fatalf("the code is not redacted where it stands: %s", cb.Request.URL)
+	}
+	// A short secret value does not blank out words of free text either.
+	if got := oauthflow.Redact(oauthflow.Transcript{Error: "the user denied access"}, "user").Error; got != "the user denied access" {
+		t.Fatalf("short value redacted in text: %q", got)
+	}
+}

@@ -307,8 +307,11 @@ func (f *Flow) RecordErr() error {
 	return f.recordErr
 }
 
-// Secrets returns the secret values the flow knows (client secret, codes,
-// tokens, PKCE verifier) for redaction.
+// Secrets returns the flow's own secret values (client secret, PKCE
+// verifier, the accepted callback's code, codes and tokens it sent, its
+// tokens) for redaction by value. Values taken from requests the flow
+// received and refused are not among them: anyone can put any word in a
+// forged callback.
 func (f *Flow) Secrets() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -320,19 +323,34 @@ func (f *Flow) Secrets() []string {
 		out = append(out, f.token.AccessToken, f.token.RefreshToken)
 	}
 	for _, t := range f.transcripts {
-		for _, p := range []string{"code", "access_token", "refresh_token", "bearer_token"} {
-			out = append(out, paramValues(t.Request.URL, p)...)
+		if t.Inbound {
+			continue
 		}
+		out = append(out, sentSecrets(t.Request)...)
 	}
 	return out
 }
 
-func paramValues(raw, name string) []string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil
+// sentSecrets returns the values of the secret parameters a request sent,
+// in its URL query or its form body.
+func sentSecrets(r Request) []string {
+	var qs []string
+	if u, err := url.Parse(r.URL); err == nil {
+		qs = append(qs, u.RawQuery)
 	}
-	return u.Query()[name]
+	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+		qs = append(qs, r.Body)
+	}
+	var out []string
+	for _, q := range qs {
+		vs, _ := url.ParseQuery(q)
+		for name, v := range vs {
+			if isSecretParam(name) {
+				out = append(out, v...)
+			}
+		}
+	}
+	return out
 }
 
 // Transcripts returns the flow's transcripts in order, redacted unless

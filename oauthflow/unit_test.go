@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -443,12 +445,12 @@ func TestRedactKeepsEmptyValuesAndPlaceholders(t *testing.T) {
 // whatever text surrounds it.
 func FuzzRedact(f *testing.F) {
 	f.Add("tok-abc-def-123", "https://x/?access_token=", "&y=1", `{"error":"bad code `)
-	f.Add("s3cr3tvalue", "", "", "")
+	f.Add("s3cr3tvalue-0123", "", "", "")
 	f.Add("with space+plus", "Authorization: Bearer ", "", "client_secret=")
 	f.Fuzz(func(t *testing.T, secret, pre, post, body string) {
 		esc := url.QueryEscape(secret)
-		// Too short to redact, or able to overlap the marker itself.
-		if len(secret) < 4 || strings.ContainsAny(secret, "REDACT") {
+		// Too short to redact by value, or able to overlap the marker itself.
+		if len(secret) < minSecretLen || strings.ContainsAny(secret, "REDACT") {
 			t.Skip()
 		}
 		for _, s := range []string{pre, post, body} {
@@ -463,6 +465,31 @@ func FuzzRedact(f *testing.F) {
 			if strings.Contains(field, secret) || strings.Contains(field, esc) {
 				t.Fatalf("secret %q survives in %q", secret, field)
 			}
+		}
+	})
+}
+
+// FuzzRedactByPosition checks the other half of the rule: a value shorter
+// than minSecretLen, or a secret the text does not contain, changes nothing
+// beyond what the by-name rules (parameters, fields, headers) change, so
+// no ordinary word is ever blanked out.
+func FuzzRedactByPosition(f *testing.F) {
+	f.Add("callback refused: it was forged; its code was not used", "forged")
+	f.Add("the user denied access", "user")
+	f.Add("https://x/cb?code=abc&state=forged", "abc")
+	f.Add("nothing secret here", "a-long-secret-value-0123")
+	f.Fuzz(func(t *testing.T, text, value string) {
+		in := Transcript{Error: text, Notes: []string{text}, Request: Request{URL: text, Body: text, Header: http.Header{"X-Note": {text}}}, Response: &Response{Body: text}}
+		if len(value) >= minSecretLen {
+			for _, v := range []string{value, url.QueryEscape(value), url.PathEscape(value), html.EscapeString(value)} {
+				if strings.Contains(text, v) {
+					t.Skip() // a long secret in the text: FuzzRedact's case
+				}
+			}
+		}
+		byName, got := Redact(in), Redact(in, value)
+		if !reflect.DeepEqual(got, byName) {
+			t.Fatalf("value %q changed more than the by-name rules in %q:\n got %+v\nwant %+v", value, text, got, byName)
 		}
 	})
 }
