@@ -403,7 +403,7 @@ func TestCallEachTokenMethod(t *testing.T) {
 	// A token that is not valid is explained.
 	f.SetToken(oauthflow.Token{AccessToken: "bogus-token"})
 	results, err = f.Call(context.Background(), oauthflow.CallRequest{Path: oauthflow.DefaultCallPath(id)})
-	if err != nil || results[0].Status != 401 || !strings.Contains(results[0].Transcript.Error, "401") {
+	if !errors.Is(err, oauthflow.ErrRefused) || results[0].Status != 401 || !strings.Contains(results[0].Transcript.Error, "401") {
 		t.Fatalf("bogus token: %+v, %v", results, err)
 	}
 }
@@ -413,8 +413,8 @@ func TestUploadAPIRefusesHeader(t *testing.T) {
 	f, _, _ := login(t, e, oauthflow.Options{}, owner())
 	all, _ := oauthflow.ParseTokenMethods("all")
 	results, err := f.Call(context.Background(), oauthflow.CallRequest{Method: "POST", Path: "/upload?name=clip", Body: "not really a video", ContentType: "video/mp4", Methods: all})
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, oauthflow.ErrRefused) || len(results.Failed()) != 1 {
+		t.Fatalf("the header call is the one failure: %v", err)
 	}
 	for _, r := range results {
 		switch r.Method {
@@ -829,7 +829,7 @@ func TestExpiredTokenExplainedThenRefreshed(t *testing.T) {
 	mu.Unlock()
 	path := oauthflow.DefaultCallPath(e.sb.Medias()[0].HashedID)
 	results, err := f.Call(context.Background(), oauthflow.CallRequest{Path: path})
-	if err != nil || results[0].Status != 401 || !strings.Contains(results[0].Transcript.Error, "expired") || !strings.Contains(results[0].Transcript.Fix, "refresh") {
+	if !errors.Is(err, oauthflow.ErrRefused) || results[0].Status != 401 || !strings.Contains(results[0].Transcript.Error, "expired") || !strings.Contains(results[0].Transcript.Fix, "refresh") {
 		t.Fatalf("expired call: %+v %v", results, err)
 	}
 	if _, err := f.Refresh(context.Background()); err != nil {
@@ -1039,5 +1039,42 @@ func TestRedactionByPositionNotByWord(t *testing.T) {
 	// A short secret value does not blank out words of free text either.
 	if got := oauthflow.Redact(oauthflow.Transcript{Error: "the user denied access"}, "user").Error; got != "the user denied access" {
 		t.Fatalf("short value redacted in text: %q", got)
+	}
+}
+
+// Issue 18: 'oauth call' exited 0 when every call failed (401 after
+// expiry): Call returned no error. It now says which calls failed and why,
+// so every face can fail the command.
+func TestCallFailuresAreErrors(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, _, _ := login(t, e, oauthflow.Options{}, owner())
+	path := oauthflow.DefaultCallPath(e.sb.Medias()[0].HashedID)
+	all, _ := oauthflow.ParseTokenMethods("all")
+	if res, err := f.Call(context.Background(), oauthflow.CallRequest{Path: path, Methods: all}); err != nil || len(res.Failed()) != 0 {
+		t.Fatalf("three good calls: %v, %d failed", err, len(res.Failed()))
+	}
+	// Every call fails.
+	f.SetToken(oauthflow.Token{AccessToken: "bogus-token-0123"})
+	res, err := f.Call(context.Background(), oauthflow.CallRequest{Path: path, Methods: all})
+	var se *oauthflow.StepError
+	if !errors.As(err, &se) || !errors.Is(err, oauthflow.ErrRefused) || se.Step != oauthflow.StepCall || se.Status != 401 ||
+		!strings.HasPrefix(se.Msg, "3 of 3 calls failed") || !strings.Contains(se.Msg, "access_token: HTTP 401") || se.Fix == "" {
+		t.Fatalf("every call failed: %v", err)
+	}
+	if len(res) != 3 || len(res.Failed()) != 3 {
+		t.Fatalf("results %+v", res)
+	}
+	// One of three fails (the Upload API refuses the header): still a
+	// failure of what was asked, naming the one.
+	f2, _, _ := login(t, e, oauthflow.Options{}, owner())
+	res, err = f2.Call(context.Background(), oauthflow.CallRequest{Method: "POST", Path: "/upload?name=clip", Body: "x", ContentType: "video/mp4", Methods: all})
+	if !errors.As(err, &se) || !strings.HasPrefix(se.Msg, "1 of 3 calls failed: header: HTTP 401") || len(res.Failed()) != 1 || res.Failed()[0].Method != oauthflow.MethodHeader {
+		t.Fatalf("one call failed: %v", err)
+	}
+	// No answer at all is a failure too.
+	f2.SetToken(oauthflow.Token{AccessToken: "whatever-token-0123"})
+	res, err = f2.Call(context.Background(), oauthflow.CallRequest{Path: "http://127.0.0.1:1/v1/medias/x"})
+	if !errors.Is(err, oauthflow.ErrTransport) || len(res.Failed()) != 1 || res[0].Status != 0 {
+		t.Fatalf("no answer: %v %+v", err, res)
 	}
 }

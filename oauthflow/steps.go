@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -275,16 +276,65 @@ func DefaultCallPath(hashedID string) string { return "/v1/medias/" + url.PathEs
 
 // CallResult is one API call made with one token method.
 type CallResult struct {
-	Method     TokenMethod `json:"method"`
-	Status     int         `json:"status"`
-	OK         bool        `json:"ok"`
-	Transcript Transcript  `json:"-"`
+	Method TokenMethod `json:"method"`
+	// Status is the HTTP status, 0 when no answer arrived.
+	Status int  `json:"status"`
+	OK     bool `json:"ok"`
+	// Transcript is the raw exchange; its Error and Fix say why a call
+	// that is not OK failed.
+	Transcript Transcript `json:"-"`
+}
+
+// Calls are the results of one Call, one per token method, in order.
+type Calls []CallResult
+
+// Failed returns the calls that did not get a 2xx answer.
+func (cs Calls) Failed() []CallResult {
+	var out []CallResult
+	for _, c := range cs {
+		if !c.OK {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Err is nil when every call succeeded, else a *StepError saying which
+// calls failed and why (ErrRefused when any got an answer, ErrTransport
+// when none did), with the fixes.
+func (cs Calls) Err() error {
+	failed := cs.Failed()
+	if len(failed) == 0 {
+		return nil
+	}
+	se := &StepError{Step: StepCall, Err: ErrTransport}
+	var why, fixes []string
+	for _, c := range failed {
+		w := c.Transcript.Error
+		if len(cs) > 1 {
+			w = string(c.Method) + ": " + w
+		}
+		why = append(why, w)
+		if fx := c.Transcript.Fix; fx != "" && !slices.Contains(fixes, fx) {
+			fixes = append(fixes, fx)
+		}
+		if c.Status != 0 && se.Status == 0 {
+			se.Status, se.Err = c.Status, ErrRefused
+		}
+	}
+	se.Msg = strings.Join(why, "; ")
+	if len(cs) > 1 {
+		se.Msg = fmt.Sprintf("%d of %d calls failed: %s", len(failed), len(cs), se.Msg)
+	}
+	se.Fix = strings.Join(fixes, "; ")
+	return se
 }
 
 // Call makes the API call once per token method (step 5) and returns one
-// result per method. It fails only when there is no token or the request
-// cannot be built; refusals are in the results and transcripts.
-func (f *Flow) Call(ctx context.Context, c CallRequest) ([]CallResult, error) {
+// result per method made. The error is Calls.Err when any call failed (no
+// 2xx answer), or says why the calls could not be made (no token, a bad
+// path, ctx ended).
+func (f *Flow) Call(ctx context.Context, c CallRequest) (Calls, error) {
 	tok, ok := f.Token()
 	if !ok || tok.AccessToken == "" {
 		return nil, &StepError{Step: StepCall, Msg: "there is no access token", Fix: "run login first (or exchange a code)", Err: ErrNoToken}
@@ -311,7 +361,7 @@ func (f *Flow) Call(ctx context.Context, c CallRequest) ([]CallResult, error) {
 		methods = []TokenMethod{MethodHeader}
 	}
 	upload := strings.Contains(strings.ToLower(target), "upload")
-	var out []CallResult
+	var out Calls
 	for _, m := range methods {
 		u, _ := url.Parse(target)
 		header := http.Header{}
@@ -352,7 +402,7 @@ func (f *Flow) Call(ctx context.Context, c CallRequest) ([]CallResult, error) {
 			return out, err
 		}
 	}
-	return out, nil
+	return out, out.Err()
 }
 
 // explainAPIStatus says why an API call failed.

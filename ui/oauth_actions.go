@@ -498,24 +498,9 @@ func (t *oauthTab) call() {
 			v.CallCard.show(ts)
 			v.showResults()
 			if err != nil {
+				// Which calls failed and why (oauthflow.Calls.Err), or why
+				// none could be made.
 				v.CallCard.failErr(err)
-				return
-			}
-			failed := 0
-			for _, r := range res {
-				if !r.OK {
-					failed++
-				}
-			}
-			if failed > 0 {
-				first := res[0].Transcript
-				for _, r := range res {
-					if !r.OK {
-						first = r.Transcript
-						break
-					}
-				}
-				v.CallCard.fail(fmt.Sprintf("%d of %d calls failed: %s", failed, len(res), first.Error), first.Fix)
 				return
 			}
 			v.CallCard.set(stepDone)
