@@ -55,7 +55,7 @@ func (f *Flow) tokenCall(ctx context.Context, step Step, params [][2]string) (*T
 	}
 	switch {
 	case tr.Err != nil:
-		meaning, fix := tr.Err.Explain()
+		meaning, fix := tr.Err.explain(step)
 		t.Error = fmt.Sprintf("HTTP %d %s: %s", resp.Status, tr.Err.Code, meaning)
 		if tr.Err.Description != "" {
 			t.Error += fmt.Sprintf(" (the service says: %s)", tr.Err.Description)
@@ -81,11 +81,10 @@ func (f *Flow) hintFor(step Step, e *OAuthError) string {
 	if strings.Contains(d, "redirect") {
 		hints = append(hints, "the redirect_uri sent must be the same value used in the authorize URL: "+f.RedirectURISent())
 	}
-	if f.opts.Placement != PlacementQuery && (e.Code == "invalid_request" || e.Code == "invalid_client") {
+	// The placement is a likely cause only when the service did not name
+	// another: a wrong secret was read, wherever it was sent.
+	if f.opts.Placement != PlacementQuery && (e.Code == "invalid_request" || e.Code == "invalid_client" && len(e.cause(step).words) == 0) {
 		hints = append(hints, "this service reads token inputs from the URL query; try placement query")
-	}
-	if step == StepRefresh && e.Code == "invalid_grant" {
-		hints = append(hints, "the refresh token stops working when the user authorizes again or revokes access; run the flow again")
 	}
 	if len(hints) == 0 {
 		return ""
@@ -405,14 +404,15 @@ func (f *Flow) Call(ctx context.Context, c CallRequest) (Calls, error) {
 	return out, out.Err()
 }
 
-// explainAPIStatus says why an API call failed.
+// explainAPIStatus says why an API call failed: what the status and the
+// service's error body say, not every reason the status could have.
 func explainAPIStatus(r *Response, m TokenMethod, upload bool, tok Token, now time.Time) (string, string) {
 	detail := ""
-	tr := ParseTokenResponse(r.Status, r.Header.Get("Content-Type"), []byte(r.Body), now)
-	if tr.Err != nil {
-		detail = " (" + tr.Err.Code
-		if tr.Err.Description != "" {
-			detail += ": " + tr.Err.Description
+	oe := ParseTokenResponse(r.Status, r.Header.Get("Content-Type"), []byte(r.Body), now).Err
+	if oe != nil {
+		detail = " (" + oe.Code
+		if oe.Description != "" {
+			detail += ": " + oe.Description
 		}
 		detail += ")"
 	}
@@ -423,10 +423,16 @@ func explainAPIStatus(r *Response, m TokenMethod, upload bool, tok Token, now ti
 			return "HTTP 401: the Upload API refused the token in the Authorization header" + detail, "pass it as the access_token or bearer_token query parameter; the Upload API accepts only those"
 		case tok.Expired(now):
 			return "HTTP 401: the access token has expired" + detail, "refresh it (hookscope oauth refresh)"
+		case oe != nil && oe.Code == "invalid_token":
+			meaning, fix := oe.explain(StepCall)
+			return "HTTP 401: " + meaning + detail, fix
 		}
-		return "HTTP 401: the token was refused (unknown, expired or revoked)" + detail, "refresh the token; if that fails, authorize again"
+		return "HTTP 401: the service refused the token" + detail, "refresh the token; if that fails, authorize again"
 	case http.StatusForbidden:
-		return "HTTP 403: the token lacks the scope for this request" + detail, fmt.Sprintf("the token has scope %v; add the needed permission (e.g. media:read, all:read or all:all) to the application and authorize again", tok.Scope)
+		if oe != nil && (oe.Code == "insufficient_scope" || strings.Contains(strings.ToLower(oe.Description), "scope")) {
+			return "HTTP 403: the token lacks the scope for this request" + detail, fmt.Sprintf("the token has scope %v; add the needed permission (e.g. media:read, all:read or all:all) to the application and authorize again", tok.Scope)
+		}
+		return "HTTP 403: the service refused this request with this token" + detail, "read the response body below; if it names a permission, add it to the application and authorize again"
 	case http.StatusNotFound:
 		return "HTTP 404: nothing at this path" + detail, "check the hashed id and the /v1/ prefix, and that the media belongs to the authorized account"
 	}

@@ -205,9 +205,12 @@ func TestOAuthDenialExplained(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		b    *sandbox.Browser
+		// fix is the fix for what happened; never is one for what did not
+		// (issue 18: a Deny was told about managers and owners).
+		fix, never string
 	}{
-		{"deny", &sandbox.Browser{}},
-		{"viewer", sandbox.NewBrowser("viewer@example.com", "viewer")},
+		{"deny", &sandbox.Browser{}, "authorize again and approve", "manager"},
+		{"viewer", sandbox.NewBrowser("viewer@example.com", "viewer"), "log in as a manager or owner", "enable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newOAuthHarness(t)
@@ -223,7 +226,8 @@ func TestOAuthDenialExplained(t *testing.T) {
 			if v.CallbackCard.status != stepFailed {
 				t.Fatalf("callback card %v", v.CallbackCard.status)
 			}
-			if !strings.Contains(v.CallbackCard.Problem.Text, "access_denied") || !strings.Contains(v.CallbackCard.Fix.Text, "managers and owners") {
+			if !strings.Contains(v.CallbackCard.Problem.Text, "access_denied") || !strings.Contains(v.CallbackCard.Fix.Text, tc.fix) ||
+				strings.Contains(v.CallbackCard.Fix.Text, tc.never) {
 				t.Fatalf("explanation %q / %q", v.CallbackCard.Problem.Text, v.CallbackCard.Fix.Text)
 			}
 			if v.ExchangeCard.status != stepWaiting || !v.Exchange.Disabled() || v.token != nil {
