@@ -131,6 +131,13 @@ func login(t *testing.T, e *testEnv, o oauthflow.Options, b *sandbox.Browser) (*
 		t.Fatal(err)
 	}
 	open, done := playBrowser(t, b)
+	res, tok := runLogin(t, f, open, done)
+	return f, res, tok
+}
+
+// runLogin runs f.Login with open as the browser, which reports on done.
+func runLogin(t *testing.T, f *oauthflow.Flow, open oauthflow.Opener, done <-chan error) (*oauthflow.CallbackResult, *oauthflow.Token) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	res, tok, err := f.Login(ctx, oauthflow.LoginOptions{Open: open, Timeout: 15 * time.Second})
@@ -140,7 +147,7 @@ func login(t *testing.T, e *testEnv, o oauthflow.Options, b *sandbox.Browser) (*
 	if err := <-done; err != nil {
 		t.Fatalf("browser: %v", err)
 	}
-	return f, res, tok
+	return res, tok
 }
 
 func owner() *sandbox.Browser {
@@ -791,11 +798,18 @@ func TestRedactionEverywhere(t *testing.T) {
 	}
 }
 
-func TestCallbackHubRoutesByState(t *testing.T) {
+// newHubEnv is a receiver serving a CallbackHub, as the webhook receiver
+// serves /oauth/callback on its tunnel URL, and a sandbox whose app
+// redirects there.
+func newHubEnv(t *testing.T) (*oauthflow.CallbackHub, *httptest.Server, *testEnv) {
 	hub := &oauthflow.CallbackHub{}
 	recv := httptest.NewServer(hub)
-	defer recv.Close()
-	e := newEnv(t, recv.URL+"/oauth/callback", nil)
+	t.Cleanup(recv.Close)
+	return hub, recv, newEnv(t, recv.URL+"/oauth/callback", nil)
+}
+
+func TestCallbackHubRoutesByState(t *testing.T) {
+	hub, recv, e := newHubEnv(t)
 	resp, err := http.Get(recv.URL + "/oauth/callback?code=x")
 	if err != nil {
 		t.Fatal(err)
@@ -885,15 +899,7 @@ func TestLoginSurvivesForgedAndStaleCallbacks(t *testing.T) {
 		}()
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, tok, err := f.Login(ctx, oauthflow.LoginOptions{Open: open, Timeout: 15 * time.Second})
-	if err != nil {
-		t.Fatalf("Login after forged callbacks: %v", err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("browser: %v", err)
-	}
+	res, tok := runLogin(t, f, open, done)
 	if res.Code == "" || res.Code == "forged" || tok.AccessToken == "" {
 		t.Fatalf("Login = %+v, %+v", res, tok)
 	}
@@ -905,10 +911,7 @@ func TestLoginSurvivesForgedAndStaleCallbacks(t *testing.T) {
 // The receiver's /oauth/callback (tunnel redirect URIs) follows the same
 // rule: a forged request is answered and shown, and the flows go on waiting.
 func TestCallbackHubForgedRequestKeepsFlowsWaiting(t *testing.T) {
-	hub := &oauthflow.CallbackHub{}
-	recv := httptest.NewServer(hub)
-	defer recv.Close()
-	e := newEnv(t, recv.URL+"/oauth/callback", nil)
+	hub, recv, e := newHubEnv(t)
 	forge := func(q string) int {
 		resp, err := http.Get(recv.URL + "/oauth/callback" + q)
 		if err != nil {
