@@ -20,8 +20,9 @@ type Param struct {
 // 5.3 of the spec): either a code with the account and contact it was
 // issued for, or an error; plus the extra parameters of redirect_uri.
 type CallbackResult struct {
-	// URL is the redirected URL as received or pasted.
-	URL              string `json:"url"`
+	// URL is the redirected URL as received or pasted (empty in a flow's
+	// State, which keeps only the parameters).
+	URL              string `json:"url,omitempty"`
 	Code             string `json:"code,omitempty"`
 	AccountID        string `json:"account_id,omitempty"`
 	AccountURL       string `json:"account_url,omitempty"`
@@ -173,14 +174,18 @@ type StateMismatchError struct {
 }
 
 // Error says why the callback was refused.
-func (e *StateMismatchError) Error() string {
+func (e *StateMismatchError) Error() string { return "callback refused: " + e.Reason() }
+
+// Reason says in one sentence why the callback does not belong to the
+// authorization the flow started.
+func (e *StateMismatchError) Reason() string {
 	if e.NotStarted {
-		return "callback refused: Hookscope has not built an authorize URL yet, so this redirect cannot be one it started (forged, or from an earlier run); its code was not used"
+		return "Hookscope has not built an authorize URL yet, so this redirect cannot be one it started (forged, or from an earlier run); its code was not used"
 	}
 	if e.Missing {
-		return fmt.Sprintf("callback refused: it has no %s parameter, so Hookscope cannot tell it comes from the authorization it started (a forged or stale callback, or the service dropped the parameter); start the authorization again", e.Param)
+		return fmt.Sprintf("it has no %s parameter, so Hookscope cannot tell it comes from the authorization it started (a forged or stale callback, or the service dropped the parameter); its code was not used", e.Param)
 	}
-	return fmt.Sprintf("callback refused: its %s parameter does not match the one Hookscope sent, so it comes from another authorization attempt (an old browser tab) or was forged; its code was not used. Start the authorization again and use the new window", e.Param)
+	return fmt.Sprintf("its %s parameter does not match the one Hookscope sent, so it comes from another authorization attempt (an older browser tab) or was forged; its code was not used", e.Param)
 }
 
 // Is lets errors.Is(err, ErrStateMismatch) match.

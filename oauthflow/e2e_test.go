@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -129,6 +131,13 @@ func login(t *testing.T, e *testEnv, o oauthflow.Options, b *sandbox.Browser) (*
 		t.Fatal(err)
 	}
 	open, done := playBrowser(t, b)
+	res, tok := runLogin(t, f, open, done)
+	return f, res, tok
+}
+
+// runLogin runs f.Login with open as the browser, which reports on done.
+func runLogin(t *testing.T, f *oauthflow.Flow, open oauthflow.Opener, done <-chan error) (*oauthflow.CallbackResult, *oauthflow.Token) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	res, tok, err := f.Login(ctx, oauthflow.LoginOptions{Open: open, Timeout: 15 * time.Second})
@@ -138,7 +147,7 @@ func login(t *testing.T, e *testEnv, o oauthflow.Options, b *sandbox.Browser) (*
 	if err := <-done; err != nil {
 		t.Fatalf("browser: %v", err)
 	}
-	return f, res, tok
+	return res, tok
 }
 
 func owner() *sandbox.Browser {
@@ -194,8 +203,24 @@ func TestLoginSuccess(t *testing.T) {
 		t.Fatalf("recorder: %d transcripts, token %v, %d states", len(rec.transcripts), rec.tokens, len(rec.states))
 	}
 	last := rec.states[len(rec.states)-1]
-	if last.Callback == nil || len(last.Spent) != 1 {
+	if last.Callback == nil || len(last.Codes) != 1 {
 		t.Fatalf("saved state = %+v", last)
+	}
+	for _, u := range last.Codes {
+		if u.Outcome != oauthflow.OutcomeExchanged || !u.Spent() {
+			t.Fatalf("saved code use = %+v", u)
+		}
+	}
+	// Issue 18: the state keeps the callback's parameters (a later
+	// exchange needs the code), never the redirected URL.
+	for i, st := range rec.states {
+		js, _ := json.Marshal(st)
+		if st.Callback != nil && st.Callback.URL != "" || strings.Contains(string(js), res.URL) || strings.Contains(string(js), `"url"`) {
+			t.Fatalf("saved state %d keeps the callback URL: %s", i, js)
+		}
+	}
+	if last.Callback.Code != res.Code || len(last.Callback.Params) != len(res.Params) {
+		t.Fatalf("saved callback lost its parameters: %+v", last.Callback)
 	}
 	if err := f.RecordErr(); err != nil {
 		t.Fatal(err)
@@ -237,9 +262,14 @@ func TestDenialAndViewer(t *testing.T) {
 		name    string
 		browser *sandbox.Browser
 		want    string
+		// says and never are in the explanation: the cause that happened,
+		// not every possible one (issue 18).
+		says, never []string
 	}{
-		{"owner denies", func() *sandbox.Browser { b := owner(); b.Deny = true; return b }(), "denied"},
-		{"viewer refused", sandbox.NewBrowser("viewer@example.com", "viewer"), "Only account managers and owners"},
+		{"owner denies", func() *sandbox.Browser { b := owner(); b.Deny = true; return b }(), "denied",
+			[]string{"the user denied", "authorize again and approve"}, []string{"managers", "owners", "enabled"}},
+		{"viewer refused", sandbox.NewBrowser("viewer@example.com", "viewer"), "Only account managers and owners",
+			[]string{"only account managers and owners can", "log in as a manager or owner"}, []string{"enabled", "denied"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, "", nil)
@@ -248,7 +278,9 @@ func TestDenialAndViewer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if status != http.StatusBadRequest {
+			// A denial is a well-formed callback: answered 200 with the
+			// explanation.
+			if status != http.StatusOK {
 				t.Errorf("callback page status %d", status)
 			}
 			res, err := f.AwaitCallback(context.Background(), 5*time.Second)
@@ -256,8 +288,18 @@ func TestDenialAndViewer(t *testing.T) {
 			if !errors.As(err, &de) || de.Code != "access_denied" || !strings.Contains(de.Description, tc.want) {
 				t.Fatalf("AwaitCallback = %+v, %v", res, err)
 			}
-			if msg := err.Error(); !strings.Contains(msg, "managers and owners") || !strings.Contains(msg, "OAuth must be enabled") {
-				t.Errorf("denial not explained: %s", msg)
+			// What Hookscope adds after the service's own description.
+			msg := err.Error()
+			own := strings.ToLower(strings.NewReplacer(de.Description, "", "error="+de.Code, "").Replace(msg))
+			for _, w := range tc.says {
+				if !strings.Contains(own, w) {
+					t.Errorf("explanation lacks %q: %s", w, msg)
+				}
+			}
+			for _, w := range tc.never {
+				if strings.Contains(own, w) {
+					t.Errorf("explanation mentions %q, which did not happen: %s", w, msg)
+				}
 			}
 			if _, err := f.Exchange(context.Background(), "", false); !errors.Is(err, oauthflow.ErrNoCode) {
 				t.Errorf("exchange after denial: %v", err)
@@ -324,7 +366,7 @@ func TestWrongSecret(t *testing.T) {
 	}
 	_, err := f.Exchange(context.Background(), "", false)
 	var se *oauthflow.StepError
-	if !errors.As(err, &se) || se.Status != 401 || se.OAuth == nil || se.OAuth.Code != "invalid_client" || !strings.Contains(se.Fix, "client ID and secret") {
+	if !errors.As(err, &se) || se.Status != 401 || se.OAuth == nil || se.OAuth.Code != "invalid_client" || !strings.Contains(se.Fix, "copy the client secret again") {
 		t.Fatalf("wrong secret: %v", err)
 	}
 	if strings.Contains(err.Error(), "not-the-secret") {
@@ -383,7 +425,7 @@ func TestCallEachTokenMethod(t *testing.T) {
 	// A token that is not valid is explained.
 	f.SetToken(oauthflow.Token{AccessToken: "bogus-token"})
 	results, err = f.Call(context.Background(), oauthflow.CallRequest{Path: oauthflow.DefaultCallPath(id)})
-	if err != nil || results[0].Status != 401 || !strings.Contains(results[0].Transcript.Error, "401") {
+	if !errors.Is(err, oauthflow.ErrRefused) || results[0].Status != 401 || !strings.Contains(results[0].Transcript.Error, "401") {
 		t.Fatalf("bogus token: %+v, %v", results, err)
 	}
 }
@@ -393,8 +435,8 @@ func TestUploadAPIRefusesHeader(t *testing.T) {
 	f, _, _ := login(t, e, oauthflow.Options{}, owner())
 	all, _ := oauthflow.ParseTokenMethods("all")
 	results, err := f.Call(context.Background(), oauthflow.CallRequest{Method: "POST", Path: "/upload?name=clip", Body: "not really a video", ContentType: "video/mp4", Methods: all})
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, oauthflow.ErrRefused) || len(results.Failed()) != 1 {
+		t.Fatalf("the header call is the one failure: %v", err)
 	}
 	for _, r := range results {
 		switch r.Method {
@@ -412,31 +454,61 @@ func TestUploadAPIRefusesHeader(t *testing.T) {
 
 func TestForgedCallbackRefused(t *testing.T) {
 	e := newEnv(t, "", nil)
-	f, _ := startAuth(t, e, oauthflow.Options{})
+	var mu sync.Mutex
+	var refusals []oauthflow.CallbackRefusal
+	rec := &memRecorder{}
+	f, u := startAuth(t, e, oauthflow.Options{Recorder: rec, OnCallbackRefused: func(r oauthflow.CallbackRefusal) {
+		mu.Lock()
+		refusals = append(refusals, r)
+		mu.Unlock()
+	}})
 	forged := e.profile.RedirectURI + "?hs_state=guessed&code=attacker-code&account_id=1"
-	resp, err := http.Get(forged)
-	if err != nil {
-		t.Fatal(err)
+	get := func(u string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("forged callback answered %d", resp.StatusCode)
+	status, page := get(forged)
+	if status != http.StatusForbidden || !strings.Contains(page, "does not match") || !strings.Contains(page, "goes on waiting") {
+		t.Errorf("forged callback answered %d:\n%s", status, page)
 	}
-	_, err = f.AwaitCallback(context.Background(), 5*time.Second)
-	if !errors.Is(err, oauthflow.ErrStateMismatch) {
-		t.Fatalf("forged callback: %v", err)
+	// It is shown, and the wait goes on.
+	_, err := f.AwaitCallback(context.Background(), 50*time.Millisecond)
+	if !errors.Is(err, oauthflow.ErrCallbackTimeout) || !strings.Contains(err.Error(), "1 request(s) to it were refused") || !strings.Contains(err.Error(), "does not match") {
+		t.Fatalf("after a forged callback: %v", err)
+	}
+	mu.Lock()
+	if len(refusals) != 1 || refusals[0].Status != http.StatusForbidden || !errors.Is(refusals[0].Err, oauthflow.ErrStateMismatch) ||
+		refusals[0].Transcript.ID == 0 || !strings.Contains(refusals[0].Transcript.Request.URL, "attacker-code") || refusals[0].Transcript.Error == "" {
+		t.Fatalf("refusals %+v", refusals)
+	}
+	mu.Unlock()
+	if n, last := f.Refused(); n != 1 || !errors.Is(last, oauthflow.ErrStateMismatch) {
+		t.Fatalf("Refused() = %d, %v", n, last)
 	}
 	if _, err := f.Exchange(context.Background(), "", false); !errors.Is(err, oauthflow.ErrNoCode) {
 		t.Fatalf("the forged code was kept: %v", err)
 	}
-	// A second request to the one-shot listener changes nothing.
-	resp, err = http.Get(forged)
-	if err != nil {
-		t.Fatal(err)
+	// The real callback still arrives and settles the flow.
+	if status, err := browse(context.Background(), t, owner(), u); err != nil || status != http.StatusOK {
+		t.Fatalf("the real callback after a forged one: %d %v", status, err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusConflict {
-		t.Errorf("second callback answered %d", resp.StatusCode)
+	res, err := f.AwaitCallback(context.Background(), 5*time.Second)
+	if err != nil || res.Code == "" || res.Code == "attacker-code" {
+		t.Fatalf("real callback: %+v %v", res, err)
+	}
+	// After it, a request changes nothing and is not recorded.
+	before := len(rec.transcripts)
+	if status, _ := get(forged); status != http.StatusConflict {
+		t.Errorf("a callback after the real one answered %d", status)
+	}
+	if len(rec.transcripts) != before {
+		t.Error("a request after the flow settled was recorded")
 	}
 	// Before any authorize URL exists.
 	f2, _ := oauthflow.New(e.profile, oauthflow.Options{})
@@ -449,6 +521,41 @@ func TestForgedCallbackRefused(t *testing.T) {
 	}
 	if _, err := f2.AcceptCallbackURL(context.Background(), e.profile.RedirectURI+"?code=x"); !errors.Is(err, oauthflow.ErrStateMismatch) {
 		t.Fatalf("callback without hs_state: %v", err)
+	}
+}
+
+// A flood of forged requests is answered, but only the first few are
+// recorded and reported one by one.
+func TestRefusedCallbacksAreBounded(t *testing.T) {
+	e := newEnv(t, "", nil)
+	rec := &memRecorder{}
+	var reports []oauthflow.CallbackRefusal
+	var mu sync.Mutex
+	f, _ := startAuth(t, e, oauthflow.Options{Recorder: rec, OnCallbackRefused: func(r oauthflow.CallbackRefusal) {
+		mu.Lock()
+		reports = append(reports, r)
+		mu.Unlock()
+	}})
+	for i := 0; i < 25; i++ {
+		resp, err := http.Get(e.profile.RedirectURI + "?code=x" + strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("request %d answered %d", i, resp.StatusCode)
+		}
+	}
+	if n, _ := f.Refused(); n != 25 {
+		t.Fatalf("counted %d", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reports) != 10 || !reports[9].Last || reports[8].Last || reports[9].Count != 10 {
+		t.Fatalf("%d reports, last %+v", len(reports), reports[len(reports)-1])
+	}
+	if len(rec.transcripts) != 11 { // the authorize step and 10 refusals
+		t.Fatalf("%d transcripts recorded", len(rec.transcripts))
 	}
 }
 
@@ -691,11 +798,18 @@ func TestRedactionEverywhere(t *testing.T) {
 	}
 }
 
-func TestCallbackHubRoutesByState(t *testing.T) {
+// newHubEnv is a receiver serving a CallbackHub, as the webhook receiver
+// serves /oauth/callback on its tunnel URL, and a sandbox whose app
+// redirects there.
+func newHubEnv(t *testing.T) (*oauthflow.CallbackHub, *httptest.Server, *testEnv) {
 	hub := &oauthflow.CallbackHub{}
 	recv := httptest.NewServer(hub)
-	defer recv.Close()
-	e := newEnv(t, recv.URL+"/oauth/callback", nil)
+	t.Cleanup(recv.Close)
+	return hub, recv, newEnv(t, recv.URL+"/oauth/callback", nil)
+}
+
+func TestCallbackHubRoutesByState(t *testing.T) {
+	hub, recv, e := newHubEnv(t)
 	resp, err := http.Get(recv.URL + "/oauth/callback?code=x")
 	if err != nil {
 		t.Fatal(err)
@@ -744,7 +858,7 @@ func TestExpiredTokenExplainedThenRefreshed(t *testing.T) {
 	mu.Unlock()
 	path := oauthflow.DefaultCallPath(e.sb.Medias()[0].HashedID)
 	results, err := f.Call(context.Background(), oauthflow.CallRequest{Path: path})
-	if err != nil || results[0].Status != 401 || !strings.Contains(results[0].Transcript.Error, "expired") || !strings.Contains(results[0].Transcript.Fix, "refresh") {
+	if !errors.Is(err, oauthflow.ErrRefused) || results[0].Status != 401 || !strings.Contains(results[0].Transcript.Error, "expired") || !strings.Contains(results[0].Transcript.Fix, "refresh") {
 		t.Fatalf("expired call: %+v %v", results, err)
 	}
 	if _, err := f.Refresh(context.Background()); err != nil {
@@ -753,5 +867,232 @@ func TestExpiredTokenExplainedThenRefreshed(t *testing.T) {
 	results, err = f.Call(context.Background(), oauthflow.CallRequest{Path: path})
 	if err != nil || !results[0].OK {
 		t.Fatalf("after refresh: %+v %v", results, err)
+	}
+}
+
+// Issue 18: one forged or stale request to the loopback callback must not
+// end the login: it is answered and recorded, and the real callback that
+// follows still arrives.
+func TestLoginSurvivesForgedAndStaleCallbacks(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, err := oauthflow.New(e.profile, oauthflow.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := owner()
+	done := make(chan error, 1)
+	var statuses []int
+	open := func(ctx context.Context, u string) error {
+		go func() {
+			// Any web page can fire these at the registered port first.
+			for _, q := range []string{"?hs_state=guessed&code=forged&account_id=1", "?code=stale-code", "?error=access_denied&hs_state=nope", ""} {
+				resp, err := http.Get(e.profile.RedirectURI + q)
+				if err != nil {
+					done <- err
+					return
+				}
+				resp.Body.Close()
+				statuses = append(statuses, resp.StatusCode)
+			}
+			_, err := browse(ctx, t, b, u)
+			done <- err
+		}()
+		return nil
+	}
+	res, tok := runLogin(t, f, open, done)
+	if res.Code == "" || res.Code == "forged" || tok.AccessToken == "" {
+		t.Fatalf("Login = %+v, %+v", res, tok)
+	}
+	if want := []int{403, 403, 403, 400}; fmt.Sprint(statuses) != fmt.Sprint(want) {
+		t.Errorf("bad callbacks answered %v, want %v", statuses, want)
+	}
+}
+
+// The receiver's /oauth/callback (tunnel redirect URIs) follows the same
+// rule: a forged request is answered and shown, and the flows go on waiting.
+func TestCallbackHubForgedRequestKeepsFlowsWaiting(t *testing.T) {
+	hub, recv, e := newHubEnv(t)
+	forge := func(q string) int {
+		resp, err := http.Get(recv.URL + "/oauth/callback" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	var flows []*oauthflow.Flow
+	var urls []string
+	for i := 0; i < 2; i++ {
+		f, err := oauthflow.New(e.profile, oauthflow.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		remove := hub.Add(f)
+		defer remove()
+		u, _ := f.AuthorizeURL(context.Background())
+		flows, urls = append(flows, f), append(urls, u)
+		// One flow waiting, then two: a guessed state is refused either way.
+		if status := forge("?hs_state=guessed&code=forged"); status != http.StatusForbidden {
+			t.Fatalf("%d flow(s) waiting: forged request answered %d", i+1, status)
+		}
+	}
+	if n, _ := flows[0].Refused(); n != 2 {
+		t.Fatalf("flow 1 refused %d", n)
+	}
+	if n, last := flows[1].Refused(); n != 1 || !errors.Is(last, oauthflow.ErrStateMismatch) {
+		t.Fatalf("flow 2 refused %d (%v)", n, last)
+	}
+	for i, f := range flows {
+		if status, err := browse(context.Background(), t, owner(), urls[i]); err != nil || status != http.StatusOK {
+			t.Fatalf("flow %d: browse %d %v", i+1, status, err)
+		}
+		if res, err := f.AwaitCallback(context.Background(), 5*time.Second); err != nil || res.Code == "" || res.Code == "forged" {
+			t.Fatalf("flow %d: %+v %v", i+1, res, err)
+		}
+	}
+}
+
+// Issue 18: a code is known spent only after a successful exchange or when
+// the service refused it as a grant (invalid_grant). A 401 for a wrong
+// client secret says nothing about the code: sending it again with the
+// right secret is not refused, and is told what was known.
+func TestCodeSpentOnlyWhenKnown(t *testing.T) {
+	e := newEnv(t, "", nil)
+	good := e.profile.ClientSecret
+	e.profile.ClientSecret = "not-the-secret"
+	rec := &memRecorder{}
+	f, u := startAuth(t, e, oauthflow.Options{Recorder: rec})
+	if _, err := browse(context.Background(), t, owner(), u); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.AwaitCallback(context.Background(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Exchange(context.Background(), "", false); err == nil || errors.Is(err, oauthflow.ErrCodeSpent) {
+		t.Fatalf("exchange with a wrong secret: %v", err)
+	}
+	// The next run, with the secret fixed, resumes from the saved state.
+	rec.mu.Lock()
+	saved := rec.states[len(rec.states)-1]
+	rec.mu.Unlock()
+	p := e.profile
+	p.ClientSecret = good
+	f2, err := oauthflow.Resume(p, saved, nil, oauthflow.Options{Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := f2.Exchange(context.Background(), "", false)
+	if err != nil {
+		t.Fatalf("the code refused for a wrong secret (401) was called spent: %v", err)
+	}
+	if tok.AccessToken == "" {
+		t.Fatal("no token")
+	}
+	ts := f2.Transcripts(false)
+	if notes := strings.Join(ts[len(ts)-1].Notes, "|"); !strings.Contains(notes, "refused with invalid_client (HTTP 401)") || !strings.Contains(notes, "does not say the code is used up") {
+		t.Errorf("the resend does not say what was known: %s", notes)
+	}
+	// Exchanged: now it is known spent.
+	_, err = f2.Exchange(context.Background(), "", false)
+	if !errors.Is(err, oauthflow.ErrCodeSpent) || !strings.Contains(err.Error(), "exchanged for a token") {
+		t.Fatalf("after a successful exchange: %v", err)
+	}
+	// Forced, the service refuses it: invalid_grant, and the next attempt
+	// says what the service said.
+	if _, err := f2.Exchange(context.Background(), "", true); err == nil {
+		t.Fatal("the service exchanged a code twice")
+	}
+	_, err = f2.Exchange(context.Background(), "", false)
+	if !errors.Is(err, oauthflow.ErrCodeSpent) || !strings.Contains(err.Error(), "refused it with invalid_grant") || !strings.Contains(err.Error(), "already used") {
+		t.Fatalf("after invalid_grant: %v", err)
+	}
+}
+
+// No answer says nothing about the code either.
+func TestCodeSentWithoutAnswerIsNotSpent(t *testing.T) {
+	p := oauthflow.Profile{Name: "p", BaseURL: "http://127.0.0.1:1", ClientID: "c", ClientSecret: "s", RedirectURI: "https://t.example/cb"}
+	f, err := oauthflow.New(p, oauthflow.Options{NoRedirectState: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Exchange(context.Background(), "the-code-0123", false); !errors.Is(err, oauthflow.ErrTransport) {
+		t.Fatalf("first send: %v", err)
+	}
+	_, err = f.Exchange(context.Background(), "the-code-0123", false)
+	if errors.Is(err, oauthflow.ErrCodeSpent) || !errors.Is(err, oauthflow.ErrTransport) {
+		t.Fatalf("second send: %v", err)
+	}
+	ts := f.Transcripts(true)
+	if notes := strings.Join(ts[len(ts)-1].Notes, "|"); !strings.Contains(notes, "no answer arrived") {
+		t.Errorf("notes: %s", notes)
+	}
+}
+
+// Issue 18: redaction by value turned the word "forged" in a message into
+// REDACTED, because a forged callback's code=forged counted as a secret.
+// Values from refused requests are not the flow's secrets, and free text is
+// searched only for values long enough to be secrets; parameters, headers
+// and fields are redacted where they stand.
+func TestRedactionByPositionNotByWord(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, _ := startAuth(t, e, oauthflow.Options{})
+	resp, err := http.Get(e.profile.RedirectURI + "?hs_state=guessed&code=forged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, s := range f.Secrets() {
+		if s == "forged" {
+			t.Fatal("the code of a refused callback counts as a secret")
+		}
+	}
+	ts := f.Transcripts(false)
+	cb := ts[len(ts)-1]
+	if cb.Step != oauthflow.StepCallback || !strings.Contains(cb.Error, "was forged") || !strings.Contains(cb.Response.Body, "forged") {
+		t.Fatalf("the message lost its words: %q", cb.Error)
+	}
+	if !strings.Contains(cb.Request.URL, "code=REDACTED") || strings.Contains(cb.Request.URL, "code=forged") {
+		t.Fatalf("the code is not redacted where it stands: %s", cb.Request.URL)
+	}
+	// A short secret value does not blank out words of free text either.
+	if got := oauthflow.Redact(oauthflow.Transcript{Error: "the user denied access"}, "user").Error; got != "the user denied access" {
+		t.Fatalf("short value redacted in text: %q", got)
+	}
+}
+
+// Issue 18: 'oauth call' exited 0 when every call failed (401 after
+// expiry): Call returned no error. It now says which calls failed and why,
+// so every face can fail the command.
+func TestCallFailuresAreErrors(t *testing.T) {
+	e := newEnv(t, "", nil)
+	f, _, _ := login(t, e, oauthflow.Options{}, owner())
+	path := oauthflow.DefaultCallPath(e.sb.Medias()[0].HashedID)
+	all, _ := oauthflow.ParseTokenMethods("all")
+	if res, err := f.Call(context.Background(), oauthflow.CallRequest{Path: path, Methods: all}); err != nil || len(res.Failed()) != 0 {
+		t.Fatalf("three good calls: %v, %d failed", err, len(res.Failed()))
+	}
+	// Every call fails.
+	f.SetToken(oauthflow.Token{AccessToken: "bogus-token-0123"})
+	res, err := f.Call(context.Background(), oauthflow.CallRequest{Path: path, Methods: all})
+	var se *oauthflow.StepError
+	if !errors.As(err, &se) || !errors.Is(err, oauthflow.ErrRefused) || se.Step != oauthflow.StepCall || se.Status != 401 ||
+		!strings.HasPrefix(se.Msg, "3 of 3 calls failed") || !strings.Contains(se.Msg, "access_token: HTTP 401") || se.Fix == "" {
+		t.Fatalf("every call failed: %v", err)
+	}
+	if len(res) != 3 || len(res.Failed()) != 3 {
+		t.Fatalf("results %+v", res)
+	}
+	// One of three fails (the Upload API refuses the header): still a
+	// failure of what was asked, naming the one.
+	f2, _, _ := login(t, e, oauthflow.Options{}, owner())
+	res, err = f2.Call(context.Background(), oauthflow.CallRequest{Method: "POST", Path: "/upload?name=clip", Body: "x", ContentType: "video/mp4", Methods: all})
+	if !errors.As(err, &se) || !strings.HasPrefix(se.Msg, "1 of 3 calls failed: header: HTTP 401") || len(res.Failed()) != 1 || res.Failed()[0].Method != oauthflow.MethodHeader {
+		t.Fatalf("one call failed: %v", err)
+	}
+	// No answer at all is a failure too.
+	f2.SetToken(oauthflow.Token{AccessToken: "whatever-token-0123"})
+	res, err = f2.Call(context.Background(), oauthflow.CallRequest{Path: "http://127.0.0.1:1/v1/medias/x"})
+	if !errors.Is(err, oauthflow.ErrTransport) || len(res.Failed()) != 1 || res[0].Status != 0 {
+		t.Fatalf("no answer: %v %+v", err, res)
 	}
 }

@@ -74,6 +74,12 @@ type Options struct {
 	// OnTranscript is called after each step with the raw (unredacted)
 	// transcript; a display must redact it (see RenderOptions).
 	OnTranscript func(Transcript)
+	// OnCallbackRefused is called, on the receiving server's goroutine,
+	// for each request to the callback address that was refused (forged,
+	// stale, unreadable) while the flow goes on waiting; see
+	// CallbackRefusal. A pasted URL that is refused is returned to the
+	// caller instead.
+	OnCallbackRefused func(CallbackRefusal)
 	// UserAgent is sent on token and API calls.
 	UserAgent string
 }
@@ -94,11 +100,75 @@ type State struct {
 	RedirectState string `json:"redirect_state,omitempty"`
 	StandardState string `json:"standard_state,omitempty"`
 	Verifier      string `json:"verifier,omitempty"`
-	// Callback is the accepted callback, if any.
+	// Callback is the accepted callback, if any: its parameters, the code
+	// among them (a later exchange, or a forced one, sends it), without the
+	// redirected URL.
 	Callback *CallbackResult `json:"callback,omitempty"`
-	// Spent holds SHA-256 hashes of codes already sent to the token
-	// endpoint, with when; hashes so a state dump never holds a code.
-	Spent map[string]time.Time `json:"spent,omitempty"`
+	// Codes records every authorization code sent to the token endpoint,
+	// keyed by the hex SHA-256 of the code, with what is known about it
+	// (a code given with --code is not kept in the state otherwise).
+	Codes map[string]CodeUse `json:"codes,omitempty"`
+}
+
+// CodeOutcome is what one send of a code to the token endpoint showed.
+type CodeOutcome string
+
+// The outcomes of a send. The zero value means the answer is not known:
+// awaited, or the send was recorded by an older Hookscope.
+const (
+	// OutcomeExchanged: the service answered with a token.
+	OutcomeExchanged CodeOutcome = "exchanged"
+	// OutcomeRefused: the service answered with an error.
+	OutcomeRefused CodeOutcome = "refused"
+	// OutcomeNoAnswer: no answer arrived (the service may or may not
+	// have used the code).
+	OutcomeNoAnswer CodeOutcome = "no-answer"
+)
+
+// CodeUse is what is known about one code sent to the token endpoint.
+type CodeUse struct {
+	// SentAt is when it was last sent.
+	SentAt time.Time `json:"sent_at"`
+	// Outcome is what that send showed.
+	Outcome CodeOutcome `json:"outcome,omitempty"`
+	// Status, Error and Description are the HTTP status and the OAuth
+	// error of a refusal, as the service gave them.
+	Status      int    `json:"status,omitempty"`
+	Error       string `json:"error,omitempty"`
+	Description string `json:"error_description,omitempty"`
+}
+
+// Spent reports whether the code is known to be used up: it was exchanged
+// for a token (codes are single-use), or the service refused it as a grant
+// (invalid_grant). Any other refusal, or no answer, says nothing about the
+// code itself.
+func (u CodeUse) Spent() bool {
+	return u.Outcome == OutcomeExchanged || u.Outcome == OutcomeRefused && u.Error == "invalid_grant"
+}
+
+// Known says what is known about the code in one sentence, starting with
+// "this code was".
+func (u CodeUse) Known() string {
+	at := u.SentAt.Format(time.RFC3339)
+	switch u.Outcome {
+	case OutcomeExchanged:
+		return fmt.Sprintf("this code was already sent and exchanged for a token at %s; an authorization code is single-use (RFC 6749 section 4.1.2): a service refuses a second exchange and may revoke the tokens issued for the first", at)
+	case OutcomeRefused:
+		said := ""
+		if u.Description != "" {
+			said = " (" + u.Description + ")"
+		}
+		if u.Error == "" {
+			return fmt.Sprintf("this code was sent at %s and refused with HTTP %d without an OAuth error; that answer does not say the code is used up", at, u.Status)
+		}
+		if u.Spent() {
+			return fmt.Sprintf("this code was already sent at %s and the service refused it with invalid_grant%s", at, said)
+		}
+		return fmt.Sprintf("this code was sent at %s and refused with %s (HTTP %d)%s; that answer does not say the code is used up", at, u.Error, u.Status, said)
+	case OutcomeNoAnswer:
+		return fmt.Sprintf("this code was sent at %s and no answer arrived; the service may or may not have used it", at)
+	}
+	return fmt.Sprintf("this code was sent at %s; what the service answered is not known", at)
 }
 
 // Recorder is what a flow needs from persistence.
@@ -125,9 +195,14 @@ type Flow struct {
 	state       State
 	token       *Token
 	transcripts []Transcript
-	// callbacks receives the first accepted (or refused) callback.
+	// callbacks receives the callback that settled the flow: one that
+	// carries this attempt's state value, with a code or an error.
 	callbacks chan callbackOutcome
-	delivered bool
+	settled   bool
+	// refused counts the requests to the callback that this attempt
+	// refused; lastRefusal says why the last one was.
+	refused     int
+	lastRefusal error
 	// recordErr remembers the first persistence failure; steps go on.
 	recordErr error
 }
@@ -165,7 +240,7 @@ func New(p Profile, o Options) (*Flow, error) {
 	client := *base
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	f := &Flow{profile: p, opts: o, client: &client, callbacks: make(chan callbackOutcome, 1)}
-	f.state = State{ID: randomToken(8), Profile: p.Name, Started: o.Now().UTC(), Spent: map[string]time.Time{}}
+	f.state = State{ID: randomToken(8), Profile: p.Name, Started: o.Now().UTC(), Codes: map[string]CodeUse{}}
 	return f, nil
 }
 
@@ -177,8 +252,8 @@ func Resume(p Profile, s State, tok *Token, o Options) (*Flow, error) {
 		return nil, err
 	}
 	if s.ID != "" {
-		if s.Spent == nil {
-			s.Spent = map[string]time.Time{}
+		if s.Codes == nil {
+			s.Codes = map[string]CodeUse{}
 		}
 		f.state = s
 	}
@@ -200,9 +275,9 @@ func (f *Flow) State() State {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.state
-	s.Spent = make(map[string]time.Time, len(f.state.Spent))
-	for k, v := range f.state.Spent {
-		s.Spent[k] = v
+	s.Codes = make(map[string]CodeUse, len(f.state.Codes))
+	for k, v := range f.state.Codes {
+		s.Codes[k] = v
 	}
 	return s
 }
@@ -232,8 +307,11 @@ func (f *Flow) RecordErr() error {
 	return f.recordErr
 }
 
-// Secrets returns the secret values the flow knows (client secret, codes,
-// tokens, PKCE verifier) for redaction.
+// Secrets returns the flow's own secret values (client secret, PKCE
+// verifier, the accepted callback's code, codes and tokens it sent, its
+// tokens) for redaction by value. Values taken from requests the flow
+// received and refused are not among them: anyone can put any word in a
+// forged callback.
 func (f *Flow) Secrets() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -245,19 +323,34 @@ func (f *Flow) Secrets() []string {
 		out = append(out, f.token.AccessToken, f.token.RefreshToken)
 	}
 	for _, t := range f.transcripts {
-		for _, p := range []string{"code", "access_token", "refresh_token", "bearer_token"} {
-			out = append(out, paramValues(t.Request.URL, p)...)
+		if t.Inbound {
+			continue
 		}
+		out = append(out, sentSecrets(t.Request)...)
 	}
 	return out
 }
 
-func paramValues(raw, name string) []string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil
+// sentSecrets returns the values of the secret parameters a request sent,
+// in its URL query or its form body.
+func sentSecrets(r Request) []string {
+	var qs []string
+	if u, err := url.Parse(r.URL); err == nil {
+		qs = append(qs, u.RawQuery)
 	}
-	return u.Query()[name]
+	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+		qs = append(qs, r.Body)
+	}
+	var out []string
+	for _, q := range qs {
+		vs, _ := url.ParseQuery(q)
+		for name, v := range vs {
+			if isSecretParam(name) {
+				out = append(out, v...)
+			}
+		}
+	}
+	return out
 }
 
 // Transcripts returns the flow's transcripts in order, redacted unless
@@ -386,7 +479,7 @@ func (f *Flow) AuthorizeURL(ctx context.Context) (string, error) {
 	f.state.RedirectURI = redirect
 	f.state.AuthorizeURL = full
 	f.state.Callback = nil
-	f.delivered = false
+	f.settled, f.refused, f.lastRefusal = false, 0, nil
 	// Drain an unread outcome of an earlier attempt.
 	select {
 	case <-f.callbacks:
@@ -443,9 +536,9 @@ func (e *StepError) Unwrap() error { return e.Err }
 
 // Sentinel causes of StepErrors.
 var (
-	// ErrCodeSpent: the code was already sent once; a second send is
-	// refused until forced.
-	ErrCodeSpent = errors.New("authorization code already sent")
+	// ErrCodeSpent: the code is known to be used up (CodeUse.Spent); a
+	// second send is refused until forced.
+	ErrCodeSpent = errors.New("authorization code already used up")
 	// ErrNoCode: there is no code to exchange.
 	ErrNoCode = errors.New("no authorization code")
 	// ErrNoToken: there is no token to refresh or call with.

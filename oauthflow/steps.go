@@ -2,9 +2,11 @@ package oauthflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -53,7 +55,7 @@ func (f *Flow) tokenCall(ctx context.Context, step Step, params [][2]string) (*T
 	}
 	switch {
 	case tr.Err != nil:
-		meaning, fix := tr.Err.Explain()
+		meaning, fix := tr.Err.explain(step)
 		t.Error = fmt.Sprintf("HTTP %d %s: %s", resp.Status, tr.Err.Code, meaning)
 		if tr.Err.Description != "" {
 			t.Error += fmt.Sprintf(" (the service says: %s)", tr.Err.Description)
@@ -79,11 +81,10 @@ func (f *Flow) hintFor(step Step, e *OAuthError) string {
 	if strings.Contains(d, "redirect") {
 		hints = append(hints, "the redirect_uri sent must be the same value used in the authorize URL: "+f.RedirectURISent())
 	}
-	if f.opts.Placement != PlacementQuery && (e.Code == "invalid_request" || e.Code == "invalid_client") {
+	// The placement is a likely cause only when the service did not name
+	// another: a wrong secret was read, wherever it was sent.
+	if f.opts.Placement != PlacementQuery && (e.Code == "invalid_request" || e.Code == "invalid_client" && len(e.cause(step).words) == 0) {
 		hints = append(hints, "this service reads token inputs from the URL query; try placement query")
-	}
-	if step == StepRefresh && e.Code == "invalid_grant" {
-		hints = append(hints, "the refresh token stops working when the user authorizes again or revokes access; run the flow again")
 	}
 	if len(hints) == 0 {
 		return ""
@@ -92,29 +93,32 @@ func (f *Flow) hintFor(step Step, e *OAuthError) string {
 }
 
 // Exchange trades an authorization code for a token (step 3). An empty
-// code means the code of the accepted callback. A code already sent once
-// is refused with ErrCodeSpent before anything is sent, unless force:
-// codes are single-use, and a second send is how developers lose an hour.
+// code means the code of the accepted callback. A code known to be used up
+// (CodeUse.Spent: exchanged, or refused as invalid_grant) is refused with
+// ErrCodeSpent before anything is sent, unless force: a second send is how
+// developers lose an hour, and a service may revoke the tokens issued for
+// the first. A code sent before with another outcome is sent again, with a
+// note saying what was known.
 func (f *Flow) Exchange(ctx context.Context, code string, force bool) (*Token, error) {
 	f.mu.Lock()
 	if code == "" && f.state.Callback != nil {
 		code = f.state.Callback.Code
 	}
 	verifier := f.state.Verifier
-	spentAt, spent := f.state.Spent[codeHash(code)]
+	h := codeHash(code)
+	prev, sent := f.state.Codes[h]
 	f.mu.Unlock()
 	if code == "" {
 		return nil, &StepError{Step: StepExchange, Msg: "there is no authorization code to exchange", Fix: "run the authorize step and approve in the browser first (or pass the code)", Err: ErrNoCode}
 	}
-	if spent && !force {
-		return nil, &StepError{Step: StepExchange, Err: ErrCodeSpent,
-			Msg: fmt.Sprintf("this code was already sent to the token endpoint at %s; codes are single-use, so the service will refuse it (invalid_grant) and some services revoke the tokens issued for it", spentAt.Format(time.RFC3339)),
+	if prev.Spent() && !force {
+		return nil, &StepError{Step: StepExchange, Err: ErrCodeSpent, Msg: prev.Known(),
 			Fix: "authorize again for a fresh code; force the exchange only to see the service's answer"}
 	}
-	f.mu.Lock()
-	f.state.Spent[codeHash(code)] = f.opts.Now().UTC()
-	f.mu.Unlock()
-	f.saveState(ctx)
+	// Recorded before sending: if the process dies meanwhile, the next run
+	// knows the code went out.
+	use := CodeUse{SentAt: f.opts.Now().UTC()}
+	f.setCodeUse(ctx, h, use)
 	params := [][2]string{
 		{"client_id", f.profile.ClientID},
 		{"client_secret", f.profile.ClientSecret},
@@ -126,9 +130,25 @@ func (f *Flow) Exchange(ctx context.Context, code string, force bool) (*Token, e
 		params = append(params, [2]string{"code_verifier", verifier})
 	}
 	tok, t, err := f.tokenCall(ctx, StepExchange, params)
-	if spent {
-		t.Notes = append(t.Notes, "this code had been sent before; the exchange was forced")
+	switch {
+	case prev.Spent():
+		t.Notes = append(t.Notes, prev.Known()+"; the exchange was forced")
+	case sent:
+		t.Notes = append(t.Notes, prev.Known()+", so it was sent again")
 	}
+	var se *StepError
+	switch {
+	case err == nil:
+		use.Outcome = OutcomeExchanged
+	case errors.As(err, &se) && se.Status != 0:
+		use.Outcome, use.Status = OutcomeRefused, se.Status
+		if se.OAuth != nil {
+			use.Error, use.Description = se.OAuth.Code, se.OAuth.Description
+		}
+	default:
+		use.Outcome = OutcomeNoAnswer
+	}
+	f.setCodeUse(ctx, h, use)
 	if err != nil {
 		f.record(ctx, t)
 		return nil, err
@@ -140,6 +160,14 @@ func (f *Flow) Exchange(ctx context.Context, code string, force bool) (*Token, e
 	f.record(ctx, t)
 	f.saveToken(ctx, *tok)
 	return tok, nil
+}
+
+// setCodeUse records what is known about a code and saves the state.
+func (f *Flow) setCodeUse(ctx context.Context, hash string, u CodeUse) {
+	f.mu.Lock()
+	f.state.Codes[hash] = u
+	f.mu.Unlock()
+	f.saveState(ctx)
 }
 
 func tokenSummary(t Token, now time.Time) string {
@@ -247,16 +275,65 @@ func DefaultCallPath(hashedID string) string { return "/v1/medias/" + url.PathEs
 
 // CallResult is one API call made with one token method.
 type CallResult struct {
-	Method     TokenMethod `json:"method"`
-	Status     int         `json:"status"`
-	OK         bool        `json:"ok"`
-	Transcript Transcript  `json:"-"`
+	Method TokenMethod `json:"method"`
+	// Status is the HTTP status, 0 when no answer arrived.
+	Status int  `json:"status"`
+	OK     bool `json:"ok"`
+	// Transcript is the raw exchange; its Error and Fix say why a call
+	// that is not OK failed.
+	Transcript Transcript `json:"-"`
+}
+
+// Calls are the results of one Call, one per token method, in order.
+type Calls []CallResult
+
+// Failed returns the calls that did not get a 2xx answer.
+func (cs Calls) Failed() []CallResult {
+	var out []CallResult
+	for _, c := range cs {
+		if !c.OK {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Err is nil when every call succeeded, else a *StepError saying which
+// calls failed and why (ErrRefused when any got an answer, ErrTransport
+// when none did), with the fixes.
+func (cs Calls) Err() error {
+	failed := cs.Failed()
+	if len(failed) == 0 {
+		return nil
+	}
+	se := &StepError{Step: StepCall, Err: ErrTransport}
+	var why, fixes []string
+	for _, c := range failed {
+		w := c.Transcript.Error
+		if len(cs) > 1 {
+			w = string(c.Method) + ": " + w
+		}
+		why = append(why, w)
+		if fx := c.Transcript.Fix; fx != "" && !slices.Contains(fixes, fx) {
+			fixes = append(fixes, fx)
+		}
+		if c.Status != 0 && se.Status == 0 {
+			se.Status, se.Err = c.Status, ErrRefused
+		}
+	}
+	se.Msg = strings.Join(why, "; ")
+	if len(cs) > 1 {
+		se.Msg = fmt.Sprintf("%d of %d calls failed: %s", len(failed), len(cs), se.Msg)
+	}
+	se.Fix = strings.Join(fixes, "; ")
+	return se
 }
 
 // Call makes the API call once per token method (step 5) and returns one
-// result per method. It fails only when there is no token or the request
-// cannot be built; refusals are in the results and transcripts.
-func (f *Flow) Call(ctx context.Context, c CallRequest) ([]CallResult, error) {
+// result per method made. The error is Calls.Err when any call failed (no
+// 2xx answer), or says why the calls could not be made (no token, a bad
+// path, ctx ended).
+func (f *Flow) Call(ctx context.Context, c CallRequest) (Calls, error) {
 	tok, ok := f.Token()
 	if !ok || tok.AccessToken == "" {
 		return nil, &StepError{Step: StepCall, Msg: "there is no access token", Fix: "run login first (or exchange a code)", Err: ErrNoToken}
@@ -283,7 +360,7 @@ func (f *Flow) Call(ctx context.Context, c CallRequest) ([]CallResult, error) {
 		methods = []TokenMethod{MethodHeader}
 	}
 	upload := strings.Contains(strings.ToLower(target), "upload")
-	var out []CallResult
+	var out Calls
 	for _, m := range methods {
 		u, _ := url.Parse(target)
 		header := http.Header{}
@@ -324,17 +401,18 @@ func (f *Flow) Call(ctx context.Context, c CallRequest) ([]CallResult, error) {
 			return out, err
 		}
 	}
-	return out, nil
+	return out, out.Err()
 }
 
-// explainAPIStatus says why an API call failed.
+// explainAPIStatus says why an API call failed: what the status and the
+// service's error body say, not every reason the status could have.
 func explainAPIStatus(r *Response, m TokenMethod, upload bool, tok Token, now time.Time) (string, string) {
 	detail := ""
-	tr := ParseTokenResponse(r.Status, r.Header.Get("Content-Type"), []byte(r.Body), now)
-	if tr.Err != nil {
-		detail = " (" + tr.Err.Code
-		if tr.Err.Description != "" {
-			detail += ": " + tr.Err.Description
+	oe := ParseTokenResponse(r.Status, r.Header.Get("Content-Type"), []byte(r.Body), now).Err
+	if oe != nil {
+		detail = " (" + oe.Code
+		if oe.Description != "" {
+			detail += ": " + oe.Description
 		}
 		detail += ")"
 	}
@@ -345,10 +423,16 @@ func explainAPIStatus(r *Response, m TokenMethod, upload bool, tok Token, now ti
 			return "HTTP 401: the Upload API refused the token in the Authorization header" + detail, "pass it as the access_token or bearer_token query parameter; the Upload API accepts only those"
 		case tok.Expired(now):
 			return "HTTP 401: the access token has expired" + detail, "refresh it (hookscope oauth refresh)"
+		case oe != nil && oe.Code == "invalid_token":
+			meaning, fix := oe.explain(StepCall)
+			return "HTTP 401: " + meaning + detail, fix
 		}
-		return "HTTP 401: the token was refused (unknown, expired or revoked)" + detail, "refresh the token; if that fails, authorize again"
+		return "HTTP 401: the service refused the token" + detail, "refresh the token; if that fails, authorize again"
 	case http.StatusForbidden:
-		return "HTTP 403: the token lacks the scope for this request" + detail, fmt.Sprintf("the token has scope %v; add the needed permission (e.g. media:read, all:read or all:all) to the application and authorize again", tok.Scope)
+		if oe != nil && (oe.Code == "insufficient_scope" || strings.Contains(strings.ToLower(oe.Description), "scope")) {
+			return "HTTP 403: the token lacks the scope for this request" + detail, fmt.Sprintf("the token has scope %v; add the needed permission (e.g. media:read, all:read or all:all) to the application and authorize again", tok.Scope)
+		}
+		return "HTTP 403: the service refused this request with this token" + detail, "read the response body below; if it names a permission, add it to the application and authorize again"
 	case http.StatusNotFound:
 		return "HTTP 404: nothing at this path" + detail, "check the hashed id and the /v1/ prefix, and that the media belongs to the authorized account"
 	}

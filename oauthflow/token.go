@@ -67,40 +67,138 @@ type OAuthError struct {
 	Description string `json:"error_description,omitempty"`
 }
 
-// Explain says what a standard OAuth error code means for this flow, in
-// plain words, with the likely fix.
-func (e OAuthError) Explain() (meaning, fix string) {
-	switch e.Code {
-	case "invalid_request":
-		return "the request is missing a required parameter or has one twice or malformed",
-			"send client_id, client_secret, grant_type, code (or refresh_token) and redirect_uri; this service reads them from the URL query, not the body"
-	case "invalid_client":
-		return "the service did not accept the client credentials (unknown client_id or wrong client_secret)",
-			"copy the client ID and secret again from the application's page; check where they are sent (the service expects the URL query)"
-	case "invalid_grant":
-		return "the code or refresh token is invalid, expired, already used, issued to another client, or the redirect_uri differs from the one used to authorize",
-			"authorize again to get a fresh code and exchange it at once, exactly once, with the same redirect_uri"
-	case "unauthorized_client":
-		return "this client may not use this grant type", "check the application's settings in the service"
-	case "unsupported_grant_type":
-		return "the service does not know this grant_type", "use grant_type=authorization_code for a code or refresh_token to refresh"
-	case "invalid_scope":
-		return "the requested scope is unknown or exceeds what the application may have", "edit the application's permissions in the service, then authorize again"
-	case "access_denied":
-		return "the user or the service refused the authorization",
-			"only account managers and owners can authorize an application, and OAuth must be enabled for the account; try again with such a user and approve"
-	case "unsupported_response_type":
-		return "the authorize URL asked for a response_type the service does not support", "use response_type=code"
-	case "server_error":
-		return "the service failed while handling the request", "try again later; if it persists, report it to the service"
-	case "temporarily_unavailable":
-		return "the service is overloaded or in maintenance", "wait and try again"
-	case "invalid_token":
-		return "the access token is unknown, revoked or expired", "refresh the token, or authorize again"
-	case "insufficient_scope":
-		return "the token lacks the scope this request needs", "add the scope to the application's permissions and authorize again"
+// Explain says what the error means for this flow, in plain words, with
+// the likely fix: the cause the service's description names when it names
+// a known one, else what the code means and that the cause is not known.
+func (e OAuthError) Explain() (meaning, fix string) { return e.explain("") }
+
+// explain is Explain for an error answered at step ("" for any step).
+func (e OAuthError) explain(step Step) (meaning, fix string) {
+	c := e.cause(step)
+	return c.meaning, c.fix
+}
+
+// cause returns the row of the explanation table that matches e at step:
+// one whose words the description contains, else the code's fallback (no
+// words), else a row for a code the table does not know.
+func (e OAuthError) cause(step Step) oauthCause {
+	d := strings.ToLower(e.Description)
+	for _, c := range oauthCauses() {
+		if c.code != e.Code || c.step != "" && c.step != step {
+			continue
+		}
+		if len(c.words) == 0 {
+			return c
+		}
+		for _, w := range c.words {
+			if strings.Contains(d, w) {
+				return c
+			}
+		}
 	}
-	return "the service answered with the non-standard error " + strconv.Quote(e.Code), "read error_description for details"
+	return oauthCause{code: e.Code, meaning: "the service answered with the non-standard error " + strconv.Quote(e.Code), fix: "read error_description for details"}
+}
+
+// oauthCause is one known reason behind an OAuth error code. A row matches
+// an error of its code (at its step, when it names one) whose description
+// contains one of its words; a row without words is the code's fallback,
+// used when the description names no cause of the rows above it. So an
+// explanation says the cause that happened, or says that it is not known,
+// never every possible one as if it were the one.
+type oauthCause struct {
+	code         string
+	step         Step
+	words        []string
+	meaning, fix string
+}
+
+// oauthCauses is the explanation table, most specific rows first.
+func oauthCauses() []oauthCause {
+	const (
+		again    = "authorize again for a fresh code and exchange it at once, exactly once (login does both)"
+		rerun    = "run the flow again (login): a new authorization gives a new refresh token"
+		notSaid  = "; the service did not say why"
+		unknownC = "the service does not know this authorization code (it never issued it, or it was mistyped)"
+	)
+	return []oauthCause{
+		{code: "access_denied", words: []string{"manager", "owner"},
+			meaning: "the user who logged in may not authorize applications: only account managers and owners can (spec 5.1)",
+			fix:     "log in as a manager or owner of the account and authorize again"},
+		{code: "access_denied", words: []string{"not enabled", "disabled"},
+			meaning: "OAuth is not enabled for the account; it must be enabled before applications can be authorized (spec 1)",
+			fix:     "enable OAuth for the account in its settings, then authorize again"},
+		{code: "access_denied", words: []string{"denied", "deny", "declined", "rejected"},
+			meaning: "the user denied the application access on the service's authorization page",
+			fix:     "authorize again and approve"},
+		{code: "access_denied",
+			meaning: "the authorization was not granted" + notSaid,
+			fix:     "read error_description, if any; the spec names three reasons: the user denied it, the user is not an account manager or owner, or OAuth is not enabled for the account"},
+
+		{code: "invalid_grant", step: StepExchange, words: []string{"already used", "been used", "was used", "reuse", "redeemed"},
+			meaning: "the service says this code was already used: an authorization code can be exchanged once", fix: again},
+		{code: "invalid_grant", step: StepExchange, words: []string{"expired"},
+			meaning: "the service says this code expired before it was exchanged: codes are short-lived", fix: again},
+		{code: "invalid_grant", step: StepRefresh, words: []string{"expired"},
+			meaning: "the service says the refresh token expired", fix: rerun},
+		{code: "invalid_grant", words: []string{"redirect"},
+			meaning: "the redirect_uri sent differs from the one in the authorize URL; the service wants them identical",
+			fix:     "send exactly the redirect_uri of the authorize URL"},
+		{code: "invalid_grant", words: []string{"verifier", "challenge", "pkce"},
+			meaning: "the PKCE code_verifier is missing or does not match the code_challenge of the authorize URL",
+			fix:     "exchange the code in the flow that built its authorize URL (the flow state keeps the verifier)"},
+		{code: "invalid_grant", words: []string{"another application", "another client", "different client", "other client"},
+			meaning: "the grant was issued to another application (client_id)",
+			fix:     "use the client ID and secret of the application that was authorized"},
+		{code: "invalid_grant", words: []string{"revoked"},
+			meaning: "the user revoked the application's access", fix: rerun},
+		{code: "invalid_grant", step: StepExchange, words: []string{"unknown", "not found", "never issued", "does not exist"},
+			meaning: unknownC, fix: again},
+		{code: "invalid_grant", step: StepRefresh, words: []string{"unknown", "not found", "never issued", "does not exist"},
+			meaning: "the service does not know this refresh token (it never issued it, or replaced it)", fix: rerun},
+		{code: "invalid_grant", step: StepExchange,
+			meaning: "the service refused the authorization code" + notSaid,
+			fix:     again + "; a code is refused once expired or used, when issued to another application, or with another redirect_uri or code_verifier"},
+		{code: "invalid_grant", step: StepRefresh,
+			meaning: "the service refused the refresh token" + notSaid,
+			fix:     rerun + "; a refresh token is refused once revoked or replaced by a new authorization, or when issued to another application"},
+		{code: "invalid_grant",
+			meaning: "the service refused the grant (the authorization code or the refresh token)" + notSaid,
+			fix:     "authorize again for a fresh code"},
+
+		{code: "invalid_client", words: []string{"secret"},
+			meaning: "the client secret is wrong for this application",
+			fix:     "copy the client secret again from the application's page"},
+		{code: "invalid_client", words: []string{"client_id", "client id", "no application", "unknown client"},
+			meaning: "the service does not know this client ID",
+			fix:     "copy the client ID again from the application's page"},
+		{code: "invalid_client",
+			meaning: "the service did not accept the client credentials" + notSaid,
+			fix:     "copy the client ID and secret again from the application's page"},
+
+		{code: "invalid_request", words: []string{"missing"},
+			meaning: "a required parameter is missing",
+			fix:     "send client_id, client_secret, grant_type, code (or refresh_token) and redirect_uri; this service reads them from the URL query (spec 4.2)"},
+		{code: "invalid_request",
+			meaning: "the service found the request malformed (a parameter missing, repeated or invalid)",
+			fix:     "send client_id, client_secret, grant_type, code (or refresh_token) and redirect_uri once each; this service reads them from the URL query (spec 4.2)"},
+
+		{code: "invalid_token", words: []string{"expired"},
+			meaning: "the service says the access token expired", fix: "refresh it (hookscope oauth refresh)"},
+		{code: "invalid_token", words: []string{"revoked"},
+			meaning: "the service says the user revoked the application's access", fix: "authorize again"},
+		{code: "invalid_token", words: []string{"unknown", "not found", "never issued"},
+			meaning: "the service does not know this access token", fix: "use the token of the last exchange or refresh; authorize again if it is lost"},
+		{code: "invalid_token",
+			meaning: "the service refused the access token" + notSaid, fix: "refresh the token; if that fails, authorize again"},
+
+		{code: "unauthorized_client", meaning: "this client may not use this grant type", fix: "check the application's settings in the service"},
+		{code: "unsupported_grant_type", meaning: "the service does not know this grant_type", fix: "use grant_type=authorization_code for a code or refresh_token to refresh"},
+		{code: "invalid_scope", meaning: "the requested scope is unknown or exceeds what the application may have", fix: "edit the application's permissions in the service, then authorize again"},
+		{code: "unsupported_response_type", meaning: "the authorize URL asked for a response_type the service does not support", fix: "use response_type=code"},
+		{code: "server_error", meaning: "the service failed while handling the request", fix: "try again later; if it persists, report it to the service"},
+		{code: "temporarily_unavailable", meaning: "the service is overloaded or in maintenance", fix: "wait and try again"},
+		{code: "insufficient_scope", meaning: "the token lacks the scope this request needs", fix: "add the scope to the application's permissions and authorize again"},
+	}
 }
 
 // Error is the code, the description and its meaning.

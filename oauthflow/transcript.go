@@ -89,8 +89,26 @@ func (t Transcript) Title() string {
 // Redacted is what replaces a secret in anything displayed or exported.
 const Redacted = "REDACTED"
 
-// secretParams are query, form and JSON names whose values are secrets.
-var secretParamNames = "client_secret|code|access_token|bearer_token|refresh_token|code_verifier"
+// secretParamNames are the query, form and JSON names whose values are
+// secrets, as a regexp alternation.
+const secretParamNames = "client_secret|code|access_token|bearer_token|refresh_token|code_verifier"
+
+// isSecretParam reports whether a parameter or field name carries a secret.
+func isSecretParam(name string) bool {
+	for _, n := range strings.Split(secretParamNames, "|") {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// minSecretLen is the shortest value redacted by value, wherever it appears
+// in text. Shorter ones would blank out ordinary words ("forged", "user"),
+// while codes, tokens and client secrets worth the name are longer; values
+// in parameters, fields and headers are redacted by name whatever their
+// length.
+const minSecretLen = 12
 
 // The patterns are compiled per call rather than kept in package variables
 // (the house keeps no package-level mutable state); they are cheap next to
@@ -107,16 +125,19 @@ func redactPatterns() (query, jsonField *regexp.Regexp) {
 type RenderOptions struct {
 	// Reveal shows secrets as they are. Only on the user's explicit ask.
 	Reveal bool
-	// Secrets are extra values to hide wherever they appear (the flow's
-	// client secret, codes and tokens), beyond the parameters, fields
-	// and headers that are redacted by name.
+	// Secrets are the flow's own secret values (client secret, codes,
+	// tokens) to hide wherever they appear in text, beyond the
+	// parameters, fields and headers redacted by name. Values shorter
+	// than 12 characters are left to the by-name rules.
 	Secrets []string
 }
 
-// Redact returns a copy of t with secrets hidden: values of the
-// client_secret, code, access_token, bearer_token, refresh_token and
-// code_verifier parameters and JSON fields, the Authorization header's
-// credentials, and every occurrence of the given secret values.
+// Redact returns a copy of t with secrets hidden where they stand: values
+// of the client_secret, code, access_token, bearer_token, refresh_token
+// and code_verifier parameters (in URLs, form bodies and URLs quoted in
+// text) and JSON fields, the credentials of Authorization headers, cookie
+// values; and every occurrence of the given secret values of at least 12
+// characters (a service echoing a code in an error description).
 func Redact(t Transcript, secrets ...string) Transcript {
 	return newRedactor(secrets).transcript(t)
 }
@@ -161,9 +182,7 @@ func newRedactor(secrets []string) *redactor {
 	r := &redactor{query: q, json: j}
 	seen := map[string]bool{}
 	for _, s := range secrets {
-		// Very short values would blank out ordinary words; real secrets,
-		// codes and tokens are longer.
-		if len(s) < 4 {
+		if len(s) < minSecretLen {
 			continue
 		}
 		for _, v := range []string{s, url.QueryEscape(s), url.PathEscape(s), html.EscapeString(s)} {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -70,5 +71,37 @@ func TestWebhookRetriesAndLogsNoSecrets(t *testing.T) {
 		if strings.Contains(out, leak) {
 			t.Errorf("log leaks %q:\n%s", leak, out)
 		}
+	}
+}
+
+// A transport error names the webhook URL without its query, redacted
+// where it stands in the error (its URL field), not by searching the
+// message for the configured text: Go's client reports the URL as it
+// parsed it, which need not be the text configured (here: the scheme's
+// case).
+func TestWebhookTransportErrorHidesTheQuery(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	logs := &logBuffer{}
+	s, err := New(Config{WebhookURL: "HTTP://" + addr + "/h?token=hush-hush", WebhookSecret: []byte("whsec-hush"), Logf: logs.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.hooks.retryDelays = nil
+	if _, err := s.Lifecycle("741302", "Nowhere", false); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "failed") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "failed") || strings.Contains(out, "hush-hush") || !strings.Contains(out, addr+"/h?…") {
+		t.Fatalf("log:\n%s", out)
 	}
 }

@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -190,7 +192,7 @@ func (h *hookSender) deliver(ctx context.Context, m simulate.Message, attempt in
 		if ctx.Err() != nil {
 			return
 		}
-		failure = fmt.Sprintf("%v", redactErr(err, h.s.cfg.WebhookURL))
+		failure = redactErr(err)
 	default:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -216,13 +218,16 @@ func (h *hookSender) deliver(ctx context.Context, m simulate.Message, attempt in
 }
 
 // redactErr keeps a transport error but without the URL's query, which may
-// hold a token.
-func redactErr(err error, rawURL string) string {
-	msg := err.Error()
-	if rawURL != "" {
-		msg = strings.ReplaceAll(msg, rawURL, RedactURL(rawURL))
+// hold a token: the URL is redacted where it stands (the *url.Error's URL
+// field, the request URL as Go parsed it), not searched for in the text.
+func redactErr(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		c := *ue
+		c.URL = RedactURL(ue.URL)
+		return c.Error()
 	}
-	return msg
+	return err.Error()
 }
 
 // spawn runs f on a goroutine that Close waits for, unless the server is

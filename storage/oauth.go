@@ -49,6 +49,22 @@ CREATE INDEX oauth_transcripts_by_profile ON oauth_transcripts(profile, id);
 CREATE INDEX oauth_transcripts_by_flow ON oauth_transcripts(flow_id, id);
 `
 
+// schemaOAuthScrub is migration 9: flow states written before it kept the
+// full redirected callback URL (the code inside it) and, as "spent", the
+// hashes of codes sent with when. The URL goes (the state keeps the
+// callback's parameters; the callback transcript keeps the request); each
+// hash becomes a code record whose answer is not known (older versions did
+// not record it), so no code is called used up on a guess.
+const schemaOAuthScrub = `
+UPDATE oauth_flows SET data = json_remove(data, '$.callback.url')
+WHERE json_type(data, '$.callback.url') IS NOT NULL;
+UPDATE oauth_flows SET data = json_set(json_remove(data, '$.spent'), '$.codes',
+	json((SELECT json_group_object(key, json_object('sent_at', value)) FROM json_each(oauth_flows.data, '$.spent'))))
+WHERE json_type(data, '$.spent') = 'object';
+UPDATE oauth_flows SET data = json_remove(data, '$.spent')
+WHERE json_type(data, '$.spent') IS NOT NULL;
+`
+
 // DB implements oauthflow.Store.
 var _ oauthflow.Store = (*DB)(nil)
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,13 +85,14 @@ func TestOAuthTokensFlowsTranscripts(t *testing.T) {
 		t.Fatalf("no flow: %v", err)
 	}
 	for _, id := range []string{"f1", "f2"} {
-		s := oauthflow.State{ID: id, Profile: "dev", Started: now, RedirectURI: "http://127.0.0.1:2/cb?hs_state=" + id, Spent: map[string]time.Time{"h": now}}
+		s := oauthflow.State{ID: id, Profile: "dev", Started: now, RedirectURI: "http://127.0.0.1:2/cb?hs_state=" + id,
+			Codes: map[string]oauthflow.CodeUse{"h": {SentAt: now, Outcome: oauthflow.OutcomeExchanged}}}
 		if err := db.SaveFlowState(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
 	st, err := db.LatestFlowState(ctx, "dev")
-	if err != nil || st.ID != "f2" || st.Spent["h"].IsZero() {
+	if err != nil || st.ID != "f2" || st.Codes["h"].SentAt.IsZero() || !st.Codes["h"].Spent() {
 		t.Fatalf("LatestFlowState = %+v, %v", st, err)
 	}
 
@@ -127,5 +129,50 @@ func TestOAuthTokensFlowsTranscripts(t *testing.T) {
 	fi, err := os.Stat(db.Path())
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("store file mode = %v, %v; want 0600 (it holds secrets)", fi.Mode().Perm(), err)
+	}
+}
+
+// Migration 9 scrubs what older versions kept in the flow state: the full
+// callback URL (the code inside it) goes, and the hashes of codes sent
+// become code records whose answer is not known.
+func TestMigration9ScrubsOldFlowStates(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := `{"id":"f1","profile":"dev","started":"2026-01-02T03:04:05Z","redirect_uri":"http://127.0.0.1:2/cb?hs_state=s",` +
+		`"callback":{"url":"http://127.0.0.1:2/cb?hs_state=s&code=the-old-code-123&account_id=1","code":"the-old-code-123","account_id":"1",` +
+		`"params":[{"name":"hs_state","value":"s"},{"name":"code","value":"the-old-code-123"},{"name":"account_id","value":"1"}]},` +
+		`"spent":{"3c1a":"2026-01-02T03:05:00Z"}}`
+	if _, err := db.SQL().ExecContext(ctx, `INSERT INTO oauth_flows(id,profile,started_at,updated_at,data) VALUES('f1','dev',1,1,?)`, old); err != nil {
+		t.Fatal(err)
+	}
+	// As a store written before version 9.
+	if _, err := db.SQL().ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 9`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var raw string
+	if err := db.SQL().QueryRowContext(ctx, `SELECT data FROM oauth_flows WHERE id='f1'`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(raw, `"url"`) || strings.Contains(raw, "code=the-old-code") || strings.Contains(raw, `"spent"`) {
+		t.Fatalf("not scrubbed: %s", raw)
+	}
+	st, err := db.LatestFlowState(ctx, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, ok := st.Codes["3c1a"]
+	if st.Callback == nil || st.Callback.Code != "the-old-code-123" || st.Callback.AccountID != "1" || len(st.Callback.Params) != 3 ||
+		!ok || !u.SentAt.Equal(time.Date(2026, 1, 2, 3, 5, 0, 0, time.UTC)) || u.Outcome != "" || u.Spent() {
+		t.Fatalf("migrated state %+v (code use %+v)", st, u)
 	}
 }

@@ -66,6 +66,7 @@ func migrations() []migration {
 		{2, "oauth", schemaOAuth},
 		{3, "replays", schemaReplays},
 		{4, "inbox", schemaInbox},
+		{9, "oauth-scrub", schemaOAuthScrub},
 	}
 }
 

@@ -29,7 +29,8 @@ func (t *oauthTab) options() oauthflow.Options {
 		pl = oauthflow.PlacementBasic
 	}
 	return oauthflow.Options{NoRedirectState: !v.StateInURI.Checked, StandardState: v.StandardState.Checked, PKCE: v.PKCE.Checked,
-		Placement: pl, Recorder: t.store, UserAgent: "Hookscope/" + t.m.svc.Version}
+		Placement: pl, Recorder: t.store, UserAgent: "Hookscope/" + t.m.svc.Version,
+		OnCallbackRefused: func(r oauthflow.CallbackRefusal) { t.later(func() { t.callbackRefused(r) }) }}
 }
 
 // secrets are the values to redact by value.
@@ -117,6 +118,8 @@ func (t *oauthTab) authorize() {
 	v.callback, v.token, v.results = nil, nil, nil
 	v.CallbackParams.RemoveAll()
 	v.StateCheck.Hide()
+	v.Refused.SetText("")
+	v.Refused.Hide()
 	v.Reuse.Hide()
 	v.TokenBox.RemoveAll()
 	v.Results.RemoveAll()
@@ -200,7 +203,13 @@ func (t *oauthTab) waitCallback(f *oauthflow.Flow) {
 			if gen != t.waitGen || t.flow != f {
 				return // cancelled, or superseded by a paste or a new attempt
 			}
-			t.callbackArrived(f, res, err, t.transcriptsOf(f, oauthflow.StepCallback))
+			// The settling callback is the last one recorded: nothing is
+			// recorded once the flow settled.
+			ts := t.transcriptsOf(f, oauthflow.StepCallback)
+			if len(ts) > 1 {
+				ts = ts[len(ts)-1:]
+			}
+			t.callbackArrived(f, res, err, ts)
 		})
 	}()
 }
@@ -230,40 +239,74 @@ func (t *oauthTab) pasteCallback() {
 	if f == nil || raw == "" {
 		return
 	}
-	t.stopWaiting()
 	t.run(func() func() {
 		res, err := f.AcceptCallbackURL(context.Background(), raw)
 		ts := t.transcriptsOf(f, oauthflow.StepCallback)
-		return func() { t.callbackArrived(f, res, err, ts[len(ts)-1:]) }
+		return func() {
+			var de *oauthflow.DeniedError
+			switch {
+			case errors.Is(err, oauthflow.ErrAlreadyReceived):
+				t.m.showStatus("This authorization already received its callback; press Authorize to start a new one.")
+			case err != nil && !errors.As(err, &de):
+				// Refused: the wait (listener or tunnel) goes on.
+				t.showRefused(ts[len(ts)-1], "The pasted address was refused")
+			default:
+				t.callbackArrived(f, res, err, ts[len(ts)-1:])
+			}
+		}
 	})
 }
 
-// callbackArrived shows the callback and, when it carries a code, goes on
-// to the exchange if asked to.
+// callbackRefused shows a request to the callback that the flow refused
+// (forged, stale, unreadable) while it goes on waiting.
+func (t *oauthTab) callbackRefused(r oauthflow.CallbackRefusal) {
+	if t.flow == nil || r.Transcript.FlowID != t.flow.ID() || t.settledFlow == t.flow {
+		return
+	}
+	what := fmt.Sprintf("%d request(s) to the callback were refused", r.Count)
+	if r.Last {
+		what += " (later ones are answered but no longer listed)"
+	}
+	t.showRefused(r.Transcript, what)
+}
+
+// showRefused lists a refused callback on the Callback card, with its
+// request and answer in the disclosure, and says that the wait goes on.
+func (t *oauthTab) showRefused(tr oauthflow.Transcript, what string) {
+	v := t.steps
+	shown := t.display([]oauthflow.Transcript{tr})[0]
+	v.Refused.SetText("⚠ " + what + "; still waiting for the real one. Last: " + shown.Error + ".")
+	v.Refused.Show()
+	v.CallbackCard.show(append(v.CallbackCard.transcripts, tr))
+	v.relayout(v.CallbackCard)
+}
+
+// callbackArrived shows the callback that settled the flow and, when it
+// carries a code, goes on to the exchange if asked to. A flow settles
+// once: a pasted URL and the listener can report the same outcome.
 func (t *oauthTab) callbackArrived(f *oauthflow.Flow, res *oauthflow.CallbackResult, err error, ts []oauthflow.Transcript) {
+	if t.settledFlow == f {
+		return
+	}
+	t.settledFlow = f
 	t.stopWaiting()
 	v := t.steps
 	v.Cancel.Hide()
 	v.pasteRow.Hide()
 	defer v.relayout(v.CallbackCard)
-	v.CallbackCard.show(ts)
+	v.CallbackCard.show(append(v.CallbackCard.transcripts, ts...))
 	v.showCallback(res)
 	st := f.State()
-	var sme *oauthflow.StateMismatchError
-	switch {
-	case errors.As(err, &sme):
-		v.StateCheck.Importance = widget.DangerImportance
-		v.StateCheck.SetText("✗ State check failed: the code was discarded.")
-	case res != nil && (st.RedirectState != "" || st.StandardState != ""):
+	if res != nil && (st.RedirectState != "" || st.StandardState != "") {
 		v.StateCheck.Importance = widget.SuccessImportance
 		v.StateCheck.SetText("✓ State check passed: the callback carries the values Hookscope sent.")
-	default:
+	} else {
 		v.StateCheck.Importance = widget.WarningImportance
 		v.StateCheck.SetText("State check off: a forged callback would not be noticed.")
 	}
 	v.StateCheck.Show()
 	if err != nil {
-		v.Waiting.SetText("The callback arrived with a problem.")
+		v.Waiting.SetText("The service did not grant the authorization.")
 		var de *oauthflow.DeniedError
 		if errors.As(err, &de) {
 			meaning, fix := oauthflow.OAuthError{Code: de.Code, Description: de.Description}.Explain()
@@ -455,24 +498,9 @@ func (t *oauthTab) call() {
 			v.CallCard.show(ts)
 			v.showResults()
 			if err != nil {
+				// Which calls failed and why (oauthflow.Calls.Err), or why
+				// none could be made.
 				v.CallCard.failErr(err)
-				return
-			}
-			failed := 0
-			for _, r := range res {
-				if !r.OK {
-					failed++
-				}
-			}
-			if failed > 0 {
-				first := res[0].Transcript
-				for _, r := range res {
-					if !r.OK {
-						first = r.Transcript
-						break
-					}
-				}
-				v.CallCard.fail(fmt.Sprintf("%d of %d calls failed: %s", failed, len(res), first.Error), first.Fix)
 				return
 			}
 			v.CallCard.set(stepDone)

@@ -188,7 +188,11 @@ type oauthStepsView struct {
 	CallbackCard   *stepCard
 	CallbackParams *fyne.Container
 	StateCheck     *widget.Label
-	callback       *oauthflow.CallbackResult
+	// Refused says how many requests to the callback were refused
+	// (forged, stale, unreadable) while the wait goes on, and why the
+	// last one was.
+	Refused  *widget.Label
+	callback *oauthflow.CallbackResult
 
 	// Exchange
 	ExchangeCard *stepCard
@@ -277,10 +281,15 @@ func newOAuthStepsView(t *oauthTab) *oauthStepsView {
 	v.StateCheck = widget.NewLabel("")
 	v.StateCheck.Wrapping = fyne.TextWrapWord
 	v.StateCheck.Hide()
+	v.Refused = widget.NewLabel("")
+	v.Refused.Wrapping = fyne.TextWrapWord
+	v.Refused.Importance = widget.WarningImportance
+	v.Refused.Hide()
 	v.pasteRow = container.NewBorder(nil, nil, nil, v.UsePaste, v.Paste)
 	v.pasteRow.Hide()
 	cbBody := container.NewVBox(
 		container.NewBorder(nil, nil, nil, v.Cancel, v.Waiting),
+		v.Refused,
 		v.pasteRow,
 		v.StateCheck,
 		v.CallbackParams,
@@ -382,6 +391,8 @@ func (v *oauthStepsView) reset() {
 	v.Cancel.Hide()
 	v.Paste.SetText("")
 	v.StateCheck.Hide()
+	v.Refused.SetText("")
+	v.Refused.Hide()
 	v.CallbackParams.RemoveAll()
 	v.Reuse.Hide()
 	v.TokenBox.RemoveAll()

@@ -60,13 +60,16 @@ type oauthTab struct {
 	history  *oauthHistoryView
 	Tabs     *container.AppTabs
 
-	flow       *oauthflow.Flow
-	waitGen    int
-	cancelWait func()
-	stopListen func()
-	removeHub  func()
-	autoCancel func()
-	sandbox    *sandbox.Server
+	flow *oauthflow.Flow
+	// settledFlow is the flow whose callback the cards show; a flow
+	// settles once.
+	settledFlow *oauthflow.Flow
+	waitGen     int
+	cancelWait  func()
+	stopListen  func()
+	removeHub   func()
+	autoCancel  func()
+	sandbox     *sandbox.Server
 	// sandboxMedia is a hashed id of the sandbox's first demo media, for
 	// the default call path.
 	sandboxMedia string

@@ -205,9 +205,12 @@ func TestOAuthDenialExplained(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		b    *sandbox.Browser
+		// fix is the fix for what happened; never is one for what did not
+		// (issue 18: a Deny was told about managers and owners).
+		fix, never string
 	}{
-		{"deny", &sandbox.Browser{}},
-		{"viewer", sandbox.NewBrowser("viewer@example.com", "viewer")},
+		{"deny", &sandbox.Browser{}, "authorize again and approve", "manager"},
+		{"viewer", sandbox.NewBrowser("viewer@example.com", "viewer"), "log in as a manager or owner", "enable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newOAuthHarness(t)
@@ -223,7 +226,8 @@ func TestOAuthDenialExplained(t *testing.T) {
 			if v.CallbackCard.status != stepFailed {
 				t.Fatalf("callback card %v", v.CallbackCard.status)
 			}
-			if !strings.Contains(v.CallbackCard.Problem.Text, "access_denied") || !strings.Contains(v.CallbackCard.Fix.Text, "managers and owners") {
+			if !strings.Contains(v.CallbackCard.Problem.Text, "access_denied") || !strings.Contains(v.CallbackCard.Fix.Text, tc.fix) ||
+				strings.Contains(v.CallbackCard.Fix.Text, tc.never) {
 				t.Fatalf("explanation %q / %q", v.CallbackCard.Problem.Text, v.CallbackCard.Fix.Text)
 			}
 			if v.ExchangeCard.status != stepWaiting || !v.Exchange.Disabled() || v.token != nil {
@@ -526,5 +530,47 @@ func TestOAuthBusyCallbackPort(t *testing.T) {
 	}
 	if h.tab.steps.CallbackCard.status != stepWaiting {
 		t.Fatal("callback card moved on after a failed authorize")
+	}
+}
+
+// Issue 18: a forged request to the callback, or a wrong pasted address,
+// is shown on the Callback card and the wait goes on: the real callback
+// that follows still arrives.
+func TestOAuthForgedCallbackShownAndTheWaitGoesOn(t *testing.T) {
+	h := newOAuthHarness(t)
+	h.startSandbox(t)
+	h.authorize(t)
+	v := h.tab.steps
+	redirect := h.tab.profiles.RedirectURI.Text
+	resp, err := http.Get(redirect + "?hs_state=guessed&code=forged-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("forged callback answered %d", resp.StatusCode)
+	}
+	if !h.tab.settle(5 * time.Second) {
+		t.Fatal("the refusal never reached the tab")
+	}
+	if v.CallbackCard.status != stepRunning || v.Refused.Hidden || !strings.Contains(v.Refused.Text, "1 request(s) to the callback were refused") ||
+		!strings.Contains(v.Refused.Text, "still waiting") || !strings.Contains(v.Refused.Text, "does not match") {
+		t.Fatalf("after a forged callback: card %v, %q", v.CallbackCard.status, v.Refused.Text)
+	}
+	if len(v.CallbackCard.transcripts) != 1 || v.CallbackCard.Accord.Hidden {
+		t.Fatalf("the refused request is not in the card's detail: %d", len(v.CallbackCard.transcripts))
+	}
+	// A wrong pasted address is refused the same way, and stops nothing.
+	test.Type(v.Paste, redirect+"?code=pasted-code&hs_state=old-tab")
+	test.Tap(v.UsePaste)
+	if v.CallbackCard.status != stepRunning || !strings.Contains(v.Refused.Text, "pasted address was refused") {
+		t.Fatalf("after a wrong paste: card %v, %q", v.CallbackCard.status, v.Refused.Text)
+	}
+	h.deliver(t, h.browse(t, sandbox.NewBrowser("owner@example.com", "owner")))
+	if v.CallbackCard.status != stepDone || v.ExchangeCard.status != stepDone || v.callback.Code == "forged-code" {
+		t.Fatalf("the real callback: callback %v, exchange %v %q", v.CallbackCard.status, v.ExchangeCard.status, v.ExchangeCard.Problem.Text)
+	}
+	if len(v.CallbackCard.transcripts) != 3 {
+		t.Fatalf("callback card lists %d requests, want the 2 refused and the real one", len(v.CallbackCard.transcripts))
 	}
 }
