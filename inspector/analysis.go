@@ -128,3 +128,35 @@ type Record struct {
 	Delivery *Delivery `json:"delivery"`
 	Analysis *Analysis `json:"analysis,omitempty"`
 }
+
+// decodeForAnalysis decodes a body as a webhook message and every event in
+// it: typed, contract-checked, summarised, its subject named and its
+// canonical hash taken for the ledger. It fails with DecodeMessage's
+// precise reason when the body is not a webhook message. The envelope
+// values come from the catalogue's decoding, so each event is read as
+// DecodeMessage would read it without a second pass for them.
+func decodeForAnalysis(body []byte) (string, []EventAnalysis, error) {
+	hook, raws, err := splitMessage(body)
+	if err != nil {
+		return "", nil, err
+	}
+	events := make([]EventAnalysis, len(raws))
+	for i, raw := range raws {
+		cat := catalog.DecodeEvent(raw)
+		events[i] = EventAnalysis{
+			Index:        i,
+			UUID:         cat.UUID,
+			Type:         cat.Type,
+			AccountID:    cat.AccountID,
+			GeneratedRaw: cat.GeneratedAt,
+			GeneratedAt:  ParseTime(cat.GeneratedAt),
+			Raw:          raw,
+			Subject:      cat.Subject,
+			Hash:         CanonicalHash(raw),
+			Copies:       1,
+			Summary:      cat.Summary,
+			Problems:     cat.Problems,
+		}
+	}
+	return hook, events, nil
+}

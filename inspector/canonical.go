@@ -2,284 +2,81 @@ package inspector
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"slices"
+	"sort"
 	"strconv"
 )
 
-// appendCanonical appends the canonical form of the JSON value in src to
-// dst in one pass, without building a tree: the same bytes
-// canonicalHashSlow hashes (keys sorted, strings as strconv.Quote writes
-// them, numbers as written). It reports false for anything it does not
-// handle exactly like the reference (malformed JSON, duplicate keys, data
-// after the value); the caller then takes the reference path.
+// CanonicalHash returns the SHA-256 (hex) of the canonical form of a JSON
+// value: object keys sorted, insignificant white space removed, numbers kept
+// as written. Two copies of one event with equal content hash equally
+// however the sender formatted them.
 //
-// Measured on a 1 MiB message: the reference path (encoding/json into
-// maps) took ~65% of the engine's analysis time; see docs/benchmarks.md.
-func appendCanonical(dst, src []byte) ([]byte, bool) {
-	c := canonWriter{src: src}
-	i := skipWS(src, 0)
-	dst, i, ok := c.value(dst, i, 0)
-	if !ok || skipWS(src, i) != len(src) {
-		return nil, false
+// The canonical form is defined by encoding/json's decoding: numbers kept
+// as written (json.Number), strings decoded (invalid UTF-8 and lone
+// surrogates become U+FFFD) and written as strconv.Quote writes them, object
+// keys sorted bytewise, and for a repeated key the last value. Stored
+// hashes are compared with new ones to find divergent copies, so these
+// bytes must never change (FuzzCanonicalHash holds it to the single-pass
+// writer earlier versions stored hashes with). Input that is not JSON is
+// hashed as it is, so equal garbage still compares equal.
+func CanonicalHash(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := canonical(&buf, json.NewDecoder(bytes.NewReader(raw))); err != nil {
+		// Not JSON: hash the bytes so equal garbage still compares equal.
+		sum := sha256.Sum256(raw)
+		return hex.EncodeToString(sum[:])
 	}
-	return dst, true
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:])
 }
 
-// maxCanonDepth matches encoding/json's nesting limit; deeper input takes
-// the reference path, which reports it as not JSON.
-const maxCanonDepth = 10000
-
-type canonMember struct {
-	key        []byte
-	start, end int // the member's `"key":value` bytes in dst
+func canonical(w *bytes.Buffer, dec *json.Decoder) error {
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	writeCanonical(w, v)
+	return nil
 }
 
-type canonWriter struct {
-	src []byte
-	tmp []byte
-	// members is a stack shared by all objects being written: each object
-	// uses the tail from its own base index.
-	members []canonMember
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
+func writeCanonical(w *bytes.Buffer, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
 		}
-	}
-	return i
-}
-
-func (c *canonWriter) value(dst []byte, i, depth int) ([]byte, int, bool) {
-	if i >= len(c.src) || depth > maxCanonDepth {
-		return dst, i, false
-	}
-	switch ch := c.src[i]; {
-	case ch == '{':
-		return c.object(dst, i, depth)
-	case ch == '[':
-		return c.array(dst, i, depth)
-	case ch == '"':
-		s, simple, j, ok := c.str(i)
-		if !ok {
-			return dst, i, false
-		}
-		return appendQuoted(dst, s, simple), j, true
-	case ch == 't':
-		return literal(dst, c.src, i, "true")
-	case ch == 'f':
-		return literal(dst, c.src, i, "false")
-	case ch == 'n':
-		return literal(dst, c.src, i, "null")
-	case ch == '-' || (ch >= '0' && ch <= '9'):
-		j, ok := scanNumber(c.src, i)
-		if !ok {
-			return dst, i, false
-		}
-		return append(dst, c.src[i:j]...), j, true
-	}
-	return dst, i, false
-}
-
-func literal(dst, src []byte, i int, lit string) ([]byte, int, bool) {
-	if len(src)-i < len(lit) || string(src[i:i+len(lit)]) != lit {
-		return dst, i, false
-	}
-	return append(dst, lit...), i + len(lit), true
-}
-
-// scanNumber checks the JSON number grammar and returns its end.
-func scanNumber(b []byte, i int) (int, bool) {
-	digits := func(i int) (int, bool) {
-		s := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i, i > s
-	}
-	if b[i] == '-' {
-		i++
-	}
-	if i < len(b) && b[i] == '0' {
-		i++
-	} else {
-		var ok bool
-		if i, ok = digits(i); !ok {
-			return i, false
-		}
-	}
-	if i < len(b) && b[i] == '.' {
-		var ok bool
-		if i, ok = digits(i + 1); !ok {
-			return i, false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		var ok bool
-		if i, ok = digits(i); !ok {
-			return i, false
-		}
-	}
-	return i, true
-}
-
-// str reads the string starting at src[i] == '"'. Plain printable ASCII
-// (no escapes) comes back as a slice of src with simple set: strconv.Quote
-// would write it unchanged. Anything else is decoded by encoding/json so
-// the result (U+FFFD for bad UTF-8 or lone surrogates) is exactly the
-// reference's.
-func (c *canonWriter) str(i int) (s []byte, simple bool, next int, ok bool) {
-	b := c.src
-	j := i + 1
-	simple = true
-	for j < len(b) {
-		ch := b[j]
-		if ch == '"' {
-			break
-		}
-		if ch < 0x20 {
-			return nil, false, i, false
-		}
-		if ch == '\\' {
-			simple = false
-			j += 2
-			continue
-		}
-		if ch >= 0x7f {
-			simple = false
-		}
-		j++
-	}
-	if j >= len(b) {
-		return nil, false, i, false
-	}
-	if simple {
-		return b[i+1 : j], true, j + 1, true
-	}
-	var d string
-	if err := json.Unmarshal(b[i:j+1], &d); err != nil {
-		return nil, false, i, false
-	}
-	return []byte(d), false, j + 1, true
-}
-
-// appendQuoted writes s as strconv.Quote would.
-func appendQuoted(dst, s []byte, simple bool) []byte {
-	if simple {
-		dst = append(dst, '"')
-		dst = append(dst, s...)
-		return append(dst, '"')
-	}
-	return strconv.AppendQuote(dst, string(s))
-}
-
-func (c *canonWriter) array(dst []byte, i, depth int) ([]byte, int, bool) {
-	dst = append(dst, '[')
-	i = skipWS(c.src, i+1)
-	if i < len(c.src) && c.src[i] == ']' {
-		return append(dst, ']'), i + 1, true
-	}
-	for n := 0; ; n++ {
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		var ok bool
-		if dst, i, ok = c.value(dst, i, depth+1); !ok {
-			return dst, i, false
-		}
-		i = skipWS(c.src, i)
-		if i >= len(c.src) {
-			return dst, i, false
-		}
-		switch c.src[i] {
-		case ',':
-			i = skipWS(c.src, i+1)
-		case ']':
-			return append(dst, ']'), i + 1, true
-		default:
-			return dst, i, false
-		}
-	}
-}
-
-func (c *canonWriter) object(dst []byte, i, depth int) ([]byte, int, bool) {
-	objStart := len(dst)
-	dst = append(dst, '{')
-	i = skipWS(c.src, i+1)
-	if i < len(c.src) && c.src[i] == '}' {
-		return append(dst, '}'), i + 1, true
-	}
-	base := len(c.members)
-	defer func() { c.members = c.members[:base] }()
-	sorted := true
-	for {
-		if i >= len(c.src) || c.src[i] != '"' {
-			return dst, i, false
-		}
-		key, simple, j, ok := c.str(i)
-		if !ok {
-			return dst, i, false
-		}
-		if len(c.members) > base {
-			if bytes.Compare(key, c.members[len(c.members)-1].key) <= 0 {
-				sorted = false
+		sort.Strings(keys)
+		w.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				w.WriteByte(',')
 			}
-			dst = append(dst, ',')
+			w.WriteString(strconv.Quote(k))
+			w.WriteByte(':')
+			writeCanonical(w, x[k])
 		}
-		start := len(dst)
-		dst = appendQuoted(dst, key, simple)
-		dst = append(dst, ':')
-		i = skipWS(c.src, j)
-		if i >= len(c.src) || c.src[i] != ':' {
-			return dst, i, false
-		}
-		i = skipWS(c.src, i+1)
-		if dst, i, ok = c.value(dst, i, depth+1); !ok {
-			return dst, i, false
-		}
-		c.members = append(c.members, canonMember{key: key, start: start, end: len(dst)})
-		i = skipWS(c.src, i)
-		if i >= len(c.src) {
-			return dst, i, false
-		}
-		if c.src[i] == ',' {
-			i = skipWS(c.src, i+1)
-			continue
-		}
-		if c.src[i] != '}' {
-			return dst, i, false
-		}
-		i++
-		break
-	}
-	if !sorted {
-		ms := c.members[base:]
-		slices.SortStableFunc(ms, func(a, b canonMember) int { return bytes.Compare(a.key, b.key) })
-		for k := 1; k < len(ms); k++ {
-			if bytes.Equal(ms[k].key, ms[k-1].key) {
-				// encoding/json keeps the last duplicate; leave that rule
-				// to the reference path.
-				return dst, i, false
+		w.WriteByte('}')
+	case []any:
+		w.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				w.WriteByte(',')
 			}
+			writeCanonical(w, e)
 		}
-		c.tmp = append(c.tmp[:0], dst[objStart+1:]...)
-		off := objStart + 1
-		dst = dst[:off]
-		for k, m := range ms {
-			if k > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, c.tmp[m.start-off:m.end-off]...)
-		}
+		w.WriteByte(']')
+	case string:
+		w.WriteString(strconv.Quote(x))
+	case json.Number:
+		w.WriteString(x.String())
+	case bool:
+		w.WriteString(strconv.FormatBool(x))
+	case nil:
+		w.WriteString("null")
 	}
-	return append(dst, '}'), i, true
 }
