@@ -3,6 +3,7 @@ package inspector
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -20,14 +21,24 @@ var canonicalCases = []string{
 	"{\"\xff\":1,\"\xfe\":2}", `{"\u00e9":1,"é":2}`, `{"a":{"c":1,"b":2},"a ":[{"y":1,"x":[{"q":1,"p":2}]}]}`,
 	"\"\xed\xa0\x80\"", "\"\xc3\\u00a9\"", `"a\/b"`, `"\u007f\u0080"`, "\"\x7f\"",
 	`{"k":"v","k":"v"}`, `[[[{"b":1,"a":1}]]]`,
+	`1x`, `1 x`, `"a"x`, `"a" x`, `true false`, `truex`, `[1]x`, `{"a":{"b":1,"b":{"c":2}},"a":[3]}`, ` 1`, `1}`, "1\n",
+	strings.Repeat(`{"b":1,"a":`, 30) + "1" + strings.Repeat("}", 30),
+}
+
+// deepCases sit at encoding/json's nesting limit. They are not fuzz seeds:
+// the fuzzer spends its time minimizing their mutants.
+var deepCases = []string{
+	strings.Repeat("[", 10000) + strings.Repeat("]", 10000), strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+	strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000), strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001),
+	strings.Repeat(`{"b":1,"a":`, 10000) + "1" + strings.Repeat("}", 10000),
 }
 
 // TestCanonicalMatchesOracle: CanonicalHash gives the hashes earlier
 // versions stored.
 func TestCanonicalMatchesOracle(t *testing.T) {
-	for _, c := range canonicalCases {
+	for _, c := range append(canonicalCases, deepCases...) {
 		if got, want := CanonicalHash(json.RawMessage(c)), oracleCanonicalHash(json.RawMessage(c)); got != want {
-			t.Errorf("%q: hash %s, oracle %s", c, got, want)
+			t.Errorf("%.100q: hash %s, oracle %s", c, got, want)
 		}
 	}
 }

@@ -119,10 +119,10 @@ func (w *walker) missing(f *field, parent string) {
 		where = parent
 	}
 	if f.identifies != "" {
-		w.add(SeverityError, f.path, "%s is missing: the spec lists %s in %s (spec %s), and a consumer needs it to %s", f.path, f.name, where, section(f.path), f.identifies)
+		w.add(SeverityError, f.path, "%s is missing: the spec lists %s in %s (spec %s); a consumer needs it to %s", f.path, f.name, where, section(f.path), f.identifies)
 		return
 	}
-	w.add(SeverityWarning, f.path, "%s is missing: the spec lists %s in %s (spec %s); it is descriptive, so a consumer can do without it, but one that reads it gets nothing", f.path, f.name, where, section(f.path))
+	w.add(SeverityWarning, f.path, "%s is missing: the spec lists %s in %s (spec %s)", f.path, f.name, where, section(f.path))
 }
 
 func wantKind(v valueKind) kind {
@@ -150,7 +150,7 @@ func (w *walker) value(v *value, f *field) {
 		case f.optional:
 			w.add(SeverityWarning, f.path, "%s is null; the spec says %s, or leaves the field out when there is none (spec %s)", f.path, f.kind, section(f.path))
 		default:
-			w.add(SeverityWarning, f.path, "%s is null where the spec says %s (spec %s); it is descriptive, so a consumer can do without it, but one that reads it gets null", f.path, f.kind, section(f.path))
+			w.add(SeverityWarning, f.path, "%s is null where the spec says %s (spec %s)", f.path, f.kind, section(f.path))
 		}
 		return
 	}
