@@ -133,8 +133,8 @@ type Record struct {
 // it: typed, contract-checked, summarised, its subject named and its
 // canonical hash taken for the ledger. It fails with DecodeMessage's
 // precise reason when the body is not a webhook message. The envelope
-// values come from the catalogue's decoding, so each event is read as
-// DecodeMessage would read it without a second pass for them.
+// values are the catalogue's (the same as DecodeMessage's, FuzzAnalysisHashes),
+// so the events are not decoded a second time for them.
 func decodeForAnalysis(body []byte) (string, []EventAnalysis, error) {
 	hook, raws, err := splitMessage(body)
 	if err != nil {

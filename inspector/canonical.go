@@ -27,10 +27,7 @@ import (
 // divergent copies, so these bytes never change: FuzzCanonicalHash holds
 // them to the writer earlier versions stored hashes with.
 //
-// It is written on jsontext's tokens rather than by decoding into Go maps
-// with encoding/json, which took a third of the analysis of a typical
-// message and halved the rate analysis works off a backlog
-// (docs/benchmarks.md).
+// Own writer on jsontext's tokens: decoding into Go maps slowed analysis's backlog visibly (docs/benchmarks.md, finding 6).
 func CanonicalHash(raw json.RawMessage) string {
 	c := canonWriter{dec: jsontext.NewDecoder(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
 	out, err := c.value(make([]byte, 0, len(raw)))
