@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	fyne.io/fyne/v2 v2.7.1
+	github.com/go-json-experiment/json v1.27.2
 	github.com/tidwall/pretty v1.2.2
 	github.com/zalando/go-keyring v0.2.8
 	golang.org/x/sys v0.49.0

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -78,11 +77,9 @@ refused (401 or 403).`)
 		return err
 	}
 	if *jsonOut {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return fmt.Errorf("encode report: %w", err)
+		if err := printJSON(env, rep); err != nil {
+			return fmt.Errorf("print report: %w", err)
 		}
-		fmt.Fprintf(env.Stdout, "%s\n", b)
 	} else {
 		if err := rep.WriteText(env.Stdout); err != nil {
 			return err

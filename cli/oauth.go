@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -488,10 +487,8 @@ func (o *oauthFlags) finish(env *Env, flow *oauthflow.Flow, r *oauthReport, step
 		r.Error = oauthflow.Redact(oauthflow.Transcript{Error: r.Error}, ro.Secrets...).Error
 	}
 	if o.jsonOut {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("write JSON: %w", err)
+		if err := printJSON(env, r); err != nil {
+			return err
 		}
 	} else {
 		o.printText(env.Stdout, flow, r)
@@ -627,9 +624,7 @@ func runOAuthProfiles(ctx context.Context, env *Env, args []string) error {
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
 	if *jsonOut {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return printJSON(env, rows)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(env.Stdout, "no profiles in %s; create one with 'hookscope oauth login --profile NAME --save …'\n", db.Path())
@@ -715,9 +710,7 @@ func runOAuthHistory(ctx context.Context, env *Env, args []string) error {
 		if ts == nil {
 			ts = []oauthflow.Transcript{}
 		}
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(ts)
+		return printJSON(env, ts)
 	}
 	fmt.Fprint(env.Stdout, oauthflow.Markdown("Hookscope OAuth history", ts, ro))
 	return nil

@@ -103,8 +103,8 @@ func runSamples(ctx context.Context, env *Env, args []string) error {
 		}
 		idx.Samples = append(idx.Samples, e)
 	}
-	ib, _ := json.MarshalIndent(idx, "", "  ")
-	if err := writeFile(filepath.Join(*out, "index.json"), append(ib, '\n')); err != nil {
+	ib, _ := prettyJSON(idx)
+	if err := writeFile(filepath.Join(*out, "index.json"), ib); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "wrote %d samples to %s (%s)\n", len(types), *out, map[bool]string{true: "signed", false: "unsigned: give --secret or --secret-env to add X-Service-Signature"}[len(secret) > 0])

@@ -69,12 +69,12 @@ func TestSendAllTypes(t *testing.T) {
 		if h.Get("User-Agent") != "Service-Webhooks/0.0.47" || h.Get("Content-Type") != "application/json" || h.Get("Content-Length") != strconv.Itoa(len(b)) {
 			t.Errorf("delivery %d headers %v", i, h)
 		}
-		_, raws, err := catalog.SplitMessage(b)
+		m, err := inspector.DecodeMessage(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range raws {
-			e := catalog.DecodeEvent(r)
+		for _, r := range m.Events {
+			e := catalog.DecodeEvent(r.Raw)
 			seen[e.Type] = true
 			if len(e.Problems) != 0 {
 				t.Errorf("%s: %+v", e.Type, e.Problems)
@@ -224,11 +224,11 @@ func TestSamples(t *testing.T) {
 		if !bytes.Contains(body, []byte("\n  \"events\": [")) {
 			t.Errorf("%s is not pretty", s.Body)
 		}
-		_, raws, err := catalog.SplitMessage(body)
-		if err != nil || len(raws) != 1 {
+		m, err := inspector.DecodeMessage(body)
+		if err != nil || len(m.Events) != 1 {
 			t.Fatalf("%s: %v", s.Body, err)
 		}
-		if e := catalog.DecodeEvent(raws[0]); e.Type != s.Type || len(e.Problems) != 0 {
+		if e := catalog.DecodeEvent(m.Events[0].Raw); e.Type != s.Type || len(e.Problems) != 0 {
 			t.Errorf("%s: %s %+v", s.Body, e.Type, e.Problems)
 		}
 	}

@@ -128,3 +128,35 @@ type Record struct {
 	Delivery *Delivery `json:"delivery"`
 	Analysis *Analysis `json:"analysis,omitempty"`
 }
+
+// decodeForAnalysis decodes a body as a webhook message and every event in
+// it: typed, contract-checked, summarised, its subject named and its
+// canonical hash taken for the ledger. It fails with DecodeMessage's
+// precise reason when the body is not a webhook message. The envelope
+// values are the catalogue's (the same as DecodeMessage's, FuzzAnalysisHashes),
+// so the events are not decoded a second time for them.
+func decodeForAnalysis(body []byte) (string, []EventAnalysis, error) {
+	hook, raws, err := splitMessage(body)
+	if err != nil {
+		return "", nil, err
+	}
+	events := make([]EventAnalysis, len(raws))
+	for i, raw := range raws {
+		cat := catalog.DecodeEvent(raw)
+		events[i] = EventAnalysis{
+			Index:        i,
+			UUID:         cat.UUID,
+			Type:         cat.Type,
+			AccountID:    cat.AccountID,
+			GeneratedRaw: cat.GeneratedAt,
+			GeneratedAt:  ParseTime(cat.GeneratedAt),
+			Raw:          raw,
+			Subject:      cat.Subject,
+			Hash:         CanonicalHash(raw),
+			Copies:       1,
+			Summary:      cat.Summary,
+			Problems:     cat.Problems,
+		}
+	}
+	return hook, events, nil
+}

@@ -2,284 +2,179 @@ package inspector
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// appendCanonical appends the canonical form of the JSON value in src to
-// dst in one pass, without building a tree: the same bytes
-// canonicalHashSlow hashes (keys sorted, strings as strconv.Quote writes
-// them, numbers as written). It reports false for anything it does not
-// handle exactly like the reference (malformed JSON, duplicate keys, data
-// after the value); the caller then takes the reference path.
+// CanonicalHash returns the SHA-256 (hex) of the canonical form of a JSON
+// value: object keys sorted, insignificant white space removed, numbers kept
+// as written. Two copies of one event with equal content hash equally
+// however the sender formatted them.
 //
-// Measured on a 1 MiB message: the reference path (encoding/json into
-// maps) took ~65% of the engine's analysis time; see docs/benchmarks.md.
-func appendCanonical(dst, src []byte) ([]byte, bool) {
-	c := canonWriter{src: src}
-	i := skipWS(src, 0)
-	dst, i, ok := c.value(dst, i, 0)
-	if !ok || skipWS(src, i) != len(src) {
-		return nil, false
+// The canonical form is what encoding/json's decoding defines: the first
+// JSON value of raw (what follows an object or array is ignored, as
+// json.Decoder ignores it), strings decoded (invalid UTF-8 and lone
+// surrogates become U+FFFD) and written as strconv.Quote writes them, object
+// keys sorted bytewise, the last value of a repeated key, numbers as
+// written. Input that is not JSON is hashed as it is, so equal garbage
+// still compares equal. Stored hashes are compared with new ones to find
+// divergent copies, so these bytes never change: FuzzCanonicalHash holds
+// them to the writer earlier versions stored hashes with.
+//
+// Own writer on jsontext's tokens: decoding into Go maps slowed analysis's backlog visibly (docs/benchmarks.md, finding 6).
+func CanonicalHash(raw json.RawMessage) string {
+	c := canonWriter{dec: jsontext.NewDecoder(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
+	out, err := c.value(make([]byte, 0, len(raw)))
+	if err != nil || !c.endsCleanly(raw) {
+		out = raw
 	}
-	return dst, true
+	sum := sha256.Sum256(out)
+	return hex.EncodeToString(sum[:])
 }
 
-// maxCanonDepth matches encoding/json's nesting limit; deeper input takes
-// the reference path, which reports it as not JSON.
-const maxCanonDepth = 10000
-
-type canonMember struct {
-	key        []byte
-	start, end int // the member's `"key":value` bytes in dst
-}
-
+// canonWriter writes the canonical form of the value dec reads.
 type canonWriter struct {
-	src []byte
+	dec *jsontext.Decoder
+	// tmp holds an object's members while they are put in order.
 	tmp []byte
-	// members is a stack shared by all objects being written: each object
-	// uses the tail from its own base index.
-	members []canonMember
+	// scalar is set when the top-level value is not an object or array.
+	scalar bool
 }
 
-func skipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
+// endsCleanly reports whether json.Decoder would accept what follows the
+// value just read: anything after an object or array (it stops at the
+// closing bracket), only white space or the end right after a scalar.
+func (c *canonWriter) endsCleanly(raw []byte) bool {
+	off := c.dec.InputOffset()
+	if !c.scalar || off >= int64(len(raw)) {
+		return true
 	}
-	return i
+	switch raw[off] {
+	case ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
 }
 
-func (c *canonWriter) value(dst []byte, i, depth int) ([]byte, int, bool) {
-	if i >= len(c.src) || depth > maxCanonDepth {
-		return dst, i, false
-	}
-	switch ch := c.src[i]; {
-	case ch == '{':
-		return c.object(dst, i, depth)
-	case ch == '[':
-		return c.array(dst, i, depth)
-	case ch == '"':
-		s, simple, j, ok := c.str(i)
-		if !ok {
-			return dst, i, false
-		}
-		return appendQuoted(dst, s, simple), j, true
-	case ch == 't':
-		return literal(dst, c.src, i, "true")
-	case ch == 'f':
-		return literal(dst, c.src, i, "false")
-	case ch == 'n':
-		return literal(dst, c.src, i, "null")
-	case ch == '-' || (ch >= '0' && ch <= '9'):
-		j, ok := scanNumber(c.src, i)
-		if !ok {
-			return dst, i, false
-		}
-		return append(dst, c.src[i:j]...), j, true
-	}
-	return dst, i, false
+// canonMember is one object member's key and canonical bytes in dst.
+type canonMember struct {
+	key        string
+	start, end int
 }
 
-func literal(dst, src []byte, i int, lit string) ([]byte, int, bool) {
-	if len(src)-i < len(lit) || string(src[i:i+len(lit)]) != lit {
-		return dst, i, false
-	}
-	return append(dst, lit...), i + len(lit), true
-}
-
-// scanNumber checks the JSON number grammar and returns its end.
-func scanNumber(b []byte, i int) (int, bool) {
-	digits := func(i int) (int, bool) {
-		s := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
+func (c *canonWriter) value(dst []byte) ([]byte, error) {
+	top := c.dec.StackDepth() == 0
+	switch c.dec.PeekKind() {
+	case '{':
+		return c.object(dst)
+	case '[':
+		if _, err := c.dec.ReadToken(); err != nil {
+			return dst, err
 		}
-		return i, i > s
-	}
-	if b[i] == '-' {
-		i++
-	}
-	if i < len(b) && b[i] == '0' {
-		i++
-	} else {
-		var ok bool
-		if i, ok = digits(i); !ok {
-			return i, false
-		}
-	}
-	if i < len(b) && b[i] == '.' {
-		var ok bool
-		if i, ok = digits(i + 1); !ok {
-			return i, false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		var ok bool
-		if i, ok = digits(i); !ok {
-			return i, false
-		}
-	}
-	return i, true
-}
-
-// str reads the string starting at src[i] == '"'. Plain printable ASCII
-// (no escapes) comes back as a slice of src with simple set: strconv.Quote
-// would write it unchanged. Anything else is decoded by encoding/json so
-// the result (U+FFFD for bad UTF-8 or lone surrogates) is exactly the
-// reference's.
-func (c *canonWriter) str(i int) (s []byte, simple bool, next int, ok bool) {
-	b := c.src
-	j := i + 1
-	simple = true
-	for j < len(b) {
-		ch := b[j]
-		if ch == '"' {
-			break
-		}
-		if ch < 0x20 {
-			return nil, false, i, false
-		}
-		if ch == '\\' {
-			simple = false
-			j += 2
-			continue
-		}
-		if ch >= 0x7f {
-			simple = false
-		}
-		j++
-	}
-	if j >= len(b) {
-		return nil, false, i, false
-	}
-	if simple {
-		return b[i+1 : j], true, j + 1, true
-	}
-	var d string
-	if err := json.Unmarshal(b[i:j+1], &d); err != nil {
-		return nil, false, i, false
-	}
-	return []byte(d), false, j + 1, true
-}
-
-// appendQuoted writes s as strconv.Quote would.
-func appendQuoted(dst, s []byte, simple bool) []byte {
-	if simple {
-		dst = append(dst, '"')
-		dst = append(dst, s...)
-		return append(dst, '"')
-	}
-	return strconv.AppendQuote(dst, string(s))
-}
-
-func (c *canonWriter) array(dst []byte, i, depth int) ([]byte, int, bool) {
-	dst = append(dst, '[')
-	i = skipWS(c.src, i+1)
-	if i < len(c.src) && c.src[i] == ']' {
-		return append(dst, ']'), i + 1, true
-	}
-	for n := 0; ; n++ {
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		var ok bool
-		if dst, i, ok = c.value(dst, i, depth+1); !ok {
-			return dst, i, false
-		}
-		i = skipWS(c.src, i)
-		if i >= len(c.src) {
-			return dst, i, false
-		}
-		switch c.src[i] {
-		case ',':
-			i = skipWS(c.src, i+1)
-		case ']':
-			return append(dst, ']'), i + 1, true
-		default:
-			return dst, i, false
-		}
-	}
-}
-
-func (c *canonWriter) object(dst []byte, i, depth int) ([]byte, int, bool) {
-	objStart := len(dst)
-	dst = append(dst, '{')
-	i = skipWS(c.src, i+1)
-	if i < len(c.src) && c.src[i] == '}' {
-		return append(dst, '}'), i + 1, true
-	}
-	base := len(c.members)
-	defer func() { c.members = c.members[:base] }()
-	sorted := true
-	for {
-		if i >= len(c.src) || c.src[i] != '"' {
-			return dst, i, false
-		}
-		key, simple, j, ok := c.str(i)
-		if !ok {
-			return dst, i, false
-		}
-		if len(c.members) > base {
-			if bytes.Compare(key, c.members[len(c.members)-1].key) <= 0 {
-				sorted = false
-			}
-			dst = append(dst, ',')
-		}
-		start := len(dst)
-		dst = appendQuoted(dst, key, simple)
-		dst = append(dst, ':')
-		i = skipWS(c.src, j)
-		if i >= len(c.src) || c.src[i] != ':' {
-			return dst, i, false
-		}
-		i = skipWS(c.src, i+1)
-		if dst, i, ok = c.value(dst, i, depth+1); !ok {
-			return dst, i, false
-		}
-		c.members = append(c.members, canonMember{key: key, start: start, end: len(dst)})
-		i = skipWS(c.src, i)
-		if i >= len(c.src) {
-			return dst, i, false
-		}
-		if c.src[i] == ',' {
-			i = skipWS(c.src, i+1)
-			continue
-		}
-		if c.src[i] != '}' {
-			return dst, i, false
-		}
-		i++
-		break
-	}
-	if !sorted {
-		ms := c.members[base:]
-		slices.SortStableFunc(ms, func(a, b canonMember) int { return bytes.Compare(a.key, b.key) })
-		for k := 1; k < len(ms); k++ {
-			if bytes.Equal(ms[k].key, ms[k-1].key) {
-				// encoding/json keeps the last duplicate; leave that rule
-				// to the reference path.
-				return dst, i, false
-			}
-		}
-		c.tmp = append(c.tmp[:0], dst[objStart+1:]...)
-		off := objStart + 1
-		dst = dst[:off]
-		for k, m := range ms {
-			if k > 0 {
+		dst = append(dst, '[')
+		for n := 0; c.dec.PeekKind() != ']'; n++ {
+			if n > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, c.tmp[m.start-off:m.end-off]...)
+			var err error
+			if dst, err = c.value(dst); err != nil {
+				return dst, err
+			}
+		}
+		if _, err := c.dec.ReadToken(); err != nil {
+			return dst, err
+		}
+		return append(dst, ']'), nil
+	}
+	c.scalar = top
+	v, err := c.dec.ReadValue()
+	if err != nil {
+		return dst, err
+	}
+	if v.Kind() == '"' && !plainASCII(v) {
+		return strconv.AppendQuote(dst, canonText(v)), nil
+	}
+	return append(dst, v...), nil
+}
+
+func (c *canonWriter) object(dst []byte) ([]byte, error) {
+	if _, err := c.dec.ReadToken(); err != nil {
+		return dst, err
+	}
+	open := len(dst)
+	dst = append(dst, '{')
+	var ms []canonMember
+	for c.dec.PeekKind() != '}' {
+		name, err := c.dec.ReadValue()
+		if err != nil {
+			return dst, err
+		}
+		if len(ms) > 0 {
+			dst = append(dst, ',')
+		}
+		m := canonMember{key: canonText(name), start: len(dst)}
+		dst = strconv.AppendQuote(dst, m.key)
+		dst = append(dst, ':')
+		if dst, err = c.value(dst); err != nil {
+			return dst, err
+		}
+		m.end = len(dst)
+		ms = append(ms, m)
+	}
+	if _, err := c.dec.ReadToken(); err != nil {
+		return dst, err
+	}
+	// Members in order already (most objects) stay where they were
+	// written; reordering copies the object, once per level of nesting.
+	if slices.IsSortedFunc(ms, func(a, b canonMember) int { return cmpStrict(a.key, b.key) }) {
+		return append(dst, '}'), nil
+	}
+	// Stable, so that of a repeated key the last comes last and is kept.
+	slices.SortStableFunc(ms, func(a, b canonMember) int { return strings.Compare(a.key, b.key) })
+	c.tmp = append(c.tmp[:0], dst[open+1:]...)
+	base := open + 1
+	dst = dst[:base]
+	for i, m := range ms {
+		if i+1 < len(ms) && ms[i+1].key == m.key {
+			continue
+		}
+		if len(dst) > base {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, c.tmp[m.start-base:m.end-base]...)
+	}
+	return append(dst, '}'), nil
+}
+
+// cmpStrict orders keys so that a repeated key counts as out of order.
+func cmpStrict(a, b string) int {
+	if a == b {
+		return -1
+	}
+	return strings.Compare(a, b)
+}
+
+// canonText decodes a JSON string as encoding/json does (invalid UTF-8
+// becomes U+FFFD; jsontext reports it, and the replacement is the point).
+func canonText(quoted []byte) string {
+	b, _ := jsontext.AppendUnquote(nil, quoted)
+	return string(b)
+}
+
+// plainASCII reports whether a string's bytes between its quotes are
+// printable ASCII without escapes: strconv.Quote writes such a string back
+// unchanged, so it is copied as it came (most strings of a webhook).
+func plainASCII(quoted []byte) bool {
+	for _, b := range quoted[1 : len(quoted)-1] {
+		if b < 0x20 || b >= 0x7f || b == '\\' || b == '"' {
+			return false
 		}
 	}
-	return append(dst, '}'), i, true
+	return true
 }

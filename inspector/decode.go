@@ -2,14 +2,10 @@ package inspector
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -45,59 +41,14 @@ const maxDepth = 512
 // that are objects but miss fields are kept: those are contract problems,
 // not decode failures.
 func DecodeMessage(body []byte) (*Message, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, &DecodeError{Reason: "the body is empty; a webhook message is a JSON object with hook and events", Offset: -1}
+	hook, items, err := splitMessage(body)
+	if err != nil {
+		return nil, err
 	}
-	if !utf8.Valid(body) {
-		off := invalidUTF8Offset(body)
-		return nil, &DecodeError{Reason: fmt.Sprintf("the body is not valid UTF-8 (first bad byte at offset %d); JSON must be UTF-8", off), Offset: int64(off)}
-	}
-	if off, ok := tooDeep(body, maxDepth); !ok {
-		return nil, &DecodeError{Reason: fmt.Sprintf("JSON nesting deeper than %d levels at byte offset %d", maxDepth, off), Offset: int64(off)}
-	}
-	var top map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&top); err != nil {
-		return nil, jsonError(body, err, "the body")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, &DecodeError{Reason: fmt.Sprintf("unexpected data after the JSON object at byte offset %d", dec.InputOffset()), Offset: dec.InputOffset()}
-	}
-	if top == nil {
-		return nil, &DecodeError{Reason: "the body is JSON null, not a message object", Offset: 0}
-	}
-	m := &Message{}
-	hook, ok := top["hook"]
-	switch {
-	case !ok:
-		return nil, &DecodeError{Reason: `the message has no "hook" object (expected {"hook": {"uuid": …}, "events": [...]})`, Offset: -1}
-	default:
-		var h map[string]json.RawMessage
-		if err := json.Unmarshal(hook, &h); err != nil || h == nil {
-			return nil, &DecodeError{Reason: fmt.Sprintf(`"hook" is %s, expected an object with "uuid"`, jsonKind(hook)), Offset: -1}
-		}
-		if u, ok := h["uuid"]; ok {
-			if err := json.Unmarshal(u, &m.HookUUID); err != nil {
-				return nil, &DecodeError{Reason: fmt.Sprintf(`"hook.uuid" is %s, expected a string`, jsonKind(u)), Offset: -1}
-			}
-		}
-		if m.HookUUID == "" {
-			return nil, &DecodeError{Reason: `"hook.uuid" is missing or empty`, Offset: -1}
-		}
-	}
-	evs, ok := top["events"]
-	if !ok {
-		return nil, &DecodeError{Reason: `the message has no "events" array (it is always an array, even for one event)`, Offset: -1}
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(evs, &items); err != nil || items == nil {
-		return nil, &DecodeError{Reason: fmt.Sprintf(`"events" is %s, expected an array (always an array, even for one event)`, jsonKind(evs)), Offset: -1}
-	}
-	for i, raw := range items {
+	m := &Message{HookUUID: hook, Events: make([]RawEvent, 0, len(items))}
+	for _, raw := range items {
 		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-			return nil, &DecodeError{Reason: fmt.Sprintf("events[%d] is %s, expected an event object", i, jsonKind(raw)), Offset: -1}
-		}
+		_ = json.Unmarshal(raw, &obj) // splitMessage checked it is an object
 		ev := RawEvent{Raw: raw, Payload: obj["payload"]}
 		_ = json.Unmarshal(obj["uuid"], &ev.UUID)
 		_ = json.Unmarshal(obj["type"], &ev.Type)
@@ -114,6 +65,62 @@ func DecodeMessage(body []byte) (*Message, error) {
 		m.Events = append(m.Events, ev)
 	}
 	return m, nil
+}
+
+// splitMessage checks that body is a webhook message and returns its hook
+// uuid and the JSON of each element of events[] (copies, not aliasing
+// body). Its errors are DecodeMessage's.
+func splitMessage(body []byte) (hook string, events []json.RawMessage, err error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return "", nil, &DecodeError{Reason: "the body is empty; a webhook message is a JSON object with hook and events", Offset: -1}
+	}
+	if !utf8.Valid(body) {
+		off := invalidUTF8Offset(body)
+		return "", nil, &DecodeError{Reason: fmt.Sprintf("the body is not valid UTF-8 (first bad byte at offset %d); JSON must be UTF-8", off), Offset: int64(off)}
+	}
+	if off, ok := tooDeep(body, maxDepth); !ok {
+		return "", nil, &DecodeError{Reason: fmt.Sprintf("JSON nesting deeper than %d levels at byte offset %d", maxDepth, off), Offset: int64(off)}
+	}
+	var top map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&top); err != nil {
+		return "", nil, jsonError(body, err, "the body")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return "", nil, &DecodeError{Reason: fmt.Sprintf("unexpected data after the JSON object at byte offset %d", dec.InputOffset()), Offset: dec.InputOffset()}
+	}
+	if top == nil {
+		return "", nil, &DecodeError{Reason: "the body is JSON null, not a message object", Offset: 0}
+	}
+	raw, ok := top["hook"]
+	if !ok {
+		return "", nil, &DecodeError{Reason: `the message has no "hook" object (expected {"hook": {"uuid": …}, "events": [...]})`, Offset: -1}
+	}
+	var h map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &h); err != nil || h == nil {
+		return "", nil, &DecodeError{Reason: fmt.Sprintf(`"hook" is %s, expected an object with "uuid"`, jsonKind(raw)), Offset: -1}
+	}
+	if u, ok := h["uuid"]; ok {
+		if err := json.Unmarshal(u, &hook); err != nil {
+			return "", nil, &DecodeError{Reason: fmt.Sprintf(`"hook.uuid" is %s, expected a string`, jsonKind(u)), Offset: -1}
+		}
+	}
+	if hook == "" {
+		return "", nil, &DecodeError{Reason: `"hook.uuid" is missing or empty`, Offset: -1}
+	}
+	evs, ok := top["events"]
+	if !ok {
+		return "", nil, &DecodeError{Reason: `the message has no "events" array (it is always an array, even for one event)`, Offset: -1}
+	}
+	if err := json.Unmarshal(evs, &events); err != nil || events == nil {
+		return "", nil, &DecodeError{Reason: fmt.Sprintf(`"events" is %s, expected an array (always an array, even for one event)`, jsonKind(evs)), Offset: -1}
+	}
+	for i, raw := range events {
+		if k := jsonKind(raw); k != "an object" {
+			return "", nil, &DecodeError{Reason: fmt.Sprintf("events[%d] is %s, expected an event object", i, k), Offset: -1}
+		}
+	}
+	return hook, events, nil
 }
 
 // ParseTime reads an ISO 8601 timestamp leniently (with or without
@@ -227,80 +234,4 @@ func tooDeep(b []byte, limit int) (int, bool) {
 		}
 	}
 	return 0, true
-}
-
-// CanonicalHash returns the SHA-256 (hex) of the canonical form of a JSON
-// value: object keys sorted, insignificant white space removed, numbers kept
-// as written. Two copies of one event with equal content hash equally
-// however the sender formatted them.
-func CanonicalHash(raw json.RawMessage) string {
-	// The fast single-pass canonicaliser handles well-formed JSON; anything
-	// it is unsure of (malformed input, duplicate keys, trailing data) takes
-	// the reference path below, so hashes never change.
-	if out, ok := appendCanonical(make([]byte, 0, len(raw)), raw); ok {
-		sum := sha256.Sum256(out)
-		return hex.EncodeToString(sum[:])
-	}
-	return canonicalHashSlow(raw)
-}
-
-// canonicalHashSlow is the reference definition of the canonical hash:
-// decode with encoding/json, write keys sorted and strings re-quoted.
-func canonicalHashSlow(raw json.RawMessage) string {
-	var buf bytes.Buffer
-	if err := canonical(&buf, json.NewDecoder(bytes.NewReader(raw))); err != nil {
-		// Not JSON: hash the bytes so equal garbage still compares equal.
-		sum := sha256.Sum256(raw)
-		return hex.EncodeToString(sum[:])
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	return hex.EncodeToString(sum[:])
-}
-
-func canonical(w *bytes.Buffer, dec *json.Decoder) error {
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return err
-	}
-	writeCanonical(w, v)
-	return nil
-}
-
-func writeCanonical(w *bytes.Buffer, v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		w.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				w.WriteByte(',')
-			}
-			w.WriteString(strconv.Quote(k))
-			w.WriteByte(':')
-			writeCanonical(w, x[k])
-		}
-		w.WriteByte('}')
-	case []any:
-		w.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				w.WriteByte(',')
-			}
-			writeCanonical(w, e)
-		}
-		w.WriteByte(']')
-	case string:
-		w.WriteString(strconv.Quote(x))
-	case json.Number:
-		w.WriteString(x.String())
-	case bool:
-		w.WriteString(strconv.FormatBool(x))
-	case nil:
-		w.WriteString("null")
-	}
 }

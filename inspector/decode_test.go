@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/hookscope/hookscope/inspector/catalog"
 )
 
 func TestDecodeMessage(t *testing.T) {
@@ -68,23 +70,8 @@ func TestDecodeEnvelopeFields(t *testing.T) {
 	if m.HookUUID != "h1" || e.UUID != "e1" || e.Type != "media.ready" || e.AccountID != "acc" || e.GeneratedAt.Nanosecond() != 5e8 {
 		t.Fatalf("fields: %+v", e)
 	}
-	if Subject(e.Type, e.Payload) != "media:m1" {
-		t.Fatalf("subject = %q", Subject(e.Type, e.Payload))
-	}
-}
-
-func TestSubject(t *testing.T) {
-	tests := []struct{ payload, want string }{
-		{`{"media":{"id":"m"},"viewing_session":{"id":"s"}}`, "viewing_session:s"},
-		{`{"live_event":{"id":"l"}}`, "live_event:l"},
-		{`{"media":{"id":"m"}}`, "media:m"},
-		{`{"media":{"id":5}}`, ""},
-		{`nope`, ""},
-	}
-	for _, tt := range tests {
-		if got := Subject("", json.RawMessage(tt.payload)); got != tt.want {
-			t.Errorf("Subject(%s) = %q, want %q", tt.payload, got, tt.want)
-		}
+	if s := catalog.DecodeEvent(e.Raw).Subject; s != "media:m1" {
+		t.Fatalf("subject = %q", s)
 	}
 }
 
@@ -116,7 +103,6 @@ func FuzzDecodeMessage(f *testing.F) {
 			return
 		}
 		for _, e := range m.Events {
-			_ = Subject(e.Type, e.Payload)
 			_ = CanonicalHash(e.Raw)
 		}
 	})

@@ -1,17 +1,12 @@
 package inspector
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
 )
@@ -377,108 +372,6 @@ func (e *Engine) Analyze(ctx context.Context, d *Delivery) *Analysis {
 // signature while it decodes.
 const concurrentVerifyMin = 64 << 10
 
-// decodeForAnalysis decodes a body with the catalogue's single-parse
-// decoder. When that fails, or the message is not of the documented shape,
-// DecodeMessage's slower encoding/json pass finds the precise reason and
-// byte offset.
-//
-// Everything per event comes from that one parse, on every core for a big
-// message: the checks, the summary, the subject and the canonical hash
-// (written from the parse tree instead of re-scanning the event, which
-// took a third of the time for a 1 MiB message; docs/benchmarks.md).
-func decodeForAnalysis(body []byte) (string, []EventAnalysis, error) {
-	fail := func() (string, []EventAnalysis, error) {
-		if _, err := DecodeMessage(body); err != nil {
-			return "", nil, err
-		}
-		return "", nil, &DecodeError{Reason: "the body is not a webhook message", Offset: -1}
-	}
-	// No separate nesting scan here: the catalogue's parser stops at 256
-	// levels, below maxDepth, and a body it rejects goes to fail(), which
-	// does the scan before encoding/json sees the body.
-	if len(body) == 0 || !utf8.Valid(body) {
-		return fail()
-	}
-	// Raw of each event must not alias the caller's body; one copy shared
-	// by all events instead of one per event, which the parse also reads
-	// in place (own is never written after this).
-	own := bytes.Clone(body)
-	pm, err := catalog.ParseMessageOwned(own)
-	if err != nil || pm.HookUUID == "" {
-		return fail()
-	}
-	for _, raw := range pm.Raw {
-		if len(raw) == 0 || raw[0] != '{' {
-			return fail()
-		}
-	}
-	events := make([]EventAnalysis, len(pm.Raw))
-	// Only the subject's ids are read from the field list and only the
-	// summary from the payload, so neither is built to be kept: on a big
-	// message they were most of the per-event allocations.
-	opts := catalog.DecodeOptions{Canonical: true, ReuseFields: true, ReusePayload: true, OnlyFields: subjectPaths()}
-	defer pm.Release()
-	pm.Each(opts, func(i int, cat *catalog.Event, canonical []byte) {
-		raw := pm.Raw[i]
-		var hash string
-		if canonical != nil {
-			sum := sha256.Sum256(canonical)
-			var buf [2 * sha256.Size]byte
-			hex.Encode(buf[:], sum[:])
-			hash = string(buf[:])
-		} else {
-			// A repeated key (or nesting the catalogue refuses): the
-			// reference rules decide.
-			hash = CanonicalHash(raw)
-		}
-		events[i] = EventAnalysis{
-			Index:        i,
-			UUID:         cat.UUID,
-			Type:         cat.Type,
-			AccountID:    cat.AccountID,
-			GeneratedRaw: cat.GeneratedAt,
-			GeneratedAt:  ParseTime(cat.GeneratedAt),
-			Raw:          raw,
-			Subject:      subjectFromFields(cat.Fields),
-			Hash:         hash,
-			Copies:       1,
-			Summary:      cat.Summary,
-			Problems:     cat.Problems,
-		}
-	})
-	return pm.HookUUID, events, nil
-}
-
-// subjectPaths are the field paths subjectFromFields reads.
-func subjectPaths() []string {
-	return []string{"payload.media.id", "payload.viewing_session.id", "payload.live_event.id"}
-}
-
-// subjectFromFields finds the ordering subject in the catalogue's field
-// list, which already holds the ids, instead of parsing the payload again.
-func subjectFromFields(fields []catalog.Field) string {
-	var media, session, live string
-	for _, f := range fields {
-		switch f.Path {
-		case "payload.media.id":
-			media = f.Value
-		case "payload.viewing_session.id":
-			session = f.Value
-		case "payload.live_event.id":
-			live = f.Value
-		}
-	}
-	switch {
-	case session != "":
-		return "viewing_session:" + session
-	case live != "":
-		return "live_event:" + live
-	case media != "":
-		return "media:" + media
-	}
-	return ""
-}
-
 // ledgerStore is the part of the store the ledger reads.
 type ledgerStore interface {
 	FirstEventCopy(ctx context.Context, uuid string) (first EventCopy, copies int, found bool, err error)
@@ -566,49 +459,6 @@ func subjectKind(subject string) string {
 		}
 	}
 	return subject
-}
-
-// Subject names what an event is about, for ordering: the viewing session
-// for viewing_session.* events, the live event for registrations, else the
-// media. Empty when the payload names none.
-func Subject(eventType string, payload json.RawMessage) string {
-	var p struct {
-		Media *struct {
-			ID json.RawMessage `json:"id"`
-		} `json:"media"`
-		ViewingSession *struct {
-			ID json.RawMessage `json:"id"`
-		} `json:"viewing_session"`
-		LiveEvent *struct {
-			ID json.RawMessage `json:"id"`
-		} `json:"live_event"`
-	}
-	if len(payload) == 0 || json.Unmarshal(payload, &p) != nil {
-		return ""
-	}
-	id := func(raw json.RawMessage) string {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-		return ""
-	}
-	if p.ViewingSession != nil {
-		if s := id(p.ViewingSession.ID); s != "" {
-			return "viewing_session:" + s
-		}
-	}
-	if p.LiveEvent != nil {
-		if s := id(p.LiveEvent.ID); s != "" {
-			return "live_event:" + s
-		}
-	}
-	if p.Media != nil {
-		if s := id(p.Media.ID); s != "" {
-			return "media:" + s
-		}
-	}
-	return ""
 }
 
 // ReverifySource is what Reverify needs from the store.

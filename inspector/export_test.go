@@ -1,5 +1,6 @@
 package inspector
 
-// CanonicalHashReference exposes the reference definition of the canonical
-// hash to the package's external tests (which can use the simulator).
-var CanonicalHashReference = canonicalHashSlow
+// OracleCanonicalHash exposes the canonical hash of earlier versions (the
+// oracle CanonicalHash must agree with) to the package's external tests,
+// which can use the simulator.
+var OracleCanonicalHash = oracleCanonicalHash

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 )
 
@@ -20,12 +21,13 @@ func checkContract(t *testing.T, d delivered) []catalog.Event {
 			t.Errorf("delivery: %s %s: %s", p.Severity, p.Path, p.Message)
 		}
 	}
-	_, raws, err := catalog.SplitMessage(d.body)
+	m, err := inspector.DecodeMessage(d.body)
 	if err != nil {
 		t.Fatalf("split %s: %v", d.body, err)
 	}
 	var out []catalog.Event
-	for _, raw := range raws {
+	for _, me := range m.Events {
+		raw := me.Raw
 		ev := catalog.DecodeEvent(raw)
 		for _, p := range ev.Problems {
 			if p.Severity != catalog.SeverityNotice {

@@ -25,10 +25,10 @@ import (
 // detailData is everything the detail pane shows, prepared off the UI
 // goroutine so opening a large delivery never stalls the window.
 type detailData struct {
-	rec    *inspector.Record
-	pretty []byte
-	// prettyJSON is true when pretty is JSON (so it is coloured as such).
-	prettyJSON bool
+	rec *inspector.Record
+	// json is true when the body is one JSON value: the JSON tab shows it
+	// pretty-printed, formatted only when that tab is first shown.
+	json bool
 	// copies per event index: every stored copy of that event's uuid.
 	copies map[int][]storage.EventRef
 	// decoded per event index: typed fields from the catalogue.
@@ -65,7 +65,9 @@ type detailView struct {
 	// JSONView and RawView are virtualized line lists: only the visible
 	// rows are built, so every line of a body of megabytes is reachable
 	// and opening one costs what a small one does.
-	JSONView   *codeView
+	JSONView *codeView
+	// jsonTab formats the body into JSONView when first shown.
+	jsonTab    *lazyTab
 	RawNote    *widget.Label
 	RawView    *codeView
 	HeaderList *widget.List
@@ -117,10 +119,11 @@ func newDetailView(win *mainWindow) *detailView {
 	d.SigBox = container.NewVBox()
 	d.eventsTab = newLazyTab(container.NewScroll(container.NewPadded(d.EventsBox)))
 	d.sigTab = newLazyTab(container.NewScroll(container.NewPadded(d.SigBox)))
+	d.jsonTab = newLazyTab(d.JSONView.content)
 
 	d.Tabs = container.NewAppTabs(
 		container.NewTabItem("Events", d.eventsTab),
-		container.NewTabItem("JSON", newLazyTab(d.JSONView.content)),
+		container.NewTabItem("JSON", d.jsonTab),
 		container.NewTabItem("Raw", newLazyTab(container.NewBorder(d.RawNote, nil, nil, nil, d.RawView.content))),
 		container.NewTabItem("Headers", newLazyTab(d.HeaderList)),
 		container.NewTabItem("Signature", d.sigTab),
@@ -160,18 +163,16 @@ func (d *detailView) load(id int64) {
 	})
 }
 
-// prepareDetail does the slow part of opening a delivery: the store reads,
-// decoding and pretty-printing.
+// prepareDetail does the slow part of opening a delivery: the store reads
+// and decoding. Pretty-printing waits for the JSON tab (or Copy pretty
+// JSON), which most openings never show.
 func prepareDetail(ctx context.Context, store Store, id int64) (*detailData, error) {
 	rec, err := store.Get(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("open delivery %d: %w", id, err)
 	}
 	dat := &detailData{rec: rec, copies: map[int][]storage.EventRef{}, decoded: map[int]catalog.Event{}, diffs: map[int][]string{}}
-	dat.pretty = catalog.Pretty(rec.Delivery.Body)
-	// Pretty returns a body that is not JSON unchanged; an unchanged body
-	// may also be JSON that was pretty already.
-	dat.prettyJSON = jsonLooking(dat.pretty) && (!bytes.Equal(dat.pretty, rec.Delivery.Body) || json.Valid(dat.pretty))
+	dat.json = json.Valid(rec.Delivery.Body)
 	if rec.Analysis == nil {
 		return dat, nil
 	}
@@ -241,7 +242,7 @@ func (d *detailView) show(dat *detailData) {
 	}
 	d.Meta.SetText(meta)
 	valid := utf8.Valid(del.Body)
-	if valid && bytes.Equal(dat.pretty, del.Body) && !jsonLooking(del.Body) {
+	if valid && !dat.json && !jsonLooking(del.Body) {
 		d.CopyPretty.Disable()
 	} else {
 		d.CopyPretty.Enable()
@@ -250,10 +251,10 @@ func (d *detailView) show(dat *detailData) {
 	// is measured word by word); a hidden tab builds them when shown.
 	d.eventsTab.update(func() { d.showEvents(dat) })
 	mode := codePlain
-	if dat.prettyJSON {
+	if dat.json && jsonLooking(del.Body) {
 		mode = codeJSON
 	}
-	d.JSONView.setText(dat.pretty, mode)
+	d.jsonTab.update(func() { d.JSONView.setText(catalog.Pretty(del.Body), mode) })
 	d.showRaw(del, valid)
 	d.headers = del.Headers
 	d.HeaderList.Refresh()
@@ -599,7 +600,7 @@ func (d *detailView) copyPretty() {
 	if d.dat == nil {
 		return
 	}
-	d.win.copy(string(d.dat.pretty), fmt.Sprintf("pretty JSON of #%d", d.rec.Delivery.ID))
+	d.win.copy(string(catalog.Pretty(d.rec.Delivery.Body)), fmt.Sprintf("pretty JSON of #%d", d.rec.Delivery.ID))
 }
 
 func (d *detailView) copyCurl() {

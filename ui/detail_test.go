@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -105,6 +106,31 @@ func bigBody(size int) []byte {
 	}
 	sb.WriteString(`]}`)
 	return []byte(sb.String())
+}
+
+// TestPrettyWaitsForTheJSONTab: opening a delivery while the Events tab
+// is shown formats nothing; the JSON tab formats the body when shown.
+func TestPrettyWaitsForTheJSONTab(t *testing.T) {
+	h := newHarness(t, func(s *fakeStore) {
+		s.add("media.ready", "first", inspector.SignatureValid, nil)
+		s.add("media.created", "second", inspector.SignatureValid, nil)
+	})
+	d := h.win.deliveries.Detail
+	h.win.deliveries.List.Select(0)
+	d.Tabs.SelectIndex(1)
+	first := catalog.Pretty(d.rec.Delivery.Body)
+	if !bytes.Equal(d.JSONView.text, first) {
+		t.Fatalf("JSON tab shows %q, want %q", d.JSONView.text, first)
+	}
+	d.Tabs.SelectIndex(0)
+	h.win.deliveries.List.Select(1)
+	if !bytes.Equal(d.JSONView.text, first) {
+		t.Fatalf("the second body was formatted before the JSON tab was shown")
+	}
+	d.Tabs.SelectIndex(1)
+	if want := catalog.Pretty(d.rec.Delivery.Body); bytes.Equal(first, want) || !bytes.Equal(d.JSONView.text, want) {
+		t.Fatalf("second delivery: JSON tab shows %q, want %q", d.JSONView.text, want)
+	}
 }
 
 func TestLargeBodyEveryLineReachableOnlyVisibleRowsBuilt(t *testing.T) {

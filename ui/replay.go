@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/replay"
 )
 
@@ -137,9 +137,8 @@ func newReplayView(m *mainWindow, rs replayStore, d *inspector.Delivery) *replay
 	// A captured body is usually one long line; indenting it makes it
 	// editable (the edited body is re-signed, so its bytes may change).
 	pretty := widget.NewButton("Indent JSON", func() {
-		var out bytes.Buffer
-		if json.Indent(&out, []byte(v.Body.Text), "", "  ") == nil {
-			v.Body.SetText(out.String())
+		if b := []byte(v.Body.Text); json.Valid(b) {
+			v.Body.SetText(string(catalog.Pretty(b)))
 		}
 	})
 	reset := widget.NewButton("Back to the captured body", func() { v.Body.SetText(string(d.Body)) })

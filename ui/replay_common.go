@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/inspector/replay"
 	"github.com/hookscope/hookscope/storage"
@@ -286,9 +286,8 @@ func prettyBody(body []byte) string {
 	if len(body) == 0 {
 		return "(empty body)"
 	}
-	var out bytes.Buffer
-	if json.Valid(body) && json.Indent(&out, body, "", "  ") == nil {
-		return out.String()
+	if json.Valid(body) {
+		return string(catalog.Pretty(body))
 	}
 	if utf8.Valid(body) {
 		return string(body)

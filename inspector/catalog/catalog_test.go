@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -51,8 +49,16 @@ func TestContractRules(t *testing.T) {
 		path   string
 		phrase string
 	}{
-		{"required field missing", catalog.TypeMediaCreated, func(e map[string]any) { delete(at(e, "payload.media"), "name") },
-			catalog.SeverityError, "payload.media.name", "missing"},
+		{"descriptive field missing", catalog.TypeMediaCreated, func(e map[string]any) { delete(at(e, "payload.media"), "name") },
+			catalog.SeverityWarning, "payload.media.name", "(spec 2.4)"},
+		{"identifier missing", catalog.TypeMediaCreated, func(e map[string]any) { delete(at(e, "payload.media"), "id") },
+			catalog.SeverityError, "payload.media.id", "missing"},
+		{"identifier null", catalog.TypeViewingPlay, func(e map[string]any) { at(e, "payload.viewing_session")["id"] = nil },
+			catalog.SeverityError, "payload.viewing_session.id", "null"},
+		{"identifier empty", catalog.TypeLiveEventRegistration, func(e map[string]any) { at(e, "payload.live_event")["id"] = "" },
+			catalog.SeverityError, "payload.live_event.id", "empty"},
+		{"identifier of the wrong type", catalog.TypeMediaReady, func(e map[string]any) { at(e, "payload.media")["id"] = 42 },
+			catalog.SeverityError, "payload.media.id", "is a number; the spec says a string"},
 		{"required object missing", catalog.TypeViewingPlay, func(e map[string]any) { delete(at(e, "payload"), "visitor") },
 			catalog.SeverityError, "payload.visitor", "missing"},
 		{"envelope field missing", catalog.TypeMediaReady, func(e map[string]any) { delete(e, "uuid") },
@@ -70,27 +76,27 @@ func TestContractRules(t *testing.T) {
 		{"percent not integer", catalog.TypeViewingPercentWatched, func(e map[string]any) { at(e, "payload")["percent_watched"] = 33.3 },
 			catalog.SeverityError, "payload.percent_watched", "integer"},
 		{"project absent where listed", catalog.TypeMediaDeleted, func(e map[string]any) { delete(at(e, "payload"), "project") },
-			catalog.SeverityError, "payload.project", "missing"},
+			catalog.SeverityWarning, "payload.project", "missing"},
 		{"project present where absent: ready", catalog.TypeMediaReady, func(e map[string]any) { at(e, "payload")["project"] = map[string]any{"id": "p", "name": "n"} },
-			catalog.SeverityWarning, "payload.project", "carry no project"},
+			catalog.SeverityNotice, "payload.project", "carry no project"},
 		{"project present where absent: viewing", catalog.TypeViewingPlay, func(e map[string]any) { at(e, "payload")["project"] = map[string]any{"id": "p", "name": "n"} },
-			catalog.SeverityWarning, "payload.project", "carry no project"},
+			catalog.SeverityNotice, "payload.project", "carry no project"},
 		{"project present where absent: live", catalog.TypeLiveEventRegistration, func(e map[string]any) { at(e, "payload")["project"] = map[string]any{} },
-			catalog.SeverityWarning, "payload.project", "carry no project"},
+			catalog.SeverityNotice, "payload.project", "carry no project"},
 		{"deleted media with more than id", catalog.TypeMediaDeleted, func(e map[string]any) { at(e, "payload.media")["name"] = "Intro" },
-			catalog.SeverityWarning, "payload.media.name", "only id"},
+			catalog.SeverityNotice, "payload.media.name", "only id"},
 		{"percent watched not a threshold", catalog.TypeViewingPercentWatched, func(e map[string]any) { at(e, "payload")["percent_watched"] = 60 },
 			catalog.SeverityError, "payload.percent_watched", "25, 50, 75 or 100"},
 		{"percent watched written as float", catalog.TypeViewingPercentWatched, func(e map[string]any) { at(e, "payload")["percent_watched"] = json.Number("50.0") },
 			catalog.SeverityNotice, "payload.percent_watched", "written 50.0"},
 		{"visitor email outside percent_watched", catalog.TypeViewingPlay, func(e map[string]any) { at(e, "payload.visitor")["email"] = "a@b.example" },
-			catalog.SeverityWarning, "payload.visitor.email", "only in viewing_session.percent_watched"},
+			catalog.SeverityNotice, "payload.visitor.email", "only in viewing_session.percent_watched"},
 		{"visitor name in turnstile", catalog.TypeViewingTurnstile, func(e map[string]any) { at(e, "payload.visitor")["name"] = "Jane" },
-			catalog.SeverityWarning, "payload.visitor.name", "belongs at payload.name"},
+			catalog.SeverityNotice, "payload.visitor.name", "belongs at payload.name"},
 		{"generated_at not ISO 8601", catalog.TypeMediaReady, func(e map[string]any) { e["generated_at"] = "March 2, 2026" },
 			catalog.SeverityError, "generated_at", "not an ISO 8601"},
 		{"generated_at not UTC", catalog.TypeMediaReady, func(e map[string]any) { e["generated_at"] = "2026-03-02T10:00:00+01:00" },
-			catalog.SeverityError, "generated_at", "not in UTC"},
+			catalog.SeverityWarning, "generated_at", "not in UTC"},
 		{"generated_at without zone", catalog.TypeMediaReady, func(e map[string]any) { e["generated_at"] = "2026-03-02T10:00:00" },
 			catalog.SeverityError, "generated_at", "no time zone"},
 		{"localization timestamp without offset", catalog.TypeMediaLocalizationCreated, func(e map[string]any) { at(e, "payload.localization")["created_at"] = "2026-03-02T10:00:00" },
@@ -107,8 +113,10 @@ func TestContractRules(t *testing.T) {
 			catalog.SeverityNotice, "attempt", "may add fields"},
 		{"null duration", catalog.TypeMediaReady, func(e map[string]any) { at(e, "payload.media")["duration"] = nil },
 			catalog.SeverityWarning, "payload.media.duration", "null"},
-		{"null required string", catalog.TypeMediaReady, func(e map[string]any) { at(e, "payload.media")["name"] = nil },
-			catalog.SeverityError, "payload.media.name", "null"},
+		{"null descriptive string", catalog.TypeMediaReady, func(e map[string]any) { at(e, "payload.media")["name"] = nil },
+			catalog.SeverityWarning, "payload.media.name", "(spec 2.4)"},
+		{"null optional object", catalog.TypeMediaReady, func(e map[string]any) { at(e, "payload.media")["thumbnail"] = nil },
+			catalog.SeverityWarning, "payload.media.thumbnail", "null"},
 		{"null optional reason", catalog.TypeMediaTranscriptFailed, func(e map[string]any) { at(e, "payload.transcript")["reason"] = nil },
 			catalog.SeverityWarning, "payload.transcript.reason", "null"},
 		{"registration field not a string", catalog.TypeLiveEventRegistration, func(e map[string]any) { at(e, "payload.registration.fields")["phone"] = 5550100 },
@@ -270,91 +278,44 @@ func TestPretty(t *testing.T) {
 	}
 }
 
-// TestPrettySameBytesAsTidwall: the UI's pretty view of generated messages
-// (every type, and one big message) is byte for byte what tidwall/pretty
-// wrote before Pretty had its own writer.
-func TestPrettySameBytesAsTidwall(t *testing.T) {
+// TestPrettyIsTidwall: Pretty is tidwall/pretty behind encoding/json's
+// validity check, colour included, for generated messages of every type and
+// a big one.
+func TestPrettyIsTidwall(t *testing.T) {
 	g := simulate.New(5)
+	bodies := [][]byte{bigMessage(t, 256<<10)}
 	for _, typ := range catalog.TypeNames() {
-		body := g.Message(g.Event(typ)).Body()
+		bodies = append(bodies, g.Message(g.Event(typ)).Body())
+	}
+	for _, body := range bodies {
 		if got, want := catalog.Pretty(body), pretty.Pretty(body); !bytes.Equal(got, want) {
-			t.Errorf("%s:\ngot  %s\nwant %s", typ, got, want)
+			t.Errorf("%d bytes:\ngot  %.200s\nwant %.200s", len(body), got, want)
 		}
-	}
-	body := bigMessage(t, 256<<10)
-	if got, want := catalog.Pretty(body), pretty.Pretty(body); !bytes.Equal(got, want) {
-		t.Errorf("big message: %d bytes, want %d", len(got), len(want))
-	}
-	if got, want := catalog.PrettyColor(body), pretty.Color(pretty.Pretty(body), nil); !bytes.Equal(got, want) {
-		t.Errorf("colour: %d bytes, want %d", len(got), len(want))
-	}
-}
-
-// TestDecodeMessageMatchesPerEvent checks the one-parse path against
-// DecodeEvent on a batch holding every type and a damaged event.
-func TestDecodeMessageMatchesPerEvent(t *testing.T) {
-	g := simulate.New(8)
-	var evs []simulate.Event
-	for _, typ := range catalog.TypeNames() {
-		evs = append(evs, g.Event(typ))
-	}
-	body := g.Message(evs...).Body()
-	body = bytes.Replace(body, []byte(`"generated_at":"`), []byte(`"generated_at":"x`), 1)
-	m, err := catalog.DecodeMessage(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, raws, _ := catalog.SplitMessage(body)
-	if len(m.Events) != 17 || len(m.Raw) != 17 || m.HookUUID == "" {
-		t.Fatalf("%d events, %d raws, hook %q", len(m.Events), len(m.Raw), m.HookUUID)
-	}
-	for i, raw := range raws {
-		want := catalog.DecodeEvent(raw)
-		if !reflect.DeepEqual(m.Events[i], want) || !bytes.Equal(m.Raw[i], raw) {
-			t.Errorf("event %d (%s) differs between DecodeMessage and DecodeEvent", i, want.Type)
-		}
-	}
-	if len(m.Events[0].Problems) != 1 {
-		t.Errorf("damaged event: %+v", m.Events[0].Problems)
-	}
-	for _, bad := range []string{`{"hook":`, `[]`, `{"hook":{"uuid":"x"},"events":{}}`} {
-		if _, err := catalog.DecodeMessage([]byte(bad)); err == nil {
-			t.Errorf("%s: no error", bad)
+		if got, want := catalog.PrettyColor(body), pretty.Color(pretty.Pretty(body), nil); !bytes.Equal(got, want) {
+			t.Errorf("colour: %d bytes, want %d", len(got), len(want))
 		}
 	}
 }
 
-// TestDecodeMessageParallel covers the multi-core path (run it with -race).
-func TestDecodeMessageParallel(t *testing.T) {
-	body := bigMessage(t, 256<<10)
-	m, err := catalog.DecodeMessage(body)
-	if err != nil {
-		t.Fatal(err)
+// FuzzPretty: valid JSON comes out as tidwall/pretty writes it, anything
+// else unchanged, and the input is never modified.
+func FuzzPretty(f *testing.F) {
+	for _, c := range []string{`{}`, `[]`, `{"a":[1,2],"b":{"c":[[1],[2,3]]}}`, `{"a":`, `[1,]`, `{"a":1}x`, "[\"\x01\"]", ``, ` `, "\"\xff\"", strings.Repeat("[", 300) + strings.Repeat("]", 300)} {
+		f.Add([]byte(c))
 	}
-	_, raws, _ := catalog.SplitMessage(body)
-	if len(m.Events) != len(raws) || len(raws) < 256 {
-		t.Fatalf("%d events, %d raws", len(m.Events), len(raws))
-	}
-	for i, e := range m.Events {
-		if len(e.Problems) != 0 || e.Type != catalog.TypeNames()[i%17] || !bytes.Equal(m.Raw[i], raws[i]) {
-			t.Fatalf("event %d: %s %+v", i, e.Type, e.Problems)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		orig := bytes.Clone(b)
+		want := orig
+		if json.Valid(orig) {
+			want = pretty.Pretty(orig)
 		}
-	}
-}
-
-func TestSplitMessage(t *testing.T) {
-	g := simulate.New(4)
-	m := g.Message(g.Event(catalog.TypeMediaCreated), g.Event(catalog.TypeMediaReady))
-	hook, evs, err := catalog.SplitMessage(m.Body())
-	if err != nil || hook != m.Hook.UUID || len(evs) != 2 {
-		t.Fatalf("split: %q %d %v", hook, len(evs), err)
-	}
-	if _, _, err := catalog.SplitMessage([]byte(`{"hook":{"uuid":"x"}}`)); err == nil {
-		t.Errorf("no events: no error")
-	}
-	if _, _, err := catalog.SplitMessage([]byte(`{"hook":`)); err == nil || !strings.Contains(err.Error(), "offset") {
-		t.Errorf("bad JSON: %v", err)
-	}
+		if got := catalog.Pretty(b); !bytes.Equal(got, want) {
+			t.Fatalf("%q:\ngot  %q\nwant %q", orig, got, want)
+		}
+		if !bytes.Equal(b, orig) {
+			t.Fatalf("input changed")
+		}
+	})
 }
 
 // bigMessage builds a message of at least size bytes from generated events
@@ -374,81 +335,20 @@ func bigMessage(tb testing.TB, size int) []byte {
 	return g.Message(evs...).Body()
 }
 
-// BenchmarkDecodeCheckPretty1MiB is the speed target: a 1 MiB message
-// decoded (every event typed, checked and rendered) and pretty-printed.
-func BenchmarkDecodeCheckPretty1MiB(b *testing.B) {
+// BenchmarkDecodeEvent decodes, checks and renders every event of a 1 MiB
+// message, one at a time.
+func BenchmarkDecodeEvent(b *testing.B) {
+	var m struct{ Events []json.RawMessage }
 	body := bigMessage(b, 1<<20)
+	if err := json.Unmarshal(body, &m); err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		m, err := catalog.DecodeMessage(body)
-		if err != nil {
-			b.Fatal(err)
+		for _, raw := range m.Events {
+			catalog.DecodeEvent(raw)
 		}
-		if len(m.Events[0].Problems) != 0 {
-			b.Fatal(m.Events[0].Problems)
-		}
-		_ = catalog.Pretty(body)
-	}
-}
-
-// BenchmarkDecodeCheckPretty1MiBPerEvent is the same work through the
-// per-event API: SplitMessage, then DecodeEvent (with a Decoder) for each.
-func BenchmarkDecodeCheckPretty1MiBPerEvent(b *testing.B) {
-	body := bigMessage(b, 1<<20)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		_, evs, err := catalog.SplitMessage(body)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var d catalog.Decoder
-		for _, raw := range evs {
-			d.Decode(raw)
-		}
-		_ = catalog.Pretty(body)
-	}
-}
-
-// BenchmarkDecodeCheckPretty1MiBParallel decodes on every core while the
-// body is pretty-printed.
-func BenchmarkDecodeCheckPretty1MiBParallel(b *testing.B) {
-	body := bigMessage(b, 1<<20)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		done := make(chan []byte)
-		go func() { done <- catalog.Pretty(body) }()
-		_, evs, err := catalog.SplitMessage(body)
-		if err != nil {
-			b.Fatal(err)
-		}
-		catalog.DecodeEvents(evs, runtime.GOMAXPROCS(0))
-		<-done
-	}
-}
-
-// BenchmarkDecodeOnly1MiB isolates the decode+check+render part.
-func BenchmarkDecodeOnly1MiB(b *testing.B) {
-	body := bigMessage(b, 1<<20)
-	_, evs, _ := catalog.SplitMessage(body)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		var d catalog.Decoder
-		for _, raw := range evs {
-			d.Decode(raw)
-		}
-	}
-}
-
-// BenchmarkPretty1MiB isolates pretty printing.
-func BenchmarkPretty1MiB(b *testing.B) {
-	body := bigMessage(b, 1<<20)
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		catalog.Pretty(body)
 	}
 }
 
@@ -466,7 +366,8 @@ func FuzzDecodeEvent(f *testing.F) {
 		`{"type":"viewing_session.percent_watched","metadata":{"account_id":7},"payload":{"visitor":{"email":"e"},"percent_watched":50.0}}`,
 		`{"type":"media.localization_created","payload":{"localization":{"enabled":true,"enabled":false,"source_media":{"duration":"1"},"transcript":{}}}}`,
 		`{"type":"live_event.registration","payload":{"location":{"a":"b","c":1},"utm":null,"registration":{"fields":{"email":"x@y","email":"z"}},"live_event":{"starts_at":"2026-01-01T00:00:00+02:00"}}}`,
-		`{"type":"unknown.x","payload":{"media":{"id":"m"},"a":[1]},"payload":{}}`, `{"type":"media.deleted","payload":{"media":{"id":"\u0041","name":"n"}}}`} {
+		`{"type":"unknown.x","payload":{"media":{"id":"m"},"a":[1]},"payload":{}}`, `{"type":"media.deleted","payload":{"media":{"id":"\u0041","name":"n"}}}`,
+		"{\"uuid\":\"\xff\",\"type\":\"media.ready\"}", `{"a":1} {"b":2}`, strings.Repeat("[", 600) + strings.Repeat("]", 600)} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -474,126 +375,13 @@ func FuzzDecodeEvent(f *testing.F) {
 		if e.Summary == "" {
 			t.Errorf("empty summary for %q", raw)
 		}
-		// The typed payload and envelope read from the walker's slots equal
-		// what reading every field by name gave.
-		if ref, ok := catalog.ReferenceEvent(raw); ok {
-			got := catalog.Event{Type: e.Type, Known: e.Known, UUID: e.UUID, AccountID: e.AccountID,
-				GeneratedAt: e.GeneratedAt, Payload: e.Payload, Summary: e.Summary}
-			if !reflect.DeepEqual(got, ref) {
-				t.Errorf("slot reader differs from the by-name reference for %q:\n got %+v\nwant %+v", raw, got, ref)
-			}
-		}
 		if json.Valid(raw) != (len(e.Problems) == 0 || !strings.Contains(e.Problems[0].Message, "not valid JSON")) {
 			t.Errorf("validity disagrees with encoding/json for %q: %+v", raw, e.Problems)
 		}
-		catalog.Pretty(raw)
-	})
-}
-
-// TestEachOptionsMatchDecodeEvent checks that OnlyFields and ReusePayload
-// change nothing but what they say: the field list is the full list
-// filtered to the given paths, and the reused payload, summary, problems
-// and envelope equal DecodeEvent's, for every type and for odd events
-// (repeated keys, wrong kinds, unknown type, dotted keys that render at a
-// listed path).
-func TestEachOptionsMatchDecodeEvent(t *testing.T) {
-	g := simulate.New(12)
-	var parts []string
-	for range 3 {
-		for _, typ := range catalog.TypeNames() {
-			b, _ := json.Marshal(g.Event(typ))
-			parts = append(parts, string(b))
-		}
-	}
-	parts = append(parts,
-		`{"uuid":"u","type":"media.created","payload":{"media":{"id":"a","id":"b","duration":2},"media.id":"c","project":{}},"payload.media.id":"d"}`,
-		`{"type":"x.y","payload":{"media":{"id":7},"viewing_session":{"id":null},"live_event":{"id":"l"},"media.id":"z"}}`,
-		`{"type":"viewing_session.play","payload":{"visitor":{"id":"v","email":"e","name":"n"},"viewing_session":{"id":"s"},"media":{"id":"m","duration":null}}}`,
-		`{"type":"live_event.registration","payload":{"live_event":{"id":"l","starts_at":"x"},"registration":{"fields":{"email":"a@b"}},"location":{"city":"c"},"utm":{}}}`,
-		`[]`, `"x"`)
-	for n := len(parts); len(parts) < 300; { // past the parallel threshold
-		parts = append(parts, parts[len(parts)%n])
-	}
-	body := []byte(`{"hook":{"uuid":"h"},"events":[` + strings.Join(parts, ",") + `]}`)
-	only := []string{"payload.media.id", "payload.viewing_session.id", "payload.live_event.id", ""}
-	pm, err := catalog.ParseMessage(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	errs := make([]string, len(pm.Raw))
-	pm.Each(catalog.DecodeOptions{ReuseFields: true, ReusePayload: true, OnlyFields: only}, func(i int, ev *catalog.Event, _ []byte) {
-		want := catalog.DecodeEvent(pm.Raw[i])
-		var fields []catalog.Field
-		for _, f := range want.Fields {
-			if slicesContains(only, f.Path) {
-				fields = append(fields, f)
+		for _, p := range e.Problems {
+			if p.Severity != catalog.SeverityError && p.Severity != catalog.SeverityWarning && p.Severity != catalog.SeverityNotice {
+				t.Errorf("%q: severity %q", raw, p.Severity)
 			}
 		}
-		got := *ev
-		if len(got.Fields) == 0 {
-			got.Fields = nil
-		}
-		want.Fields = fields
-		if !reflect.DeepEqual(got, want) {
-			errs[i] = fmt.Sprintf("event %d:\n got %+v\nwant %+v", i, got, want)
-		}
 	})
-	for _, e := range errs {
-		if e != "" {
-			t.Error(e)
-		}
-	}
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// TestReleaseReusesArenas checks that a released parse's memory, reused by
-// the next parse, changes neither the events decoded before the release
-// nor the next message's, for owned and copied bodies, big (parsed in
-// pieces) and small.
-func TestReleaseReusesArenas(t *testing.T) {
-	decodeAll := func(pm *catalog.ParsedMessage) []catalog.Event {
-		out := make([]catalog.Event, len(pm.Raw))
-		pm.Each(catalog.DecodeOptions{}, func(i int, ev *catalog.Event, _ []byte) { out[i] = *ev })
-		return out
-	}
-	bodies := [][]byte{bigMessage(t, 300<<10), bigMessage(t, 200<<10)}
-	g := simulate.New(3)
-	bodies = append(bodies, g.Message(g.Event(catalog.TypeMediaReady)).Body(), bigMessage(t, 300<<10))
-	var kept [][]catalog.Event
-	for round, body := range bodies {
-		want, err := catalog.DecodeMessage(bytes.Clone(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		parse := catalog.ParseMessage
-		if round%2 == 1 {
-			body = bytes.Clone(body)
-			parse = catalog.ParseMessageOwned
-		}
-		pm, err := parse(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := decodeAll(pm)
-		pm.Release()
-		pm.Release() // idempotent
-		if !reflect.DeepEqual(got, want.Events) {
-			t.Fatalf("round %d: events differ from DecodeMessage", round)
-		}
-		kept = append(kept, got)
-	}
-	for round, body := range bodies {
-		want, _ := catalog.DecodeMessage(body)
-		if !reflect.DeepEqual(kept[round], want.Events) {
-			t.Errorf("round %d: events changed after later parses reused the memory", round)
-		}
-	}
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
@@ -17,29 +18,24 @@ const CurrentSenderVersion = "0.0.47"
 // UserAgentPrefix starts the User-Agent of every delivery the service sends.
 const UserAgentPrefix = "Service-Webhooks/"
 
-// Pretty returns body indented for people. The input is never modified;
-// input that is not a single JSON value is returned unchanged, because
-// reformatting it would hide what actually arrived.
-//
-// The layout is tidwall/pretty's (see prettyWriter), written in the same
-// pass that checks the input.
+// Pretty returns body indented for people by tidwall/pretty: members one
+// per line, two spaces per level, short arrays of scalars on one line. The
+// input is never modified; input that is not a single JSON value (as
+// encoding/json defines it) is returned unchanged, because reformatting it
+// would hide what actually arrived.
 func Pretty(body []byte) []byte {
-	// Indenting roughly doubles a compact webhook body; sizing for that
-	// saves the copies of growing the buffer.
-	out, ok := prettyAppend(make([]byte, 0, 2*len(body)+16), body)
-	if !ok {
+	if !json.Valid(body) {
 		return body
 	}
-	return out
+	return pretty.Pretty(body)
 }
 
-// PrettyColor is Pretty with ANSI terminal colours.
+// PrettyColor is Pretty with ANSI colours, for a terminal.
 func PrettyColor(body []byte) []byte {
-	out, ok := prettyAppend(make([]byte, 0, 2*len(body)+16), body)
-	if !ok {
+	if !json.Valid(body) {
 		return body
 	}
-	return pretty.Color(out, nil)
+	return pretty.Color(pretty.Pretty(body), nil)
 }
 
 // CheckDelivery runs the delivery-level checks of spec 4.3 on a request's
@@ -270,13 +266,13 @@ func projectText(p *Project) string {
 
 // previousKeys lists the attributes a media.updated says changed.
 func previousKeys(p *MediaUpdated) string {
-	t, err := parse(string(p.PreviousAttributes), nil)
-	if err != nil || t.kindOf(0) != kindObject {
+	v, err := parse(p.PreviousAttributes)
+	if err != nil || v.kind != '{' {
 		return ""
 	}
-	var keys []string
-	for m := t.nodes[0].first; m >= 0; m = t.nodes[m].next {
-		keys = append(keys, t.key(m))
+	keys := make([]string, len(v.members))
+	for i, m := range v.members {
+		keys[i] = m.key
 	}
 	return strings.Join(keys, ", ")
 }

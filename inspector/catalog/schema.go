@@ -59,15 +59,13 @@ type field struct {
 	// extra decides how unlisted members of this object are reported;
 	// nil means the default notice.
 	extra extraRule
+	// identifies, when set, makes the field identifying and says what a
+	// consumer needs it for: missing, null, empty or of the wrong type it
+	// is an error. Other fields are descriptive (a warning when missing
+	// or null).
+	identifies string
 	// path is the JSON path from the event root, filled in by build.
 	path string
-	// slot is where the walker records the member for the typed payload
-	// (noSlot when no typed payload reads it), filled in by build.
-	slot slot
-	// seen lists the keys the spec has seen in an open object (vStringMap);
-	// build precomputes their labels and paths so rendering them allocates
-	// nothing.
-	seen []field
 }
 
 // extraRule returns the severity and message for an unlisted member, or
@@ -85,7 +83,7 @@ type eventType struct {
 
 func mediaFields() []field {
 	return []field{
-		{name: "id", label: "Media ID"},
+		{name: "id", label: "Media ID", identifies: "look up the media the event is about"},
 		{name: "name", label: "Media name"},
 		{name: "url", label: "Media URL"},
 		{name: "duration", label: "Duration", kind: vNumber, unit: " s"},
@@ -94,12 +92,12 @@ func mediaFields() []field {
 }
 
 func media() field {
-	return field{name: "media", label: "Media", kind: vObject, sub: mediaFields()}
+	return field{name: "media", label: "Media", kind: vObject, sub: mediaFields(), identifies: "know which media the event is about"}
 }
 
 func project() field {
 	return field{name: "project", label: "Project", kind: vObject, sub: []field{
-		{name: "id", label: "Project ID"},
+		{name: "id", label: "Project ID", identifies: "know which project holds the media"},
 		{name: "name", label: "Project name"},
 	}}
 }
@@ -107,7 +105,8 @@ func project() field {
 // visitor is the visitor object; withContact allows email and name, which
 // the spec allows only in viewing_session.percent_watched.
 func visitor(withContact bool) field {
-	f := field{name: "visitor", label: "Visitor", kind: vObject, sub: []field{{name: "id", label: "Visitor ID"}}}
+	f := field{name: "visitor", label: "Visitor", kind: vObject, identifies: "know who watched",
+		sub: []field{{name: "id", label: "Visitor ID", identifies: "know who watched"}}}
 	if withContact {
 		f.sub = append(f.sub,
 			field{name: "email", label: "Visitor email", optional: true},
@@ -122,13 +121,14 @@ func visitor(withContact bool) field {
 		if typ == TypeViewingTurnstile {
 			msg += "; in a turnstile conversion it belongs at payload." + key
 		}
-		return SeverityWarning, msg, true
+		return SeverityNotice, msg, true
 	}
 	return f
 }
 
 func session() field {
-	return field{name: "viewing_session", label: "Viewing session", kind: vObject, sub: []field{{name: "id", label: "Viewing session ID"}}}
+	return field{name: "viewing_session", label: "Viewing session", kind: vObject, identifies: "group the events of one viewing",
+		sub: []field{{name: "id", label: "Viewing session ID", identifies: "group the events of one viewing"}}}
 }
 
 // eventTypes is the catalogue, in the spec's order. It is built once and
@@ -137,18 +137,20 @@ var eventTypes = buildTypes()
 
 // envelope lists the members of every event object.
 var envelope = build("", []field{
-	{name: "uuid", label: "Event UUID"},
-	{name: "type", label: "Type"},
-	{name: "metadata", label: "Metadata", kind: vObject, sub: []field{{name: "account_id", label: "Account ID"}}},
-	{name: "generated_at", label: "Generated at", ts: tsUTC},
+	{name: "uuid", label: "Event UUID", identifies: "recognise duplicates of the same event"},
+	{name: "type", label: "Type", identifies: "know what happened and how to read the payload"},
+	{name: "metadata", label: "Metadata", kind: vObject, identifies: "know which account the event belongs to",
+		sub: []field{{name: "account_id", label: "Account ID", identifies: "know which account the event belongs to"}}},
+	{name: "generated_at", label: "Generated at", ts: tsUTC, identifies: "order events (delivery order is not guaranteed)"},
 	// Last, so the field list shows the envelope before the payload.
-	{name: "payload", label: "Payload", kind: vAnyObject},
+	{name: "payload", label: "Payload", kind: vAnyObject, identifies: "read what happened"},
 })
 
 func buildTypes() []eventType {
-	deletedMedia := field{name: "media", label: "Media", kind: vObject, sub: []field{{name: "id", label: "Media ID"}},
+	deletedMedia := field{name: "media", label: "Media", kind: vObject, identifies: "know which media was deleted",
+		sub: []field{{name: "id", label: "Media ID", identifies: "know which media was deleted"}},
 		extra: func(typ, key, path string) (Severity, string, bool) {
-			return SeverityWarning, path + " is present, but in media.deleted the spec says the media object carries only id", true
+			return SeverityNotice, path + " is present, but in media.deleted the spec says the media object carries only id (spec 2.4)", true
 		}}
 	ts := func(name, label string, rule tsRule) field { return field{name: name, label: label, ts: rule} }
 	types := []eventType{
@@ -159,48 +161,48 @@ func buildTypes() []eventType {
 		{name: TypeMediaUpdated, occursWhen: "A media is replaced, or its title, description or thumbnail changes (via the web UI or the Data API).", payload: []field{media(), project(),
 			{name: "previous_attributes", label: "Previous", kind: vAnyObject}}},
 		{name: TypeMediaTranscriptUpdated, occursWhen: "New captions are generated (automated or human).", payload: []field{media(), project(),
-			{name: "transcript", label: "Transcript", kind: vObject, sub: []field{
-				{name: "hashed_id", label: "Transcript ID"},
-				{name: "language_code", label: "Language code"},
+			{name: "transcript", label: "Transcript", kind: vObject, identifies: "know which transcript changed", sub: []field{
+				{name: "hashed_id", label: "Transcript ID", identifies: "fetch the transcript"},
+				{name: "language_code", label: "Language code", identifies: "fetch the transcript in that language (captions show endpoint)"},
 			}}}},
 		{name: TypeMediaTranscriptFailed, occursWhen: "Transcript generation fails.", payload: []field{media(), project(),
-			{name: "transcript", label: "Transcript", kind: vObject, sub: []field{
-				{name: "hashed_id", label: "Transcript ID"},
-				{name: "language_code", label: "Language code"},
+			{name: "transcript", label: "Transcript", kind: vObject, identifies: "know which transcript failed", sub: []field{
+				{name: "hashed_id", label: "Transcript ID", identifies: "know which transcript failed"},
+				{name: "language_code", label: "Language code", identifies: "know which language failed"},
 				{name: "reason", label: "Reason", optional: true},
 			}}}},
 		{name: TypeMediaDeleted, occursWhen: "A media is deleted.", payload: []field{deletedMedia, project()}},
 		{name: TypeMediaTranslationCreated, occursWhen: "A translation is created for a media.", payload: []field{media(), project(),
-			{name: "transcript", label: "Translation", kind: vObject, sub: []field{
-				{name: "hashed_id", label: "Translation ID"},
+			{name: "transcript", label: "Translation", kind: vObject, identifies: "know which translation was created", sub: []field{
+				{name: "hashed_id", label: "Translation ID", identifies: "fetch the translation"},
 				{name: "iso639_2_language_code", label: "ISO 639-2 code"},
-				{name: "language_code", label: "Language code"},
+				{name: "language_code", label: "Language code", identifies: "know the translation's language"},
 				{name: "language_name", label: "Language"},
 				{name: "language_native_name", label: "Native language name"},
 				{name: "transcript_text", label: "Text"},
 			}}}},
 		{name: TypeMediaLocalizationCreated, occursWhen: "A localization is created.", payload: []field{media(), project(),
-			{name: "localization", label: "Localization", kind: vObject, sub: []field{
-				{name: "hashed_id", label: "Localization ID"},
+			{name: "localization", label: "Localization", kind: vObject, identifies: "know which localization was created", sub: []field{
+				{name: "hashed_id", label: "Localization ID", identifies: "fetch the localization"},
 				ts("created_at", "Created at", tsOffset),
 				{name: "enabled", label: "Enabled", kind: vBool},
 				ts("enabled_at", "Enabled at", tsOffset),
 				ts("ordered_at", "Ordered at", tsOffset),
 				ts("updated_at", "Updated at", tsOffset),
 				{name: "iso639_2_language_code", label: "ISO 639-2 code"},
-				{name: "language_code", label: "Language code"},
+				{name: "language_code", label: "Language code", identifies: "know the localization's language"},
 				{name: "language_name", label: "Language"},
 				{name: "native_language_name", label: "Native language name"},
 				{name: "source_media", label: "Source media", kind: vObject, sub: []field{
 					ts("created_at", "Source media created at", tsOffset),
 					{name: "duration", label: "Source media duration", kind: vNumber, unit: " s"},
-					{name: "hashed_id", label: "Source media ID"},
+					{name: "hashed_id", label: "Source media ID", identifies: "know which media the localization was made from"},
 					{name: "name", label: "Source media name"},
 					ts("updated_at", "Source media updated at", tsOffset),
 				}},
 				{name: "transcript", label: "Transcript", kind: vObject, sub: []field{
 					ts("created_at", "Transcript created at", tsOffset),
-					{name: "hashed_id", label: "Transcript ID"},
+					{name: "hashed_id", label: "Transcript ID", identifies: "fetch the localization's transcript"},
 					{name: "language_name", label: "Transcript language"},
 					{name: "native_language_name", label: "Transcript native language"},
 					{name: "text", label: "Transcript text"},
@@ -208,36 +210,36 @@ func buildTypes() []eventType {
 				}},
 			}}}},
 		{name: TypeMediaLocalizationFailed, occursWhen: "Localization fails.", payload: []field{media(), project(),
-			{name: "localization", label: "Localization", kind: vObject, sub: []field{
-				{name: "hashed_id", label: "Localization ID"},
-				{name: "language_code", label: "Language code"},
+			{name: "localization", label: "Localization", kind: vObject, identifies: "know which localization failed", sub: []field{
+				{name: "hashed_id", label: "Localization ID", identifies: "know which localization failed"},
+				{name: "language_code", label: "Language code", identifies: "know which language failed"},
 				{name: "language_name", label: "Language"},
 			}}}},
 		{name: TypeViewingPlay, occursWhen: "A person presses play for the first time per page visit, or the video autoplays.", payload: []field{visitor(false), session(), media()}, noProject: true},
 		{name: TypeViewingPercentWatched, occursWhen: "Watched percentage reaches 25, 50, 75 or 100.", payload: []field{visitor(true), session(),
-			{name: "percent_watched", label: "Percent watched", kind: vInteger, unit: "%"}, media()}, noProject: true},
+			{name: "percent_watched", label: "Percent watched", kind: vInteger, unit: "%", identifies: "know which threshold was reached"}, media()}, noProject: true},
 		{name: TypeViewingTurnstile, occursWhen: "A visitor is tagged with an email address (and possibly name) through a form.", payload: []field{visitor(false), session(),
 			{name: "name", label: "Name", optional: true},
-			{name: "email", label: "Email"},
+			{name: "email", label: "Email", identifies: "know who converted (the point of the event)"},
 			media()}, noProject: true},
 		{name: TypeViewingCallToAction, occursWhen: "A visitor clicks a call to action on a video.", payload: []field{visitor(false), session(),
 			{name: "url", label: "Call to action URL"}, media()}, noProject: true},
 		{name: TypeViewingAnnotation, occursWhen: "A visitor clicks an annotation link.", payload: []field{visitor(false), session(),
 			{name: "url", label: "Annotation URL"}, media()}, noProject: true},
 		{name: TypeLiveEventRegistration, occursWhen: "Someone registers for a live event.", payload: []field{
-			{name: "live_event", label: "Live event", kind: vObject, sub: []field{
-				{name: "id", label: "Live event ID"},
+			{name: "live_event", label: "Live event", kind: vObject, identifies: "know which live event the registration is for", sub: []field{
+				{name: "id", label: "Live event ID", identifies: "know which live event the registration is for"},
 				{name: "name", label: "Live event name"},
 				{name: "url", label: "Live event URL"},
 				ts("starts_at", "Starts at", tsISO),
 			}},
-			{name: "registration", label: "Registration", kind: vObject, sub: []field{
-				{name: "visitor_key", label: "Visitor key"},
+			{name: "registration", label: "Registration", kind: vObject, identifies: "know who registered", sub: []field{
+				{name: "visitor_key", label: "Visitor key", identifies: "know who registered"},
 				ts("registered_at", "Registered at", tsISO),
-				{name: "fields", label: "Form", kind: vStringMap, seen: keys("first_name", "last_name", "email", "company", "job_title", "phone", "country")},
+				{name: "fields", label: "Form", kind: vStringMap},
 			}},
-			{name: "location", label: "Location", kind: vStringMap, seen: keys("country", "region", "city")},
-			{name: "utm", label: "UTM", kind: vStringMap, seen: keys("campaign", "medium", "source")},
+			{name: "location", label: "Location", kind: vStringMap},
+			{name: "utm", label: "UTM", kind: vStringMap},
 			{name: "referrer_url", label: "Referrer URL"},
 		}, noProject: true},
 	}
@@ -247,29 +249,12 @@ func buildTypes() []eventType {
 	return types
 }
 
-// keys lists the keys seen in an open object.
-func keys(names ...string) []field {
-	out := make([]field, len(names))
-	for i, n := range names {
-		out[i] = field{name: n}
-	}
-	return out
-}
-
 // build fills in the JSON paths of fs below prefix.
 func build(prefix string, fs []field) []field {
-	if len(fs) > maxFields {
-		panic("catalog: an object lists more than maxFields members; raise maxFields")
-	}
 	for i := range fs {
 		fs[i].path = join(prefix, fs[i].name)
-		fs[i].slot = slotOf(fs[i].path)
 		if fs[i].sub != nil {
 			fs[i].sub = build(fs[i].path, fs[i].sub)
-		}
-		for j := range fs[i].seen {
-			k := &fs[i].seen[j]
-			k.label, k.path, k.slot = fs[i].label+" "+k.name, fs[i].path+"."+k.name, noSlot
 		}
 	}
 	return fs

@@ -86,17 +86,14 @@ func writeFixtures(opts Options, recs []*inspector.Record, sum *Summary) error {
 			if ua == "" {
 				ua = catalog.UserAgentPrefix + catalog.CurrentSenderVersion
 			}
-			var pretty bytes.Buffer
-			if err := json.Indent(&pretty, body, "", "  "); err != nil {
-				pretty.Reset()
-				pretty.Write(body)
-			}
 			picked[ev.Type] = &pick{from: d.ID, fx: Fixture{
 				Description: fmt.Sprintf("%s delivery exported by Hookscope from delivery %d; signed with the secret chosen at export", ev.Type, d.ID),
 				Type:        ev.Type, EventUUID: ev.UUID, Method: "POST", Path: "/webhooks",
 				Headers: FixtureHeaders{UserAgent: ua, Signature: inspector.Sign(opts.Secret, body),
 					ContentType: "application/json", ContentLength: strconv.Itoa(len(body))},
-				Body: string(body), Message: pretty.Bytes(),
+				// DecodeMessage accepted body, so it is JSON; the file's
+				// layout (marshalPretty) indents it.
+				Body: string(body), Message: json.RawMessage(body),
 			}}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/catalog"
 )
 
 // AnalysisSummary is the part of an analysis an export carries: enough to
@@ -91,15 +92,15 @@ func writeJSONFolder(opts Options, recs []*inspector.Record, sum *Summary) error
 	return nil
 }
 
-// marshalPretty indents with two spaces and leaves &, < and > as they are
+// marshalPretty writes v as JSON for people, laid out by catalog.Pretty
+// like every pretty JSON Hookscope shows. &, < and > are left as they are
 // (encoding/json would escape them, which makes bodies harder to read).
 func marshalPretty(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return catalog.Pretty(b.Bytes()), nil
 }

@@ -20,13 +20,13 @@ import (
 
 func decodeAll(t *testing.T, body []byte) []catalog.Event {
 	t.Helper()
-	_, raws, err := catalog.SplitMessage(body)
+	m, err := inspector.DecodeMessage(body)
 	if err != nil {
 		t.Fatalf("split: %v\n%s", err, body)
 	}
-	out := make([]catalog.Event, len(raws))
-	for i, r := range raws {
-		out[i] = catalog.DecodeEvent(r)
+	out := make([]catalog.Event, len(m.Events))
+	for i, r := range m.Events {
+		out[i] = catalog.DecodeEvent(r.Raw)
 	}
 	return out
 }
