@@ -18,6 +18,7 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/internal/pubsub"
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
@@ -238,12 +239,12 @@ type tunnelCtl struct {
 	localURL string
 	sup      *tunnel.Supervisor
 	cancel   func()
-	subs     map[int]func(tunnel.Event)
-	next     int
+	// subs outlives the supervisors: the window subscribes once.
+	subs pubsub.Hub[tunnel.Event]
 }
 
 func newTunnelCtl(binary, localURL string, logf func(string, ...any)) *tunnelCtl {
-	return &tunnelCtl{binary: binary, localURL: localURL, logf: logf, subs: map[int]func(tunnel.Event){}}
+	return &tunnelCtl{binary: binary, localURL: localURL, logf: logf}
 }
 
 func (t *tunnelCtl) Installed() (bool, string) {
@@ -271,25 +272,13 @@ func (t *tunnelCtl) Start() error {
 	}
 	sup := tunnel.New(tunnel.Config{Binary: t.binary, LocalURL: t.localURL, Logf: t.logf})
 	t.sup = sup
-	t.cancel = sup.Subscribe(t.forward)
+	t.cancel = sup.Subscribe(t.subs.Publish)
 	t.mu.Unlock()
 	if err := sup.Start(context.Background()); err != nil {
 		t.Stop()
 		return err
 	}
 	return nil
-}
-
-func (t *tunnelCtl) forward(ev tunnel.Event) {
-	t.mu.Lock()
-	fns := make([]func(tunnel.Event), 0, len(t.subs))
-	for _, f := range t.subs {
-		fns = append(fns, f)
-	}
-	t.mu.Unlock()
-	for _, f := range fns {
-		f(ev)
-	}
 }
 
 func (t *tunnelCtl) Stop() {
@@ -313,18 +302,8 @@ func (t *tunnelCtl) Status() tunnel.Status {
 	return sup.State()
 }
 
-func (t *tunnelCtl) Subscribe(fn func(tunnel.Event)) func() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	id := t.next
-	t.next++
-	t.subs[id] = fn
-	return func() {
-		t.mu.Lock()
-		delete(t.subs, id)
-		t.mu.Unlock()
-	}
-}
+// Subscribe reports every tunnel event, on the supervisor's event goroutine.
+func (t *tunnelCtl) Subscribe(fn func(tunnel.Event)) func() { return t.subs.Subscribe(fn) }
 
 // SendTestDeliveries posts a realistic set of simulated deliveries to url:
 // one message per event type, an at-least-once scenario (duplicates,

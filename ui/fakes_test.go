@@ -213,11 +213,15 @@ func (r *fakeReceiver) Restart(addr string) error {
 
 // fakeTunnel is a tunnel that is "installed" and becomes ready at once.
 type fakeTunnel struct {
-	installed bool
-	st        tunnel.Status
+	installed        bool
+	st               tunnel.Status
+	binary, localURL string // as last configured
 }
 
 func (t *fakeTunnel) Installed() (bool, string) { return t.installed, "install cloudflared" }
+func (t *fakeTunnel) Configure(binary, localURL string) {
+	t.binary, t.localURL = binary, localURL
+}
 func (t *fakeTunnel) Start() error {
 	t.st = tunnel.Status{State: tunnel.Ready, PublicURL: "https://quiet-lake.trycloudflare.com"}
 	return nil

@@ -262,6 +262,7 @@ func TestSettingsArePersistedAndApplied(t *testing.T) {
 	s.Keep.SetText("5000")
 	s.Answer.SetSelected(answerLabel(inspector.AnswerHang))
 	s.NotifyInvalid.SetChecked(false)
+	s.Cloudflared.SetText("/opt/cf/cloudflared")
 	test.Tap(s.SaveButton)
 	if s.Status.Text != "Saved." {
 		t.Fatalf("status = %q", s.Status.Text)
@@ -275,6 +276,9 @@ func TestSettingsArePersistedAndApplied(t *testing.T) {
 	}
 	if h.recv.addr != "127.0.0.1:9999" || h.engine.answer != inspector.AnswerHang || h.engine.maxBody != 2048*1024 {
 		t.Fatalf("not applied: recv %s answer %s max %d", h.recv.addr, h.engine.answer, h.engine.maxBody)
+	}
+	if h.tun.binary != "/opt/cf/cloudflared" || h.tun.localURL != "http://127.0.0.1:9999" {
+		t.Fatalf("tunnel configured with binary %q, local URL %q", h.tun.binary, h.tun.localURL)
 	}
 	if h.win.header.LocalURL.Text != "http://127.0.0.1:9999/hooks" {
 		t.Fatalf("local URL = %q", h.win.header.LocalURL.Text)
