@@ -121,7 +121,7 @@ func TestCopyActionsAndShortcut(t *testing.T) {
 	}
 	test.Tap(v.Detail.CopyCurl)
 	curl := h.app.Clipboard().Content()
-	if !strings.HasPrefix(curl, "curl -X POST 'http://127.0.0.1:8787/webhooks'") || !strings.Contains(curl, "-H 'X-Service-Signature: abc123'") {
+	if !strings.HasPrefix(curl, `curl -sS -X POST "${HOOKSCOPE_URL:-http://127.0.0.1:8787/webhooks}"`) || !strings.Contains(curl, "-H 'X-Service-Signature: abc123'") {
 		t.Fatalf("curl = %s", curl)
 	}
 	test.Tap(v.Detail.CopyPretty)
