@@ -122,7 +122,7 @@ func Run(cfg Config) error {
 	go func() { runDone <- eng.Run(runCtx) }()
 
 	oauthHub := &oauthflow.CallbackHub{}
-	recv := &receiverCtl{handler: WithOAuthCallback(eng.Handler(), oauthHub)}
+	recv := &receiverCtl{handler: WithOAuthCallback(eng.Handler(), oauthHub), eng: eng}
 	if err := recv.Restart(set.ListenAddr); err != nil {
 		logf("%v", err) // shown in the header; the user can pick another address
 	}
@@ -171,6 +171,8 @@ func Run(cfg Config) error {
 // receiverCtl runs the receiver and moves it to another address on demand.
 type receiverCtl struct {
 	handler http.Handler
+	// eng records the requests Go's server refuses before the handler.
+	eng *inspector.Engine
 
 	mu  sync.Mutex
 	srv *inspector.Server
@@ -198,7 +200,7 @@ func (r *receiverCtl) Err() error {
 // Restart binds addr first and only then closes the old socket, so a bad
 // address leaves the receiver running where it was.
 func (r *receiverCtl) Restart(addr string) error {
-	srv, err := inspector.Serve(addr, r.handler)
+	srv, err := inspector.Serve(addr, r.handler, inspector.ServerOptions{Engine: r.eng})
 	r.mu.Lock()
 	old := r.srv
 	if err != nil {

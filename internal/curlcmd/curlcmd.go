@@ -10,8 +10,9 @@ import (
 )
 
 // Quote returns s as one POSIX shell word: in single quotes, where every
-// byte stands for itself, with each single quote written as '\''. A shell
-// word cannot hold a NUL byte; Command sends such bodies another way.
+// byte stands for itself; a single quote inside ends the quoting, is
+// escaped with a backslash, and the quoting starts again. A shell word
+// cannot hold a NUL byte; Command sends such bodies another way.
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
