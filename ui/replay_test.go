@@ -39,6 +39,21 @@ const capturedSecret = "captured-secret-1"
 
 func newReplayHarness(t *testing.T, n int) *replayHarness {
 	t.Helper()
+	return newStoreHarness(t, func(ctx context.Context, eng *inspector.Engine) {
+		g := simulate.New(7)
+		types := []string{"media.created", "media.ready", "media.updated", "viewing_session.play"}
+		for i := 0; i < n; i++ {
+			ingestBody(t, eng, g.Message(g.Event(types[i%len(types)])).Body(), capturedSecret, i)
+		}
+	})
+}
+
+// newStoreHarness is a window over a real store in a temporary folder and
+// a real engine (secret capturedSecret), after seed ingested what the test
+// needs and the engine analyzed it: for tests whose behaviour is the
+// store's (filters, counts) or the real engines'.
+func newStoreHarness(t *testing.T, seed func(ctx context.Context, eng *inspector.Engine)) *replayHarness {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := storage.Open(filepath.Join(dir, "hooks.db"))
 	if err != nil {
@@ -48,16 +63,7 @@ func newReplayHarness(t *testing.T, n int) *replayHarness {
 	secrets := [][]byte{[]byte(capturedSecret)}
 	eng := inspector.NewEngine(db, inspector.Options{Secrets: secrets})
 	ctx := context.Background()
-	g := simulate.New(7)
-	types := []string{"media.created", "media.ready", "media.updated", "viewing_session.play"}
-	for i := 0; i < n; i++ {
-		body := g.Message(g.Event(types[i%len(types)])).Body()
-		d := &inspector.Delivery{ReceivedAt: time.Date(2026, 11, 22, 3, 0, i, 0, time.UTC), Method: "POST", Path: "/webhooks",
-			Headers: simulate.HeadersFor(body, []byte(capturedSecret)), Body: body, BodyLength: int64(len(body)), RemoteAddr: "127.0.0.1:5000", Status: 200}
-		if _, err := eng.Ingest(ctx, d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seed(ctx, eng)
 	if err := eng.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +74,16 @@ func newReplayHarness(t *testing.T, n int) *replayHarness {
 	h.win = newMainWindow(h.app, w, svc, DefaultSettings(), secrets, nil, true)
 	t.Cleanup(func() { h.win.close(); w.Close() })
 	return h
+}
+
+// ingestBody stores body as the i-th delivery, signed with secret.
+func ingestBody(t *testing.T, eng *inspector.Engine, body []byte, secret string, i int) {
+	t.Helper()
+	d := &inspector.Delivery{ReceivedAt: time.Date(2026, 11, 22, 3, 0, i, 0, time.UTC), Method: "POST", Path: "/webhooks",
+		Headers: simulate.HeadersFor(body, []byte(secret)), Body: body, BodyLength: int64(len(body)), RemoteAddr: "127.0.0.1:5000", Status: 200}
+	if _, err := eng.Ingest(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // consumer is a webhook consumer that verifies signatures with its secret
