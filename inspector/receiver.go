@@ -183,9 +183,8 @@ func closeConn(w http.ResponseWriter) {
 // listener captured them, else Go's parsed headers (sorted, canonical) and
 // true.
 func requestHeaders(r *http.Request) ([]Header, bool) {
-	if block, ok := rawhttp.HeaderBlock(r); ok {
-		_, fields := rawhttp.Parse(block)
-		return headersOf(fields), false
+	if h, ok := rawhttp.HeadOf(r); ok {
+		return headersOf(h.Fields), false
 	}
 	var hs []Header
 	if r.Host != "" {

@@ -35,8 +35,10 @@ type capture struct {
 	max   int
 	state state
 	buf   []byte // the header block read so far
-	// lineStart is where buf's current line starts.
-	lineStart int
+	// lineLen and lineFirst are the length and first byte of buf's last
+	// line while it has no LF yet.
+	lineLen   int
+	lineFirst byte
 	line      []byte // the chunk-size or trailer line read so far
 	trailer   int    // trailer bytes so far
 	remain    uint64 // body or chunk bytes left to skip
@@ -44,11 +46,11 @@ type capture struct {
 	// the next request line: net/http skips up to 4 after a POST
 	// (server.go, readRequest).
 	skip    int
-	pending [][]byte
+	pending []*Head
 }
 
-// next returns the oldest captured header block not yet handed out.
-func (c *capture) next() ([]byte, bool) {
+// next returns the oldest captured head not yet handed out.
+func (c *capture) next() (*Head, bool) {
 	if len(c.pending) == 0 {
 		return nil, false
 	}
@@ -61,7 +63,7 @@ func (c *capture) next() ([]byte, bool) {
 // were delimited before anything went wrong.
 func (c *capture) stop() {
 	c.state = stStopped
-	c.buf, c.line, c.lineStart = nil, nil, 0
+	c.buf, c.line, c.lineLen = nil, nil, 0
 }
 
 // feed follows p, the next bytes net/http read from the connection.
@@ -81,27 +83,43 @@ func (c *capture) feed(p []byte) {
 				}
 				c.skip = 0
 			}
-			i := bytes.IndexByte(p, '\n')
-			if i < 0 {
-				c.buf = append(c.buf, p...)
-				p = nil
-				if len(c.buf) > c.max {
-					c.stop()
+			// Find where the block ends in p, line by line, then copy
+			// once. A line that is empty once its LF and one CR before it
+			// are cut ends the block (textproto's ReadLine); for the first
+			// line that is an empty request line, which net/http refuses.
+			end := -1
+			for at := 0; end < 0; {
+				i := bytes.IndexByte(p[at:], '\n')
+				if i < 0 {
+					if at < len(p) {
+						if c.lineLen == 0 {
+							c.lineFirst = p[at]
+						}
+						c.lineLen += len(p) - at
+					}
+					break
 				}
-				continue
+				n, first := c.lineLen+i+1, c.lineFirst
+				if c.lineLen == 0 {
+					first = p[at]
+				}
+				c.lineLen = 0
+				at += i + 1
+				if n == 1 || n == 2 && first == '\r' {
+					end = at
+				}
 			}
-			c.buf = append(c.buf, p[:i+1]...)
-			p = p[i+1:]
-			if len(c.buf) > c.max {
+			take := len(p)
+			if end >= 0 {
+				take = end
+			}
+			if len(c.buf)+take > c.max {
 				c.stop()
 				continue
 			}
-			// A line that is empty once its LF and one CR before it are
-			// cut ends the block (textproto's ReadLine); for the first
-			// line that is an empty request line, which net/http refuses.
-			line := c.buf[c.lineStart:]
-			c.lineStart = len(c.buf)
-			if len(line) == 1 || len(line) == 2 && line[0] == '\r' {
+			c.buf = append(c.buf, p[:take]...)
+			p = p[take:]
+			if end >= 0 {
 				c.endHead()
 			}
 		case stBody, stChunkData:
@@ -181,13 +199,15 @@ func (c *capture) feed(p []byte) {
 // endHead queues the header block just read and sets out to skip its body.
 func (c *capture) endHead() {
 	block := c.buf
-	c.buf, c.lineStart = nil, 0
+	c.buf, c.lineLen = nil, 0
 	if len(c.pending) >= maxPending {
 		c.stop()
 		return
 	}
-	c.pending = append(c.pending, block)
-	f, ok := framingOf(block)
+	h := &Head{Block: block}
+	h.RequestLine, h.Fields = Parse(block)
+	c.pending = append(c.pending, h)
+	f, ok := framingOf(h)
 	if !ok {
 		c.stop()
 		return
@@ -217,9 +237,8 @@ type framing struct {
 // parseTransferEncoding, fixLength). It reports false for a request
 // net/http refuses or whose head the capture does not trust: the
 // connection then stops capturing after this block.
-func framingOf(block []byte) (framing, bool) {
-	line, fields := Parse(block)
-	method, rest, ok1 := strings.Cut(line, " ")
+func framingOf(h *Head) (framing, bool) {
+	method, rest, ok1 := strings.Cut(h.RequestLine, " ")
 	_, proto, ok2 := strings.Cut(rest, " ")
 	if !ok1 || !ok2 {
 		return framing{}, false
@@ -229,7 +248,7 @@ func framingOf(block []byte) (framing, bool) {
 		return framing{}, false
 	}
 	var te, cl []string
-	for _, f := range fields {
+	for _, f := range h.Fields {
 		if !isToken(f.Name) {
 			return framing{}, false
 		}

@@ -8,7 +8,7 @@
 //	srv := &http.Server{Handler: rawhttp.Claim(h), ConnContext: rawhttp.ConnContext}
 //	srv.Serve(rawhttp.NewListener(ln, rawhttp.Options{...}))
 //
-// and in the handler, HeaderBlock(r) (with Parse to split it).
+// and in the handler, HeadOf(r).
 //
 // Each connection follows HTTP/1.1 framing on the bytes as net/http reads
 // them, with net/http's own rules (lines ending in LF or CRLF,
@@ -18,7 +18,7 @@
 // request's line. Where the capture cannot follow the bytes (a framing it
 // does not mirror, a block over the limit, too many blocks waiting, a
 // request line that does not match), it stops for the rest of the
-// connection and HeaderBlock reports false, so the caller falls back to
+// connection and HeadOf reports false, so the caller falls back to
 // Go's parsed headers and says so. FuzzCaptureMatchesReadRequest holds
 // the capture to http.ReadRequest.
 //
@@ -123,11 +123,20 @@ func Claim(h http.Handler) http.Handler {
 	})
 }
 
-// HeaderBlock returns r's header block as captured (request line, header
-// lines and the blank line, byte for byte) and true, or false when r's
-// connection does not capture or could not follow. Call it while r's
-// handler runs.
-func HeaderBlock(r *http.Request) ([]byte, bool) {
+// Head is a request's head as captured.
+type Head struct {
+	// Block is the header block byte for byte: the request line, the
+	// header lines and the blank line that ends them.
+	Block []byte
+	// RequestLine and Fields are Block as Parse reads it.
+	RequestLine string
+	Fields      []Field
+}
+
+// HeadOf returns r's head as captured, or false when r's connection does
+// not capture or could not follow. Call it while r's handler runs; the
+// Head must not be changed.
+func HeadOf(r *http.Request) (*Head, bool) {
 	c, _ := r.Context().Value(connKey{}).(*conn)
 	if c == nil {
 		return nil, false
@@ -147,8 +156,8 @@ type conn struct {
 	// active is set while a handler runs: net/http refuses requests only
 	// between handlers.
 	active bool
-	// current is the block claimed by the running handler.
-	current []byte
+	// current is the head claimed by the running handler.
+	current *Head
 }
 
 // Read feeds what net/http reads to the capture.
@@ -183,7 +192,7 @@ func (c *conn) refuse(status int, answer string) {
 	case len(c.cap.pending) > 0:
 		// Every request served before claimed its block, so the oldest
 		// waiting one is the refused request's.
-		rf.Head, rf.Complete = c.cap.pending[0], true
+		rf.Head, rf.Complete = c.cap.pending[0].Block, true
 	case c.cap.state == stHead && len(c.cap.buf) > 0:
 		rf.Head = c.cap.buf
 	}
@@ -197,22 +206,15 @@ func (c *conn) claim(r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.active, c.current = true, nil
-	block, ok := c.cap.next()
-	if !ok {
-		// The capture stopped, or (a mismatch with net/http) has not seen
-		// this request's head: nothing it holds can be trusted.
+	h, ok := c.cap.next()
+	if !ok || h.RequestLine != r.Method+" "+r.RequestURI+" "+r.Proto {
+		// The capture stopped, or is out of step with net/http (a head
+		// not claimed, or not seen): nothing it holds can be trusted.
 		c.cap.stop()
 		c.cap.pending = nil
 		return
 	}
-	line, _, _ := bytes.Cut(block, []byte("\n"))
-	line = bytes.TrimSuffix(line, []byte("\r"))
-	if string(line) != r.Method+" "+r.RequestURI+" "+r.Proto {
-		c.cap.stop()
-		c.cap.pending = nil
-		return
-	}
-	c.current = block
+	c.current = h
 }
 
 func (c *conn) release() {
@@ -256,8 +258,8 @@ type Field struct {
 // Parse splits a header block into its request line and its fields in
 // wire order, by net/http's reading rules (see Field).
 func Parse(block []byte) (requestLine string, fields []Field) {
-	lines := strings.Split(string(block), "\n")
-	requestLine = strings.TrimSuffix(lines[0], "\r")
+	text := string(block)
+	fields = make([]Field, 0, strings.Count(text, "\n"))
 	var kv string // the field being read, continuations joined
 	flush := func() {
 		if kv == "" {
@@ -267,12 +269,18 @@ func Parse(block []byte) (requestLine string, fields []Field) {
 		fields = append(fields, Field{Name: name, Value: strings.TrimLeft(value, " \t")})
 		kv = ""
 	}
-	for _, l := range lines[1:] {
+	for first := true; text != ""; first = false {
+		l, rest, _ := strings.Cut(text, "\n")
+		text = rest
 		l = strings.TrimSuffix(l, "\r")
-		if l == "" {
-			break
-		}
-		if (l[0] == ' ' || l[0] == '\t') && kv != "" {
+		switch {
+		case first:
+			requestLine = l
+			continue
+		case l == "":
+			text = ""
+			continue
+		case (l[0] == ' ' || l[0] == '\t') && kv != "":
 			kv += " " + strings.Trim(l, " \t")
 			continue
 		}

@@ -36,10 +36,10 @@ func newServerWith(t *testing.T, maxHeader int, h http.Handler) *server {
 	}
 	record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		b, ok := HeaderBlock(r)
+		h, ok := HeadOf(r)
 		s.mu.Lock()
 		if ok {
-			s.got = append(s.got, string(b))
+			s.got = append(s.got, string(h.Block))
 		} else {
 			s.got = append(s.got, "fallback: "+r.Method+" "+r.RequestURI)
 		}
