@@ -54,9 +54,10 @@ func (c *capture) next() (*Head, bool) {
 	if len(c.pending) == 0 {
 		return nil, false
 	}
-	b := c.pending[0]
+	h := c.pending[0]
+	c.pending[0] = nil // the connection may live long; do not keep the head
 	c.pending = c.pending[1:]
-	return b, true
+	return h, true
 }
 
 // stop gives up following the bytes. Blocks already captured stay: they
