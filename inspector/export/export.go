@@ -25,7 +25,7 @@ type Format string
 const (
 	JSON     Format = "json"     // a folder of pretty JSON files, one per delivery
 	Fixtures Format = "fixtures" // a folder of test fixtures, one per event type
-	Curl     Format = "curl"     // a folder with a shell script of curl commands and the bodies
+	Curl     Format = "curl"     // a folder with a shell script of curl commands, each carrying its body
 	HAR      Format = "har"      // one HAR 1.2 file
 	NDJSON   Format = "ndjson"   // one file, a delivery per line
 )
