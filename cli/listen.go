@@ -105,7 +105,7 @@ func runListen(ctx context.Context, env *Env, args []string) error {
 			}
 		}
 	})
-	srv, err := inspector.Serve(*addr, eng.Handler())
+	srv, err := inspector.Serve(*addr, eng.Handler(), inspector.ServerOptions{Engine: eng})
 	if err != nil {
 		return err
 	}

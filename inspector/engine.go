@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/internal/pubsub"
 )
 
 // AnswerMode is how the receiver answers, so a developer can provoke the
@@ -83,9 +84,7 @@ type Engine struct {
 	// recovered is the highest id analyzed by recovery from the store.
 	recovered atomic.Int64
 
-	subMu   sync.Mutex
-	subs    map[int]func(*Record)
-	nextSub int
+	subs pubsub.Hub[*Record]
 }
 
 // NewEngine returns an engine over store. Call Run to analyze.
@@ -96,7 +95,6 @@ func NewEngine(store Store, opts Options) *Engine {
 		now:     opts.Now,
 		maxBody: opts.MaxBody,
 		answer:  opts.Answer,
-		subs:    map[int]func(*Record){},
 	}
 	if e.logf == nil {
 		e.logf = func(string, ...any) {}
@@ -168,29 +166,10 @@ func (e *Engine) SetMaxBody(n int64) {
 // every record once it is analyzed (or re-verified). fn must not block for
 // long: the UI hands the record to its bridge, the CLI prints a line.
 func (e *Engine) Subscribe(fn func(*Record)) (cancel func()) {
-	e.subMu.Lock()
-	id := e.nextSub
-	e.nextSub++
-	e.subs[id] = fn
-	e.subMu.Unlock()
-	return func() {
-		e.subMu.Lock()
-		delete(e.subs, id)
-		e.subMu.Unlock()
-	}
+	return e.subs.Subscribe(fn)
 }
 
-func (e *Engine) notify(r *Record) {
-	e.subMu.Lock()
-	fns := make([]func(*Record), 0, len(e.subs))
-	for _, fn := range e.subs {
-		fns = append(fns, fn)
-	}
-	e.subMu.Unlock()
-	for _, fn := range fns {
-		fn(r)
-	}
-}
+func (e *Engine) notify(r *Record) { e.subs.Publish(r) }
 
 // Ingest stores a delivery durably and queues it for analysis. It is what
 // the receiver calls before answering, and what import uses. It returns

@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/rawhttp"
 )
 
 // MaxHeaderBytes is the receiver's header limit. It is well above Go's
@@ -180,13 +183,8 @@ func closeConn(w http.ResponseWriter) {
 // listener captured them, else Go's parsed headers (sorted, canonical) and
 // true.
 func requestHeaders(r *http.Request) ([]Header, bool) {
-	if cc, ok := r.Context().Value(connKey{}).(*captureConn); ok {
-		if block, ok := cc.next(); ok {
-			line, hs := parseHeaderBlock(block)
-			if strings.HasPrefix(line, r.Method+" ") {
-				return hs, false
-			}
-		}
+	if h, ok := rawhttp.HeadOf(r); ok {
+		return headersOf(h.Fields), false
 	}
 	var hs []Header
 	if r.Host != "" {
@@ -218,32 +216,34 @@ type Server struct {
 // Serve listens on addr and serves h with the receiver's timeouts and
 // raw-header capture. It returns once the socket is bound, so the address
 // is known (addr may use port 0).
-func Serve(addr string, h http.Handler) (*Server, error) {
+func Serve(addr string, h http.Handler, o ServerOptions) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	return ServeListener(ln, h), nil
+	return ServeListener(ln, h, o), nil
 }
 
-// ServeListener serves h on an existing listener (tests, socket activation).
-func ServeListener(ln net.Listener, h http.Handler) *Server {
-	return ServeListenerWith(ln, h, ServerOptions{})
-}
-
-// ServerOptions overrides the receiver's timeouts; zero fields keep the
-// defaults. Tests shorten them to prove slow clients are cut off without
-// waiting the real 10 s.
+// ServerOptions are the receiver's settings beside its handler.
 type ServerOptions struct {
+	// Engine, when set, records the requests Go's HTTP server refuses
+	// itself before any handler runs (a malformed head, two different
+	// Content-Lengths, a control byte in a header, a head over the limit)
+	// as deliveries answered with that refusal, stored before the refusal
+	// is written. Pass the engine whose Handler is served; nil leaves
+	// such requests unrecorded.
+	Engine *Engine
 	// ReadHeaderTimeout bounds reading the request line and headers
-	// (slowloris). Default 10 s.
+	// (slowloris). Default 10 s; tests shorten it (and ReadTimeout) to
+	// prove slow clients are cut off without waiting that long.
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds reading the whole request. Default 60 s.
 	ReadTimeout time.Duration
 }
 
-// ServeListenerWith is ServeListener with overridden timeouts.
-func ServeListenerWith(ln net.Listener, h http.Handler, o ServerOptions) *Server {
+// ServeListener serves h on an existing listener (tests, socket
+// activation); see Serve.
+func ServeListener(ln net.Listener, h http.Handler, o ServerOptions) *Server {
 	if o.ReadHeaderTimeout <= 0 {
 		o.ReadHeaderTimeout = 10 * time.Second
 	}
@@ -252,7 +252,9 @@ func ServeListenerWith(ln net.Listener, h http.Handler, o ServerOptions) *Server
 	}
 	baseCtx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{
-		Handler: h,
+		// Every request claims its captured header block, whichever
+		// handler serves it, so blocks stay in step with requests.
+		Handler: rawhttp.Claim(h),
 		// A slow client cannot pin a connection: headers within 10 s
 		// (slowloris), a whole body within a minute.
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
@@ -260,7 +262,7 @@ func ServeListenerWith(ln net.Listener, h http.Handler, o ServerOptions) *Server
 		WriteTimeout:      HangFor + 15*time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    MaxHeaderBytes,
-		ConnContext:       withCaptureConn,
+		ConnContext:       rawhttp.ConnContext,
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 		ErrorLog:          nil,
 	}
@@ -268,9 +270,19 @@ func ServeListenerWith(ln net.Listener, h http.Handler, o ServerOptions) *Server
 	// mode must let go at once.
 	srv.RegisterOnShutdown(cancel)
 	s := &Server{srv: srv, ln: ln, done: make(chan error, 1)}
-	cl := &captureListener{Listener: ln, maxHeader: MaxHeaderBytes + 64<<10}
+	// The capture's limit is above net/http's (MaxHeaderBytes plus its
+	// 4 KiB of slack), so net/http refuses an oversized head first and
+	// the capture still holds what arrived of it.
+	co := rawhttp.Options{MaxHeaderBytes: MaxHeaderBytes + 64<<10}
+	if e := o.Engine; e != nil {
+		co.Refused = func(rf rawhttp.Refusal) {
+			if _, err := e.Ingest(baseCtx, refusedDelivery(rf, e.now().UTC())); err != nil {
+				e.logf("receiver: a request Go's HTTP server refused (%s) could not be stored: %v", rf.Answer, err)
+			}
+		}
+	}
 	go func() {
-		err := srv.Serve(cl)
+		err := srv.Serve(rawhttp.NewListener(ln, co))
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
@@ -278,6 +290,51 @@ func ServeListenerWith(ln net.Listener, h http.Handler, o ServerOptions) *Server
 		s.done <- err
 	}()
 	return s
+}
+
+// refusedDelivery is a request Go's server refused before any handler ran:
+// what was captured of its head, the refusal as its status, and the reason
+// as its read error. Its body was not read.
+func refusedDelivery(rf rawhttp.Refusal, at time.Time) *Delivery {
+	d := &Delivery{ReceivedAt: at, RemoteAddr: rf.RemoteAddr, Status: rf.Status, Source: "receiver"}
+	why := "Go's HTTP server refused the request before Hookscope's handler saw it, answering " + rf.Answer
+	if rf.Head == nil {
+		d.ReadError = why + "; its bytes could not be captured; the body was not read"
+		return d
+	}
+	head := rf.Head
+	if !rf.Complete {
+		// A header line cut short would pass for the whole header.
+		if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
+			head = head[:i+1]
+		}
+	}
+	line, fields := rawhttp.Parse(head)
+	method, target, _ := strings.Cut(line, " ")
+	target, _, _ = strings.Cut(target, " ")
+	d.Method = method
+	d.Path, d.Query, _ = strings.Cut(target, "?")
+	d.Headers = headersOf(fields)
+	// Where net/http's answer gives no reason ("400 Bad Request"), say it.
+	if !strings.Contains(rf.Answer, ": ") {
+		if reason := rawhttp.Diagnose(head, rf.Complete); reason != "" {
+			why += ": " + reason
+		}
+	}
+	if !rf.Complete {
+		why += fmt.Sprintf("; only the first %d bytes of its head arrived or were kept", len(rf.Head))
+	}
+	d.ReadError = why + "; the body was not read"
+	return d
+}
+
+// headersOf converts captured fields to Headers.
+func headersOf(fields []rawhttp.Field) []Header {
+	hs := make([]Header, len(fields))
+	for i, f := range fields {
+		hs[i] = Header{Name: f.Name, Value: f.Value}
+	}
+	return hs
 }
 
 // Addr is the bound address, e.g. 127.0.0.1:8787.

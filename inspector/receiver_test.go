@@ -41,7 +41,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 		h.mu.Unlock()
 		h.got <- r
 	})
-	srv, err := Serve("127.0.0.1:0", h.eng.Handler())
+	srv, err := Serve("127.0.0.1:0", h.eng.Handler(), ServerOptions{Engine: h.eng})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestStoreFailureIsNotAcknowledged(t *testing.T) {
 	ms := newMemStore()
 	ms.failWrite = errors.New("disk full")
 	eng := NewEngine(ms, Options{})
-	srv, err := Serve("127.0.0.1:0", eng.Handler())
+	srv, err := Serve("127.0.0.1:0", eng.Handler(), ServerOptions{Engine: eng})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/curlcmd"
 )
 
 // Step names one stage of the flow.
@@ -269,32 +271,22 @@ var curlSkipHeaders = map[string]bool{"Content-Length": true, "Host": true}
 // the authorize URL render as a curl of the URL too, for completeness.
 func (t Transcript) Curl(o RenderOptions) string {
 	t = o.applyAll([]Transcript{t})[0]
-	var b strings.Builder
-	b.WriteString("curl -sS -i")
+	c := curlcmd.Command{Options: []string{"-sS", "-i"}, URL: t.Request.URL, Body: []byte(t.Request.Body)}
 	if t.Request.Method != "" && t.Request.Method != http.MethodGet {
-		b.WriteString(" -X " + t.Request.Method)
+		c.Method = t.Request.Method
 	}
-	b.WriteString(" " + shellQuote(t.Request.URL))
 	for _, k := range sortedKeys(t.Request.Header) {
 		if curlSkipHeaders[http.CanonicalHeaderKey(k)] {
 			continue
 		}
 		for _, v := range t.Request.Header[k] {
-			b.WriteString(" \\\n  -H " + shellQuote(k+": "+v))
+			c.Headers = append(c.Headers, curlcmd.Header{Name: k, Value: v})
 		}
 	}
-	if t.Request.Body != "" {
-		b.WriteString(" \\\n  --data-binary " + shellQuote(t.Request.Body))
-	} else if t.Request.Method == http.MethodPost || t.Request.Method == http.MethodPut {
-		// An explicit empty body, as the spec's token endpoint expects.
-		b.WriteString(" \\\n  --data-binary ''")
-	}
-	return b.String()
-}
-
-// shellQuote quotes s for POSIX shells.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	// An explicit empty body for POST and PUT, as the spec's token
+	// endpoint expects.
+	c.SendBody = t.Request.Body != "" || t.Request.Method == http.MethodPost || t.Request.Method == http.MethodPut
+	return c.String()
 }
 
 func sortedKeys(h http.Header) []string {

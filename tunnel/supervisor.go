@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/pubsub"
 )
 
 // State is the tunnel's life-cycle state.
@@ -132,8 +134,7 @@ type Supervisor struct {
 	mu       sync.Mutex
 	status   Status
 	lastURL  string // the URL last announced as ready, for URLChanged
-	subs     map[int]func(Event)
-	nextSub  int
+	subs     pubsub.Hub[Event]
 	started  bool
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -167,7 +168,6 @@ func New(cfg Config) *Supervisor {
 	return &Supervisor{
 		cfg:      cfg,
 		logs:     newRing(cfg.LogLines),
-		subs:     map[int]func(Event){},
 		status:   Status{State: Stopped, Since: time.Now()},
 		queueSig: make(chan struct{}, 1),
 	}
@@ -209,16 +209,7 @@ func ConsumerURL(publicURL, path string) string {
 // State or Logs; a slow fn delays later events but never the tunnel. fn
 // must not call Stop (Stop waits for event delivery to finish).
 func (s *Supervisor) Subscribe(fn func(Event)) (cancel func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := s.nextSub
-	s.nextSub++
-	s.subs[id] = fn
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.subs, id)
-	}
+	return s.subs.Subscribe(fn)
 }
 
 // State returns the current status.
@@ -358,16 +349,10 @@ func (s *Supervisor) dispatch() {
 		s.mu.Lock()
 		q := s.queue
 		s.queue = nil
-		subs := make([]func(Event), 0, len(s.subs))
-		for _, fn := range s.subs {
-			subs = append(subs, fn)
-		}
 		closing := s.dispClosing
 		s.mu.Unlock()
 		for _, ev := range q {
-			for _, fn := range subs {
-				fn(ev)
-			}
+			s.subs.Publish(ev)
 		}
 		if len(q) > 0 {
 			continue

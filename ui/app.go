@@ -18,6 +18,7 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/internal/pubsub"
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
@@ -121,7 +122,7 @@ func Run(cfg Config) error {
 	go func() { runDone <- eng.Run(runCtx) }()
 
 	oauthHub := &oauthflow.CallbackHub{}
-	recv := &receiverCtl{handler: WithOAuthCallback(eng.Handler(), oauthHub)}
+	recv := &receiverCtl{handler: WithOAuthCallback(eng.Handler(), oauthHub), eng: eng}
 	if err := recv.Restart(set.ListenAddr); err != nil {
 		logf("%v", err) // shown in the header; the user can pick another address
 	}
@@ -170,6 +171,8 @@ func Run(cfg Config) error {
 // receiverCtl runs the receiver and moves it to another address on demand.
 type receiverCtl struct {
 	handler http.Handler
+	// eng records the requests Go's server refuses before the handler.
+	eng *inspector.Engine
 
 	mu  sync.Mutex
 	srv *inspector.Server
@@ -197,7 +200,7 @@ func (r *receiverCtl) Err() error {
 // Restart binds addr first and only then closes the old socket, so a bad
 // address leaves the receiver running where it was.
 func (r *receiverCtl) Restart(addr string) error {
-	srv, err := inspector.Serve(addr, r.handler)
+	srv, err := inspector.Serve(addr, r.handler, inspector.ServerOptions{Engine: r.eng})
 	r.mu.Lock()
 	old := r.srv
 	if err != nil {
@@ -238,12 +241,12 @@ type tunnelCtl struct {
 	localURL string
 	sup      *tunnel.Supervisor
 	cancel   func()
-	subs     map[int]func(tunnel.Event)
-	next     int
+	// subs outlives the supervisors: the window subscribes once.
+	subs pubsub.Hub[tunnel.Event]
 }
 
 func newTunnelCtl(binary, localURL string, logf func(string, ...any)) *tunnelCtl {
-	return &tunnelCtl{binary: binary, localURL: localURL, logf: logf, subs: map[int]func(tunnel.Event){}}
+	return &tunnelCtl{binary: binary, localURL: localURL, logf: logf}
 }
 
 func (t *tunnelCtl) Installed() (bool, string) {
@@ -271,25 +274,13 @@ func (t *tunnelCtl) Start() error {
 	}
 	sup := tunnel.New(tunnel.Config{Binary: t.binary, LocalURL: t.localURL, Logf: t.logf})
 	t.sup = sup
-	t.cancel = sup.Subscribe(t.forward)
+	t.cancel = sup.Subscribe(t.subs.Publish)
 	t.mu.Unlock()
 	if err := sup.Start(context.Background()); err != nil {
 		t.Stop()
 		return err
 	}
 	return nil
-}
-
-func (t *tunnelCtl) forward(ev tunnel.Event) {
-	t.mu.Lock()
-	fns := make([]func(tunnel.Event), 0, len(t.subs))
-	for _, f := range t.subs {
-		fns = append(fns, f)
-	}
-	t.mu.Unlock()
-	for _, f := range fns {
-		f(ev)
-	}
 }
 
 func (t *tunnelCtl) Stop() {
@@ -313,18 +304,8 @@ func (t *tunnelCtl) Status() tunnel.Status {
 	return sup.State()
 }
 
-func (t *tunnelCtl) Subscribe(fn func(tunnel.Event)) func() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	id := t.next
-	t.next++
-	t.subs[id] = fn
-	return func() {
-		t.mu.Lock()
-		delete(t.subs, id)
-		t.mu.Unlock()
-	}
-}
+// Subscribe reports every tunnel event, on the supervisor's event goroutine.
+func (t *tunnelCtl) Subscribe(fn func(tunnel.Event)) func() { return t.subs.Subscribe(fn) }
 
 // SendTestDeliveries posts a realistic set of simulated deliveries to url:
 // one message per event type, an at-least-once scenario (duplicates,

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -603,11 +604,21 @@ func (d *detailView) copyPretty() {
 	d.win.copy(string(catalog.Pretty(d.rec.Delivery.Body)), fmt.Sprintf("pretty JSON of #%d", d.rec.Delivery.ID))
 }
 
+// copyCurl copies the delivery's curl command: the same text the curl
+// export writes for it (same target, credentials redacted).
 func (d *detailView) copyCurl() {
 	if d.rec == nil {
 		return
 	}
-	d.win.copy(curlCommand(d.rec.Delivery, d.win.localBase()), fmt.Sprintf("curl for #%d", d.rec.Delivery.ID))
+	del, local, store := d.rec.Delivery, d.win.localURL(), d.win.svc.Store
+	d.win.bridge.Go(func() func() {
+		cmd := export.CurlCommand(del, export.CurlOptions{Target: curlTarget(context.Background(), store, local)})
+		what := fmt.Sprintf("curl for #%d", del.ID)
+		if export.Redacts(del) {
+			what += " (credentials redacted; Export with reveal keeps them)"
+		}
+		return func() { d.win.copy(cmd, what) }
+	})
 }
 
 func (d *detailView) confirmDelete() {
@@ -624,37 +635,6 @@ func (d *detailView) confirmDelete() {
 			d.win.deleteDeliveries(id)
 		}
 	}, d.win.w)
-}
-
-// curlCommand renders a delivery as a curl command that posts the same
-// bytes with the same headers to base (the receiver) + path.
-func curlCommand(del *inspector.Delivery, base string) string {
-	url := strings.TrimRight(base, "/") + del.Path
-	if del.Query != "" {
-		url += "?" + del.Query
-	}
-	var b strings.Builder
-	method := del.Method
-	if method == "" {
-		method = "POST"
-	}
-	fmt.Fprintf(&b, "curl -X %s %s", method, shellQuote(url))
-	for _, h := range del.Headers {
-		switch strings.ToLower(h.Name) {
-		case "host", "content-length", "connection", "accept-encoding":
-			continue
-		}
-		fmt.Fprintf(&b, " \\\n  -H %s", shellQuote(h.Name+": "+h.Value))
-	}
-	if len(del.Body) > 0 {
-		fmt.Fprintf(&b, " \\\n  --data-binary %s", shellQuote(string(del.Body)))
-	}
-	return b.String()
-}
-
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // lazyTab holds a tab's content and passes refreshes on only while it is

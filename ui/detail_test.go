@@ -184,17 +184,6 @@ func TestLargeBodyEveryLineReachableOnlyVisibleRowsBuilt(t *testing.T) {
 	}
 }
 
-func TestCurlCommandQuotesBodyAndSkipsHopHeaders(t *testing.T) {
-	del := &inspector.Delivery{Method: "POST", Path: "/webhooks", Query: "a=1",
-		Headers: []inspector.Header{{Name: "Host", Value: "x"}, {Name: "Content-Length", Value: "9"}, {Name: "X-Service-Signature", Value: "ab"}},
-		Body:    []byte(`{"n":"it's"}`)}
-	got := curlCommand(del, "http://127.0.0.1:8787")
-	want := "curl -X POST 'http://127.0.0.1:8787/webhooks?a=1' \\\n  -H 'X-Service-Signature: ab' \\\n  --data-binary '{\"n\":\"it'\\''s\"}'"
-	if got != want {
-		t.Fatalf("curl =\n%s\nwant\n%s", got, want)
-	}
-}
-
 func TestHiddenTabsAreBuiltWhenShown(t *testing.T) {
 	h := newHarness(t, threeDeliveries)
 	v, d := h.win.deliveries, h.win.deliveries.Detail

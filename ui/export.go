@@ -185,11 +185,7 @@ func (v *exportView) run() {
 	store, rs := v.win.svc.Store, v.rs
 	v.win.bridge.Go(func() func() {
 		ctx := context.Background()
-		// The curl script's default URL: the consumer last replayed to,
-		// else the local receiver.
-		if last, lerr := replay.LastTarget(ctx, store); lerr == nil && last != "" {
-			opts.Target = last
-		}
+		opts.Target = curlTarget(ctx, store, opts.Target)
 		recs, err := loadSelection(ctx, store, rs, f, limit, extra)
 		var sum *export.Summary
 		if err == nil {
@@ -208,6 +204,17 @@ func (v *exportView) run() {
 			v.win.showStatus(fmt.Sprintf("Exported %s to %s.", plural(sum.Deliveries, "delivery", "deliveries"), sum.Out))
 		}
 	})
+}
+
+// curlTarget is the default URL of curl commands, the same for the curl
+// export and the detail pane's "Copy as curl": the consumer last replayed
+// to, else local (the receiver's URL). It reads the store: call it off the
+// UI goroutine.
+func curlTarget(ctx context.Context, store Store, local string) string {
+	if last, err := replay.LastTarget(ctx, store); err == nil && last != "" {
+		return last
+	}
+	return local
 }
 
 func exportSummaryText(s *export.Summary, reveal bool) string {

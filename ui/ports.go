@@ -52,6 +52,9 @@ type Receiver interface {
 type Tunnel interface {
 	// Installed reports whether cloudflared can be run, and install help when not.
 	Installed() (ok bool, help string)
+	// Configure sets the cloudflared binary ("" means the PATH) and the
+	// receiver URL to expose; they take effect from the next Start.
+	Configure(binary, localURL string)
 	Start() error
 	Stop()
 	Status() tunnel.Status

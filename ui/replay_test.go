@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,6 +39,21 @@ const capturedSecret = "captured-secret-1"
 
 func newReplayHarness(t *testing.T, n int) *replayHarness {
 	t.Helper()
+	return newStoreHarness(t, func(ctx context.Context, eng *inspector.Engine) {
+		g := simulate.New(7)
+		types := []string{"media.created", "media.ready", "media.updated", "viewing_session.play"}
+		for i := 0; i < n; i++ {
+			ingestBody(t, eng, g.Message(g.Event(types[i%len(types)])).Body(), capturedSecret, i)
+		}
+	})
+}
+
+// newStoreHarness is a window over a real store in a temporary folder and
+// a real engine (secret capturedSecret), after seed ingested what the test
+// needs and the engine analyzed it: for tests whose behaviour is the
+// store's (filters, counts) or the real engines'.
+func newStoreHarness(t *testing.T, seed func(ctx context.Context, eng *inspector.Engine)) *replayHarness {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := storage.Open(filepath.Join(dir, "hooks.db"))
 	if err != nil {
@@ -47,16 +63,7 @@ func newReplayHarness(t *testing.T, n int) *replayHarness {
 	secrets := [][]byte{[]byte(capturedSecret)}
 	eng := inspector.NewEngine(db, inspector.Options{Secrets: secrets})
 	ctx := context.Background()
-	g := simulate.New(7)
-	types := []string{"media.created", "media.ready", "media.updated", "viewing_session.play"}
-	for i := 0; i < n; i++ {
-		body := g.Message(g.Event(types[i%len(types)])).Body()
-		d := &inspector.Delivery{ReceivedAt: time.Date(2026, 11, 22, 3, 0, i, 0, time.UTC), Method: "POST", Path: "/webhooks",
-			Headers: simulate.HeadersFor(body, []byte(capturedSecret)), Body: body, BodyLength: int64(len(body)), RemoteAddr: "127.0.0.1:5000", Status: 200}
-		if _, err := eng.Ingest(ctx, d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seed(ctx, eng)
 	if err := eng.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +74,16 @@ func newReplayHarness(t *testing.T, n int) *replayHarness {
 	h.win = newMainWindow(h.app, w, svc, DefaultSettings(), secrets, nil, true)
 	t.Cleanup(func() { h.win.close(); w.Close() })
 	return h
+}
+
+// ingestBody stores body as the i-th delivery, signed with secret.
+func ingestBody(t *testing.T, eng *inspector.Engine, body []byte, secret string, i int) {
+	t.Helper()
+	d := &inspector.Delivery{ReceivedAt: time.Date(2026, 11, 22, 3, 0, i, 0, time.UTC), Method: "POST", Path: "/webhooks",
+		Headers: simulate.HeadersFor(body, []byte(secret)), Body: body, BodyLength: int64(len(body)), RemoteAddr: "127.0.0.1:5000", Status: 200}
+	if _, err := eng.Ingest(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // consumer is a webhook consumer that verifies signatures with its secret
@@ -338,6 +355,75 @@ func TestExportWritesFilesWithoutTheSecret(t *testing.T) {
 	test.Tap(v.Export)
 	if !strings.HasPrefix(v.Result.Text, "Nothing written") {
 		t.Fatalf("second export = %q", v.Result.Text)
+	}
+}
+
+// TestCopyAsCurlIsTheExportedCommand: the detail pane's "Copy as curl"
+// copies exactly the command the curl export writes for the delivery, and
+// running it sends the stored body byte for byte, with its query string.
+func TestCopyAsCurlIsTheExportedCommand(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	h := newReplayHarness(t, 2)
+	ctx := context.Background()
+	body := []byte("{\"hook\":{\"uuid\":\"h-curl\"},\"events\":[]}\x00 it's 100% \\ done")
+	d := &inspector.Delivery{ReceivedAt: time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC), Method: "POST", Path: "/webhooks", Query: "token=tok-in-query&x=1",
+		Headers: []inspector.Header{{Name: "Host", Value: "quiet-lake.trycloudflare.com"}, {Name: "X-Service-Signature", Value: "t=1,v1=ab"},
+			{Name: "Authorization", Value: "Bearer tok-in-header"}, {Name: "Content-Type", Value: "application/json"}},
+		Body: body, BodyLength: int64(len(body)), RemoteAddr: "127.0.0.1:5000", Status: 200}
+	if _, err := h.eng.Ingest(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.eng.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.win.bridge.Flush()
+	if rec := h.selectNewest(t); rec.Delivery.ID != d.ID {
+		t.Fatalf("newest is #%d, want #%d", rec.Delivery.ID, d.ID)
+	}
+	test.Tap(h.win.deliveries.Detail.CopyCurl)
+	copied := h.app.Clipboard().Content()
+	if !strings.Contains(h.win.Status.Text, "credentials redacted") || strings.Contains(copied, "tok-in-") {
+		t.Fatalf("status %q; copied:\n%s", h.win.Status.Text, copied)
+	}
+
+	dir := filepath.Join(t.TempDir(), "curl")
+	ex := h.win.openExport()
+	ex.Format.SetSelected("curl")
+	ex.Out.SetText(dir)
+	test.Tap(ex.Export)
+	if ex.summary == nil {
+		t.Fatalf("export: %q", ex.Result.Text)
+	}
+	script, err := os.ReadFile(filepath.Join(dir, "replay.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(script, []byte("\n"+copied+"\n")) {
+		t.Fatalf("the copied command is not the exported one:\n%s\n--- script:\n%s", copied, script)
+	}
+
+	var got struct {
+		uri, auth string
+		body      []byte
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.uri, got.auth = r.RequestURI, r.Header.Get("Authorization")
+		got.body, _ = io.ReadAll(r.Body)
+	}))
+	defer srv.Close()
+	file := filepath.Join(t.TempDir(), "pasted.sh")
+	if err := os.WriteFile(file, []byte(copied+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", file)
+	cmd.Env = append(cmd.Environ(), "HOOKSCOPE_URL="+srv.URL+"/in")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("running the copied command: %v\n%s", err, out)
+	}
+	if !bytes.Equal(got.body, body) || got.uri != "/in?token=%5BREDACTED%5D&x=1" || got.auth != "[REDACTED]" {
+		t.Fatalf("server got %s, Authorization %q, body %q", got.uri, got.auth, got.body)
 	}
 }
 

@@ -422,12 +422,10 @@ func (m *mainWindow) applySettings(set Settings) error {
 		m.svc.Engine.SetMaxBody(set.MaxBody)
 		m.svc.Engine.SetAnswerMode(inspector.AnswerMode(set.Answer))
 	}
-	if m.svc.Tunnel != nil && (set.Cloudflared != old.Cloudflared || set.ListenAddr != old.ListenAddr) {
-		if c, ok := m.svc.Tunnel.(interface{ Configure(binary, localURL string) }); ok {
-			c.Configure(set.Cloudflared, m.localBase())
-		}
-	}
 	m.settings = set
+	if m.svc.Tunnel != nil && (set.Cloudflared != old.Cloudflared || set.ListenAddr != old.ListenAddr) {
+		m.svc.Tunnel.Configure(set.Cloudflared, m.localBase())
+	}
 	m.snapshotLive()
 	if err := saveSettings(context.Background(), m.svc.Store, set); err != nil {
 		return err

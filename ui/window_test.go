@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/inspector/simulate"
 )
 
 type harness struct {
@@ -83,30 +86,73 @@ func TestListShowsNewestFirstAndSelectingShowsDetail(t *testing.T) {
 	}
 }
 
-func TestFiltersNarrowTheListAndClearRestoresIt(t *testing.T) {
-	h := newHarness(t, threeDeliveries)
-	v := h.win.deliveries
-	v.SigSelect.SetSelected("invalid")
-	if n := v.List.Length(); n != 1 || v.model.rows[0].ID != 2 {
-		t.Fatalf("signature filter: %d rows", n)
+// filterSeed ingests four deliveries the filters tell apart: #1
+// media.created about "Aurora"; #2 media.ready about "Borealis", signed
+// with the wrong secret; #3 one message carrying media.created then
+// media.ready about "Cascade"; #4 #1's event again in a new message (a
+// duplicate).
+func filterSeed(t *testing.T) func(context.Context, *inspector.Engine) {
+	return func(_ context.Context, eng *inspector.Engine) {
+		g := simulate.New(3)
+		media := func(typ, name string) simulate.Event {
+			m := g.Media()
+			m.Name = name
+			if typ == catalog.TypeMediaReady {
+				return g.Wrap(typ, &catalog.MediaReady{Media: m})
+			}
+			return g.Wrap(typ, &catalog.MediaCreated{Media: m, Project: g.Project()})
+		}
+		aurora := media(catalog.TypeMediaCreated, "Aurora")
+		created, ready := media(catalog.TypeMediaCreated, "Cascade"), media(catalog.TypeMediaReady, "Cascade")
+		ready.Payload.(*catalog.MediaReady).Media = created.Payload.(*catalog.MediaCreated).Media
+		ingestBody(t, eng, g.Message(aurora).Body(), capturedSecret, 1)
+		ingestBody(t, eng, g.Message(media(catalog.TypeMediaReady, "Borealis")).Body(), "not-the-secret", 2)
+		ingestBody(t, eng, g.Message(created, ready).Body(), capturedSecret, 3)
+		ingestBody(t, eng, g.Message(aurora).Body(), capturedSecret, 4)
 	}
+}
+
+// rowIDs lists the ids the deliveries list shows, in order.
+func rowIDs(v *deliveriesView) []int64 {
+	var ids []int64
+	for _, r := range v.model.rows {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// TestFiltersNarrowTheListAndClearRestoresIt runs against the real store,
+// whose filters the list shows: a type matches any event of a batch, and
+// text matches words.
+func TestFiltersNarrowTheListAndClearRestoresIt(t *testing.T) {
+	h := newStoreHarness(t, filterSeed(t))
+	v := h.win.deliveries
+	check := func(what string, want ...int64) {
+		t.Helper()
+		if got := rowIDs(v); !slices.Equal(got, want) || v.List.Length() != len(want) {
+			t.Fatalf("%s: rows %v, want %v", what, got, want)
+		}
+	}
+	check("no filter", 4, 3, 2, 1)
+	v.SigSelect.SetSelected("invalid")
+	check("signature filter", 2)
 	v.SigSelect.SetSelected(anySignature)
 	v.DedupeSelect.SetSelected(duplicatesOnly)
-	if n := v.List.Length(); n != 1 || v.model.rows[0].ID != 3 {
-		t.Fatalf("duplicates filter: %d rows", n)
-	}
+	check("duplicates filter", 4)
 	v.ClearButton.OnTapped()
-	test.Type(v.Search, "clip 1")
-	if n := v.List.Length(); n != 1 || v.model.rows[0].ID != 1 {
-		t.Fatalf("text filter: %d rows", n)
-	}
 	v.TypeSelect.SetSelected("media.ready")
-	if n := v.List.Length(); n != 0 || !v.NoMatch.Visible() {
-		t.Fatalf("no-match state: %d rows, message visible %v", n, v.NoMatch.Visible())
+	check("type filter (the batch's second event counts)", 3, 2)
+	test.Type(v.Search, "borealis")
+	check("type and text", 2)
+	v.TypeSelect.SetSelected("media.created")
+	check("no match")
+	if !v.NoMatch.Visible() {
+		t.Fatal("no-match message hidden")
 	}
 	test.Tap(v.ClearButton)
-	if n := v.List.Length(); n != 3 || v.Search.Text != "" || v.TypeSelect.Selected != allTypes {
-		t.Fatalf("after clear: %d rows, search %q, type %q", n, v.Search.Text, v.TypeSelect.Selected)
+	check("after clear", 4, 3, 2, 1)
+	if v.Search.Text != "" || v.TypeSelect.Selected != allTypes {
+		t.Fatalf("after clear: search %q, type %q", v.Search.Text, v.TypeSelect.Selected)
 	}
 }
 
@@ -121,7 +167,7 @@ func TestCopyActionsAndShortcut(t *testing.T) {
 	}
 	test.Tap(v.Detail.CopyCurl)
 	curl := h.app.Clipboard().Content()
-	if !strings.HasPrefix(curl, "curl -X POST 'http://127.0.0.1:8787/webhooks'") || !strings.Contains(curl, "-H 'X-Service-Signature: abc123'") {
+	if !strings.HasPrefix(curl, `curl -sS -X POST "${HOOKSCOPE_URL:-http://127.0.0.1:8787/webhooks}"`) || !strings.Contains(curl, "-H 'X-Service-Signature: abc123'") {
 		t.Fatalf("curl = %s", curl)
 	}
 	test.Tap(v.Detail.CopyPretty)
@@ -154,30 +200,34 @@ func TestArrowKeysMoveTheSelection(t *testing.T) {
 }
 
 func TestLiveDeliveriesArriveThroughTheBridge(t *testing.T) {
-	h := newHarness(t, threeDeliveries)
+	h := newStoreHarness(t, filterSeed(t))
 	v := h.win.deliveries
-	v.List.Select(0) // delivery 3
-	r := h.store.add("media.deleted", "Media m4 deleted", inspector.SignatureMissing, nil)
-	h.engine.sub(r)
-	h.win.bridge.Flush()
-	if n := v.List.Length(); n != 4 || v.model.rows[0].ID != 4 {
-		t.Fatalf("after live delivery: %d rows, first %d", n, v.model.rows[0].ID)
+	v.List.Select(0) // delivery 4
+	g := simulate.New(4)
+	arrive := func(secret string, i int) {
+		t.Helper()
+		ingestBody(t, h.eng, g.Message(g.Event(catalog.TypeMediaDeleted)).Body(), secret, i)
+		if err := h.eng.Drain(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		h.win.bridge.Flush()
 	}
-	if v.selectedID != 3 {
+	arrive(capturedSecret, 5)
+	if got := rowIDs(v); len(got) != 5 || got[0] != 5 {
+		t.Fatalf("after a live delivery: rows %v", got)
+	}
+	if v.selectedID != 4 {
 		t.Fatalf("selection moved to %d", v.selectedID)
 	}
-	if !strings.Contains(h.win.header.Counts.Text, "4 deliveries") {
+	if !strings.Contains(h.win.header.Counts.Text, "5 deliveries") {
 		t.Fatalf("counts = %q", h.win.header.Counts.Text)
 	}
 	// A live delivery that does not match the filter stays out.
 	v.SigSelect.SetSelected("valid")
-	r = h.store.add("media.ready", "x", inspector.SignatureInvalid, nil)
-	h.engine.sub(r)
-	h.win.bridge.Flush()
-	for _, s := range v.model.rows {
-		if s.ID == r.Delivery.ID {
-			t.Fatal("invalid delivery shown under the valid filter")
-		}
+	arrive("not-the-secret", 6)
+	arrive(capturedSecret, 7)
+	if got := rowIDs(v); !slices.Equal(got, []int64{7, 5, 4, 3, 1}) {
+		t.Fatalf("under the valid filter: rows %v", got)
 	}
 }
 
@@ -262,6 +312,7 @@ func TestSettingsArePersistedAndApplied(t *testing.T) {
 	s.Keep.SetText("5000")
 	s.Answer.SetSelected(answerLabel(inspector.AnswerHang))
 	s.NotifyInvalid.SetChecked(false)
+	s.Cloudflared.SetText("/opt/cf/cloudflared")
 	test.Tap(s.SaveButton)
 	if s.Status.Text != "Saved." {
 		t.Fatalf("status = %q", s.Status.Text)
@@ -275,6 +326,9 @@ func TestSettingsArePersistedAndApplied(t *testing.T) {
 	}
 	if h.recv.addr != "127.0.0.1:9999" || h.engine.answer != inspector.AnswerHang || h.engine.maxBody != 2048*1024 {
 		t.Fatalf("not applied: recv %s answer %s max %d", h.recv.addr, h.engine.answer, h.engine.maxBody)
+	}
+	if h.tun.binary != "/opt/cf/cloudflared" || h.tun.localURL != "http://127.0.0.1:9999" {
+		t.Fatalf("tunnel configured with binary %q, local URL %q", h.tun.binary, h.tun.localURL)
 	}
 	if h.win.header.LocalURL.Text != "http://127.0.0.1:9999/hooks" {
 		t.Fatalf("local URL = %q", h.win.header.LocalURL.Text)

@@ -1,22 +1,94 @@
 package export
 
 import (
-	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/curlcmd"
 )
 
-// shellQuote quotes s for a POSIX shell: single quotes, with each single
-// quote closed, escaped and reopened.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+// URLVar is the environment variable that, when set, replaces the target
+// of a delivery's curl command (the export script sets it from its first
+// argument).
+const URLVar = "HOOKSCOPE_URL"
+
+// CurlOptions say how CurlCommand writes a delivery.
+type CurlOptions struct {
+	// Target is the URL the command posts to unless URLVar is set (credentials
+	// in it are redacted); the delivery's query string is added to either.
+	Target string
+	// Reveal keeps credential headers and query parameters as they are.
+	Reveal bool
 }
 
-// writeCurl writes replay.sh and one body file per delivery. Bodies go
-// through --data-binary @file because it is the one way curl sends bytes
-// exactly: a heredoc adds a newline and a shell string cannot hold NUL.
+// CurlCommand is a delivery as a curl command: the window's "Copy as curl"
+// copies it, and the curl export's script is a list of them, so both send
+// the same request. It sends the stored body byte-exact (inline, or piped
+// from printf when it is large or holds NUL bytes), the delivery's method,
+// query string and headers in their order (credentials redacted unless
+// o.Reveal); not Host and Content-Length, which curl writes, nor hop-by-hop
+// headers. Headers curl would add on its own (Accept, a default User-Agent
+// and Content-Type, Expect) are removed.
+func CurlCommand(d *inspector.Delivery, o CurlOptions) string {
+	target := o.Target
+	if target == "" {
+		target = DefaultTarget
+	}
+	target = RedactURL(target)
+	word := curlcmd.DefaultVar(URLVar, target)
+	if q := queryFor(d, o.Reveal); q != "" {
+		sep := "?"
+		if strings.Contains(target, "?") {
+			sep = "&"
+		}
+		word += curlcmd.Quote(sep + q)
+	}
+	method := d.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	c := curlcmd.Command{
+		Options:  []string{"-sS"},
+		Method:   method,
+		URLWord:  word,
+		Body:     d.Body,
+		SendBody: len(d.Body) > 0 || method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch,
+		After:    []string{`-w '\n-> %{http_code} in %{time_total}s\n'`},
+	}
+	hop := ConnectionTokens(d.Headers)
+	has := map[string]bool{}
+	for _, h := range headersFor(d, o.Reveal) {
+		low := strings.ToLower(h.Name)
+		has[low] = true
+		if low == "host" || low == "content-length" || low == "expect" || IsHopByHop(h.Name) || hop[low] {
+			continue
+		}
+		c.Headers = append(c.Headers, curlcmd.Header{Name: h.Name, Value: h.Value})
+	}
+	for _, own := range []string{"User-Agent", "Accept", "Content-Type"} {
+		if !has[strings.ToLower(own)] {
+			c.Remove = append(c.Remove, own)
+		}
+	}
+	c.Remove = append(c.Remove, "Expect")
+	return c.String()
+}
+
+// Redacts reports whether exporting d without revealing credentials
+// changes any of its headers or its query string.
+func Redacts(d *inspector.Delivery) bool {
+	for _, h := range d.Headers {
+		if IsCredentialHeader(h.Name) && h.Value != Redacted {
+			return true
+		}
+	}
+	return RedactQuery(d.Query) != d.Query
+}
+
+// writeCurl writes replay.sh: one CurlCommand per delivery, each carrying
+// its body, with the script's first argument as the target.
 func writeCurl(opts Options, recs []*inspector.Record, sum *Summary) error {
 	target := opts.Target
 	if target == "" {
@@ -25,56 +97,39 @@ func writeCurl(opts Options, recs []*inspector.Record, sum *Summary) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, `#!/bin/sh
 # %d webhook deliveries exported by Hookscope, replayed with curl.
-# Usage: ./replay.sh [URL]    (default %s)
-# Each delivery is sent with its original headers and its exact body bytes.
-`, len(recs), RedactURL(target))
+# Usage: ./replay.sh [URL]    (default %s; or set %s)
+# Each delivery is sent with its method, query string, original headers and
+# its exact body bytes, to URL with the delivery's query string added.
+`, len(recs), RedactURL(target), URLVar)
 	if !opts.Reveal {
-		b.WriteString("# Credential headers were redacted at export; signatures are kept.\n")
+		b.WriteString("# Credential headers and query parameters were redacted at export; signatures are kept.\n")
 	}
-	fmt.Fprintf(&b, `set -eu
-URL="${1:-%s}"
-DIR="$(cd "$(dirname "$0")" && pwd)"
-`, strings.ReplaceAll(RedactURL(target), `"`, `%22`))
+	fmt.Fprintf(&b, "set -eu\nif [ $# -gt 0 ]; then %s=$1; fi\n", URLVar)
 	for _, r := range recs {
 		d := r.Delivery
-		ext := "bin"
-		if json.Valid(d.Body) {
-			ext = "json"
-		}
-		name := fmt.Sprintf("bodies/delivery-%06d.%s", d.ID, ext)
-		if err := writeInto(sum, opts.Out, name, d.Body, 0o644); err != nil {
-			return err
-		}
 		fmt.Fprintf(&b, "\n# delivery %d, received %s", d.ID, d.ReceivedAt.UTC().Format("2006-01-02 15:04:05Z"))
 		if r.Analysis != nil && len(r.Analysis.Events) > 0 {
 			types := make([]string, len(r.Analysis.Events))
 			for i, e := range r.Analysis.Events {
 				types[i] = e.Type
 			}
-			fmt.Fprintf(&b, ": %s", strings.Join(types, ", "))
+			fmt.Fprintf(&b, ": %s", oneLine(strings.Join(types, ", ")))
 		}
 		if d.Truncated {
-			fmt.Fprintf(&b, " (TRUNCATED at the body cap: the body file holds only the first %d bytes)", len(d.Body))
+			fmt.Fprintf(&b, " (TRUNCATED at the body cap: only the first %d bytes are sent)", len(d.Body))
 		}
-		b.WriteString("\ncurl -sS -X POST \"$URL\"")
-		hop := ConnectionTokens(d.Headers)
-		has := map[string]bool{}
-		for _, h := range headersFor(d, opts.Reveal) {
-			low := strings.ToLower(h.Name)
-			has[low] = true
-			// curl writes Host from the URL and Content-Length from the body.
-			if low == "host" || low == "content-length" || IsHopByHop(h.Name) || hop[low] {
-				continue
-			}
-			fmt.Fprintf(&b, " \\\n  -H %s", shellQuote(h.Name+": "+h.Value))
-		}
-		// Remove the headers curl adds on its own that the delivery did not carry.
-		for _, own := range []string{"User-Agent", "Accept", "Content-Type"} {
-			if !has[strings.ToLower(own)] {
-				fmt.Fprintf(&b, " \\\n  -H %s", shellQuote(own+":"))
-			}
-		}
-		fmt.Fprintf(&b, " \\\n  -H 'Expect:' \\\n  --data-binary @\"$DIR/%s\" \\\n  -w '\\n-> %%{http_code} in %%{time_total}s\\n'\n", name)
+		b.WriteString("\n" + CurlCommand(d, CurlOptions{Target: target, Reveal: opts.Reveal}) + "\n")
 	}
-	return writeInto(sum, opts.Out, "replay.sh", []byte(b.String()), 0o755)
+	return writeInto(sum, opts.Out, "replay.sh", []byte(b.String()), scriptMode)
+}
+
+// oneLine keeps text from the body (event types) on its comment line: a
+// line break there would make the rest a command of the script.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
 }

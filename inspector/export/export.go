@@ -25,7 +25,7 @@ type Format string
 const (
 	JSON     Format = "json"     // a folder of pretty JSON files, one per delivery
 	Fixtures Format = "fixtures" // a folder of test fixtures, one per event type
-	Curl     Format = "curl"     // a folder with a shell script of curl commands and the bodies
+	Curl     Format = "curl"     // a folder with a shell script of curl commands, each carrying its body
 	HAR      Format = "har"      // one HAR 1.2 file
 	NDJSON   Format = "ndjson"   // one file, a delivery per line
 )
@@ -169,13 +169,21 @@ func Export(ctx context.Context, src Source, opts Options) (*Summary, error) {
 	return sum, nil
 }
 
+// Exports hold whole bodies and headers, so, like the store, they are
+// readable by their owner only. Folders the user already had keep their mode.
+const (
+	fileMode   os.FileMode = 0o600
+	scriptMode os.FileMode = 0o700
+	folderMode os.FileMode = 0o700
+)
+
 // prepareFolder creates dir, refusing to mix an export into a folder that
 // already holds files unless told to: an export must not lose the user's work.
 func prepareFolder(dir string, overwrite bool) error {
 	ents, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, folderMode); err != nil {
 			return fmt.Errorf("create export folder: %w", err)
 		}
 		return nil
@@ -194,7 +202,7 @@ func writeFile(path string, overwrite bool, write func(io.Writer) error) error {
 		return fmt.Errorf("%s already exists; choose another name or allow overwriting", path)
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, folderMode); err != nil {
 		return fmt.Errorf("create folder for %s: %w", path, err)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
@@ -209,7 +217,7 @@ func writeFile(path string, overwrite bool, write func(io.Writer) error) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
+	if err := os.Chmod(f.Name(), fileMode); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
@@ -221,10 +229,14 @@ func writeFile(path string, overwrite bool, write func(io.Writer) error) error {
 // writeInto writes one file of a folder export and lists it.
 func writeInto(sum *Summary, dir, name string, data []byte, mode os.FileMode) error {
 	p := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), folderMode); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	if err := os.WriteFile(p, data, mode); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	// WriteFile keeps the mode of a file it overwrites.
+	if err := os.Chmod(p, mode); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	sum.Files = append(sum.Files, p)

@@ -429,43 +429,136 @@ func TestCurlScriptIsByteExact(t *testing.T) {
 		t.Skip("curl not installed")
 	}
 	type got struct {
-		headers http.Header
-		body    []byte
+		method, uri string
+		headers     http.Header
+		body        []byte
 	}
 	var mu sync.Mutex
 	var gots []got
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
-		gots = append(gots, got{r.Header.Clone(), b})
+		gots = append(gots, got{r.Method, r.RequestURI, r.Header.Clone(), b})
 		mu.Unlock()
 	}))
 	defer srv.Close()
 	recs := testRecords()
+	// A large body goes through printf rather than the command line.
+	recs[2].Delivery.Body = append(bytes.Repeat([]byte(" "), 200<<10), recs[2].Delivery.Body...)
+	recs[3].Delivery.Method = http.MethodPut
+	dir := filepath.Join(t.TempDir(), "curl")
+	sum, err := Export(context.Background(), Records(recs...), Options{Format: Curl, Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Files) != 1 || filepath.Base(sum.Files[0]) != "replay.sh" {
+		t.Fatalf("files = %v, want replay.sh alone (each command carries its body)", sum.Files)
+	}
+	for i, url := range []string{srv.URL + "/in", ""} {
+		mu.Lock()
+		gots = nil
+		mu.Unlock()
+		cmd := exec.Command("sh", filepath.Join(dir, "replay.sh"))
+		if url != "" {
+			cmd.Args = append(cmd.Args, url)
+		} else {
+			cmd.Env = append(cmd.Environ(), URLVar+"="+srv.URL+"/env")
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("replay.sh: %v\n%s", err, out)
+		}
+		if len(gots) != len(recs) {
+			t.Fatalf("server got %d requests, want %d\n%s", len(gots), len(recs), out)
+		}
+		for j, g := range gots {
+			d := recs[j].Delivery
+			if !bytes.Equal(g.body, d.Body) {
+				t.Errorf("delivery %d: body differs", d.ID)
+			}
+			sig, _ := d.Header(inspector.SignatureHeader)
+			if g.headers.Get(inspector.SignatureHeader) != sig || g.headers.Get("User-Agent") != simulate.UserAgent || g.headers.Get("Accept") != "" {
+				t.Errorf("delivery %d: headers %v", d.ID, g.headers)
+			}
+			path := []string{"/in", "/env"}[i]
+			if q := RedactQuery(d.Query); q != "" {
+				path += "?" + q
+			}
+			if g.method != d.Method || g.uri != path {
+				t.Errorf("delivery %d: %s %s, want %s %s", d.ID, g.method, g.uri, d.Method, path)
+			}
+		}
+		if gots[1].headers.Get("Authorization") != Redacted {
+			t.Errorf("Authorization = %q, want it redacted", gots[1].headers.Get("Authorization"))
+		}
+	}
+}
+
+func TestCurlScriptKeepsBodyTextOutOfItsCommands(t *testing.T) {
+	recs := testRecords()
+	recs[0].Analysis.Events[0].Type = "media.created\ntouch pwned"
 	dir := filepath.Join(t.TempDir(), "curl")
 	if _, err := Export(context.Background(), Records(recs...), Options{Format: Curl, Out: dir}); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("sh", filepath.Join(dir, "replay.sh"), srv.URL+"/in")
-	out, err := cmd.CombinedOutput()
+	b, err := os.ReadFile(filepath.Join(dir, "replay.sh"))
 	if err != nil {
-		t.Fatalf("replay.sh: %v\n%s", err, out)
+		t.Fatal(err)
 	}
-	if len(gots) != len(recs) {
-		t.Fatalf("server got %d requests, want %d\n%s", len(gots), len(recs), out)
+	if !bytes.Contains(b, []byte("# delivery 1, received 2026-03-02 09:30:01Z: media.created?touch pwned,")) {
+		t.Fatalf("the event type broke out of its comment:\n%s", b[:400])
 	}
-	for i, g := range gots {
-		d := recs[i].Delivery
-		if !bytes.Equal(g.body, d.Body) {
-			t.Errorf("delivery %d: body differs", d.ID)
-		}
-		sig, _ := d.Header(inspector.SignatureHeader)
-		if g.headers.Get(inspector.SignatureHeader) != sig || g.headers.Get("User-Agent") != simulate.UserAgent || g.headers.Get("Accept") != "" {
-			t.Errorf("delivery %d: headers %v", d.ID, g.headers)
-		}
-	}
-	if gots[1].headers.Get("Authorization") != Redacted {
-		t.Errorf("Authorization = %q, want it redacted", gots[1].headers.Get("Authorization"))
+}
+
+// TestExportFilesAreOwnerOnly: exports hold whole bodies, so files are
+// 0600 (the script 0700) and the folders Hookscope creates 0700, like the
+// store; also when an export overwrites older, wider files.
+func TestExportFilesAreOwnerOnly(t *testing.T) {
+	for _, f := range Formats() {
+		t.Run(string(f), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "new", "out")
+			if !f.IsFolder() {
+				out += "." + string(f)
+			}
+			opts := Options{Format: f, Out: out, Secret: []byte(hookSecret)}
+			if _, err := Export(context.Background(), Records(testRecords()...), opts); err != nil {
+				t.Fatal(err)
+			}
+			check := func() {
+				t.Helper()
+				root := filepath.Dir(out)
+				filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+					if err != nil {
+						t.Fatal(err)
+					}
+					info, _ := d.Info()
+					want := os.FileMode(0o600)
+					switch {
+					case d.IsDir():
+						want = 0o700 | fs.ModeDir
+					case filepath.Base(p) == "replay.sh":
+						want = 0o700
+					}
+					if info.Mode() != want {
+						t.Errorf("%s: mode %v, want %v", p, info.Mode(), want)
+					}
+					return nil
+				})
+			}
+			check()
+			// Overwriting files that were world-readable leaves them owner-only.
+			filepath.WalkDir(filepath.Dir(out), func(p string, d fs.DirEntry, err error) error {
+				if !d.IsDir() {
+					os.Chmod(p, 0o644)
+				}
+				return nil
+			})
+			opts.Overwrite = true
+			if _, err := Export(context.Background(), Records(testRecords()...), opts); err != nil {
+				t.Fatal(err)
+			}
+			check()
+		})
 	}
 }
 

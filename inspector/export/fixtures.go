@@ -110,7 +110,7 @@ func writeFixtures(opts Options, recs []*inspector.Record, sum *Summary) error {
 		if err != nil {
 			return fmt.Errorf("fixture %s: %w", t, err)
 		}
-		if err := writeInto(sum, opts.Out, fixtureName(t), b, 0o644); err != nil {
+		if err := writeInto(sum, opts.Out, fixtureName(t), b, fileMode); err != nil {
 			return err
 		}
 	}
@@ -123,7 +123,7 @@ func writeFixtures(opts Options, recs []*inspector.Record, sum *Summary) error {
 	if len(missing) > 0 {
 		sum.Skipped = append(sum.Skipped, "no event in the selection for: "+strings.Join(missing, ", "))
 	}
-	return writeInto(sum, opts.Out, "README.md", fixturesReadme(types, missing), 0o644)
+	return writeInto(sum, opts.Out, "README.md", fixturesReadme(types, missing), fileMode)
 }
 
 func set(ss []string) map[string]bool {

@@ -85,7 +85,7 @@ func writeJSONFolder(opts Options, recs []*inspector.Record, sum *Summary) error
 		if err != nil {
 			return fmt.Errorf("export delivery %d: %w", d.ID, err)
 		}
-		if err := writeInto(sum, opts.Out, fmt.Sprintf("delivery-%06d.json", d.ID), b, 0o644); err != nil {
+		if err := writeInto(sum, opts.Out, fmt.Sprintf("delivery-%06d.json", d.ID), b, fileMode); err != nil {
 			return err
 		}
 	}
