@@ -1,30 +1,28 @@
-package cli
+package send
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/spf13/cobra"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/cli/internal/clitest"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 )
 
-// run executes a command line in-process.
+// runSendCLI runs `hookscope <args>` in-process with send as the only command.
 func runSendCLI(t *testing.T, getenv map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	env := &Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return getenv[k] }}
-	code = Run(context.Background(), env, args)
-	return code, out.String(), errb.String()
+	r := clitest.Run(t, func(e *cmdutil.Env) *cobra.Command { return NewCmd(e, nil) }, getenv, args...)
+	return r.Code, r.Stdout, r.Stderr
 }
 
 // sendTarget records deliveries and answers with status.
@@ -161,7 +159,7 @@ func TestSendUsage(t *testing.T) {
 		args   []string
 		phrase string
 	}{
-		{[]string{"send", "--all-types"}, "--to is required"},
+		{[]string{"send", "--all-types"}, "the consumer URL is required"},
 		{[]string{"send", "--to", "ftp://x", "--all-types"}, "not an http(s) URL"},
 		{[]string{"send", "--to", "http://127.0.0.1:1"}, "choose what to send"},
 		{[]string{"send", "--to", "http://127.0.0.1:1", "--type", "media.exploded"}, "media.created, media.processing"},
@@ -171,9 +169,7 @@ func TestSendUsage(t *testing.T) {
 		{[]string{"send", "--to", "http://127.0.0.1:1", "--all-types", "--count", "0"}, "--count must be at least 1"},
 		{[]string{"send", "--to", "http://127.0.0.1:1", "--all-types", "--duplicates", "-1"}, "negative"},
 		{[]string{"send", "--to", "http://127.0.0.1:1", "--all-types", "--secret-env", "UNSET"}, "unset or empty"},
-		{[]string{"send", "--to", "http://127.0.0.1:1", "--all-types", "--bogus"}, "flag provided but not defined"},
-		{[]string{"samples"}, "--out is required"},
-		{[]string{"samples", "--out", "x", "--type", "nope"}, "valid types"},
+		{[]string{"send", "--to", "http://127.0.0.1:1", "--all-types", "--bogus"}, "unknown flag: --bogus"},
 	}
 	for _, c := range cases {
 		code, _, errOut := runSendCLI(t, nil, c.args...)
@@ -181,64 +177,8 @@ func TestSendUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", c.args, code, errOut)
 		}
 	}
-	code, _, errOut := runSendCLI(t, nil, "send", "--help")
-	if code != 0 || !strings.Contains(errOut, "Examples:") {
-		t.Errorf("--help: %d %s", code, errOut)
-	}
-}
-
-func TestSamples(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "samples")
-	code, out, errOut := runSendCLI(t, map[string]string{"K": "test-secret"}, "samples", "--out", dir, "--secret-env", "K", "--seed", "2")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	if !strings.Contains(out, "wrote 17 samples") {
-		t.Errorf("output %q", out)
-	}
-	var idx sampleIndex
-	b, err := os.ReadFile(filepath.Join(dir, "index.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &idx); err != nil || len(idx.Samples) != 17 || !idx.Signed {
-		t.Fatalf("index %s: %v", b, err)
-	}
-	for _, s := range idx.Samples {
-		body, err := os.ReadFile(filepath.Join(dir, s.Body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var headers map[string]string
-		hb, _ := os.ReadFile(filepath.Join(dir, s.Headers))
-		if err := json.Unmarshal(hb, &headers); err != nil {
-			t.Fatalf("%s: %v", s.Headers, err)
-		}
-		sig := headers["X-Service-Signature"]
-		if v := inspector.Verify(sig, true, body, [][]byte{[]byte("test-secret")}); v.Status != inspector.SignatureValid || sig != s.Signature {
-			t.Errorf("%s: %s", s.Type, v.Reason)
-		}
-		if headers["Content-Length"] != strconv.Itoa(len(body)) || headers["User-Agent"] != "Service-Webhooks/0.0.47" {
-			t.Errorf("%s headers %v", s.Type, headers)
-		}
-		if !bytes.Contains(body, []byte("\n  \"events\": [")) {
-			t.Errorf("%s is not pretty", s.Body)
-		}
-		_, raws, err := catalog.SplitMessage(body)
-		if err != nil || len(raws) != 1 {
-			t.Fatalf("%s: %v", s.Body, err)
-		}
-		if e := catalog.DecodeEvent(raws[0]); e.Type != s.Type || len(e.Problems) != 0 {
-			t.Errorf("%s: %s %+v", s.Body, e.Type, e.Problems)
-		}
-	}
-	// Without a secret there is no signature header at all.
-	dir2 := t.TempDir()
-	if code, _, errOut := runSendCLI(t, nil, "samples", "--out", dir2, "--type", "media.ready"); code != 0 {
-		t.Fatal(errOut)
-	}
-	hb, _ := os.ReadFile(filepath.Join(dir2, "media.ready.headers.json"))
-	if bytes.Contains(hb, []byte("Signature")) {
-		t.Errorf("unsigned headers file has a signature: %s", hb)
+	code, out, _ := runSendCLI(t, nil, "send", "--help")
+	if code != 0 || !strings.Contains(out, "Examples:") {
+		t.Errorf("--help: %d %s", code, out)
 	}
 }

@@ -1,7 +1,6 @@
-package cli
+package listen
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,50 +9,19 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/cli/internal/clitest"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/storage"
 )
 
-// lineBuffer collects output written from several goroutines and lets a
-// test wait for lines.
-type lineBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lineBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lineBuffer) lines() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		out = append(out, sc.Text())
-	}
-	return out
-}
-
-func (b *lineBuffer) waitLines(t *testing.T, n int) []string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if ls := b.lines(); len(ls) >= n {
-			return ls
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("wanted %d lines, got:\n%s", n, strings.Join(b.lines(), "\n"))
-	return nil
+// runCLI runs `hookscope <args>` in-process with listen as the only command.
+func runCLI(ctx context.Context, env *cmdutil.Env, args []string) int {
+	return cmdutil.RunCommand(ctx, env, func(e *cmdutil.Env) *cobra.Command { return NewCmd(e, nil) }, args)
 }
 
 const listenSecret = "whsec_listen_test"
@@ -71,8 +39,8 @@ func msg(hook string, events ...string) string {
 // printed lines and the store.
 func TestListenEndToEnd(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "hooks.db")
-	out, errOut := &lineBuffer{}, &lineBuffer{}
-	env := &Env{Stdout: out, Stderr: errOut, Getenv: func(k string) string {
+	out, errOut := &clitest.Buffer{}, &clitest.Buffer{}
+	env := &cmdutil.Env{Stdout: out, Stderr: errOut, Getenv: func(k string) string {
 		if k == "HS_SECRET" {
 			return listenSecret
 		}
@@ -81,13 +49,13 @@ func TestListenEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, env, []string{"listen", "--addr", "127.0.0.1:0", "--db", dbPath, "--json", "--secret-env", "HS_SECRET", "--max-body", "4096"})
+		done <- runCLI(ctx, env, []string{"listen", "--addr", "127.0.0.1:0", "--db", dbPath, "--json", "--secret-env", "HS_SECRET", "--max-body", "4096"})
 	}()
 	var start struct {
 		Listening string `json:"listening"`
 	}
-	if err := json.Unmarshal([]byte(out.waitLines(t, 1)[0]), &start); err != nil || start.Listening == "" {
-		t.Fatalf("first line: %v %q", err, out.lines())
+	if err := json.Unmarshal([]byte(out.WaitLines(t, 1)[0]), &start); err != nil || start.Listening == "" {
+		t.Fatalf("first line: %v %q", err, out.Lines())
 	}
 	url := start.Listening
 
@@ -137,9 +105,9 @@ func TestListenEndToEnd(t *testing.T) {
 		resp.Body.Close()
 		statuses[s.name] = resp.StatusCode
 		// One at a time, so the ledger sees them in this order.
-		out.waitLines(t, 1+len(statuses))
+		out.WaitLines(t, 1+len(statuses))
 	}
-	lines := out.waitLines(t, 1+len(sends))
+	lines := out.WaitLines(t, 1+len(sends))
 	var got []listenLine
 	for _, l := range lines[1:] {
 		var ll listenLine
@@ -172,7 +140,7 @@ func TestListenEndToEnd(t *testing.T) {
 	}
 	cancel()
 	if code := <-done; code != 0 {
-		t.Fatalf("listen exited %d: %s", code, errOut.lines())
+		t.Fatalf("listen exited %d: %s", code, errOut.Lines())
 	}
 
 	db, err := storage.Open(dbPath)
@@ -208,12 +176,12 @@ func TestListenEndToEnd(t *testing.T) {
 
 func TestListenOutOfOrderText(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "hooks.db")
-	out := &lineBuffer{}
-	env := &Env{Stdout: out, Stderr: io.Discard}
+	out := &clitest.Buffer{}
+	env := &cmdutil.Env{Stdout: out, Stderr: io.Discard}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	go func() { done <- Run(ctx, env, []string{"listen", "--addr", "127.0.0.1:0", "--db", dbPath}) }()
-	first := out.waitLines(t, 1)[0]
+	go func() { done <- runCLI(ctx, env, []string{"listen", "--addr", "127.0.0.1:0", "--db", dbPath}) }()
+	first := out.WaitLines(t, 1)[0]
 	url := strings.Fields(strings.TrimPrefix(first, "Listening on "))[0]
 	post := func(body string) {
 		resp, err := http.Post(url, "application/json", strings.NewReader(body))
@@ -223,9 +191,9 @@ func TestListenOutOfOrderText(t *testing.T) {
 		resp.Body.Close()
 	}
 	post(msg("h1", ev("later0000000001", "media.ready", "m9", "2026-01-01T00:00:09Z")))
-	out.waitLines(t, 4)
+	out.WaitLines(t, 4)
 	post(msg("h2", ev("earlier00000001", "media.processing", "m9", "2026-01-01T00:00:05Z")))
-	lines := out.waitLines(t, 6)
+	lines := out.WaitLines(t, 6)
 	text := strings.Join(lines, "\n")
 	if !strings.Contains(lines[5], "earlier00000001") || !strings.Contains(lines[5], "out-of-order") || !strings.Contains(text, "signature missing") {
 		t.Fatalf("text output:\n%s", text)
@@ -245,42 +213,9 @@ func TestListenUsageErrors(t *testing.T) {
 		{"listen", "extra"},
 	} {
 		var stderr bytes.Buffer
-		code := Run(context.Background(), &Env{Stdout: io.Discard, Stderr: &stderr}, args)
+		code := runCLI(context.Background(), &cmdutil.Env{Stdout: io.Discard, Stderr: &stderr}, args)
 		if code != 2 || stderr.Len() == 0 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
 		}
-	}
-}
-
-func TestReverifyCommand(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "hooks.db")
-	db, err := storage.Open(dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := inspector.NewEngine(db, inspector.Options{})
-	body := []byte(msg("h1", ev("0123456789abcdef", "media.ready", "m1", "2026-01-01T00:00:01Z")))
-	eng.Ingest(context.Background(), &inspector.Delivery{Method: "POST", Path: "/webhooks", Body: body, BodyLength: int64(len(body)),
-		Headers: []inspector.Header{{Name: inspector.SignatureHeader, Value: inspector.Sign([]byte(listenSecret), body)}}})
-	if err := eng.Drain(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	var out, stderr bytes.Buffer
-	env := &Env{Stdout: &out, Stderr: &stderr}
-	if code := Run(context.Background(), env, []string{"reverify", "--db", dbPath}); code != 2 {
-		t.Fatalf("without secrets: exit %d", code)
-	}
-	if code := Run(context.Background(), env, []string{"reverify", "--db", dbPath, "--secret", "old", "--secret", listenSecret}); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	if !strings.Contains(out.String(), "1 verdict(s) changed") {
-		t.Fatalf("output: %s", out.String())
-	}
-	db, _ = storage.Open(dbPath)
-	defer db.Close()
-	rec, _ := db.Get(context.Background(), 1)
-	if rec.Analysis.Signature.Status != inspector.SignatureValid || rec.Analysis.Signature.SecretIndex != 1 {
-		t.Fatalf("after reverify: %+v", rec.Analysis.Signature)
 	}
 }

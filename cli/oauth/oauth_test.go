@@ -1,4 +1,4 @@
-package cli
+package oauth
 
 import (
 	"bytes"
@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/sandbox"
 )
 
@@ -81,7 +84,7 @@ func (e *oauthCLIEnv) run(t *testing.T, stdin io.Reader, browse func(u string) s
 	t.Helper()
 	out := &watchWriter{urls: make(chan string, 1)}
 	errOut := &watchWriter{urls: make(chan string, 1)}
-	env := &Env{Stdin: stdin, Stdout: out, Stderr: errOut, Getenv: func(k string) string {
+	env := &cmdutil.Env{Stdin: stdin, Stdout: out, Stderr: errOut, Getenv: func(k string) string {
 		if k == "SECRET" {
 			return e.app.ClientSecret
 		}
@@ -103,7 +106,7 @@ func (e *oauthCLIEnv) run(t *testing.T, stdin io.Reader, browse func(u string) s
 			}
 		}()
 	}
-	code := Run(ctx, env, append(args, "--db", e.db))
+	code := cmdutil.RunCommand(ctx, env, func(e *cmdutil.Env) *cobra.Command { return NewCmd(e) }, append(args, "--db", e.db))
 	cancel()
 	wg.Wait()
 	return code, out.String(), errOut.String()

@@ -1,10 +1,9 @@
-package cli
+package listen
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -13,27 +12,30 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/spf13/pflag"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/tunnel"
 )
 
-// tunnelFlags are listen's cloudflared flags.
-type tunnelFlags struct {
-	enabled  bool
-	binary   string
-	tokenEnv string
-	hostname string
+// TunnelOptions are listen's cloudflared flags.
+type TunnelOptions struct {
+	Enabled  bool
+	Binary   string
+	TokenEnv string
+	Hostname string
 	// tune lets tests shorten the supervisor's timings.
 	tune func(*tunnel.Config)
 }
 
 // addTunnelFlags registers --tunnel, --cloudflared, --tunnel-token-env and
 // --tunnel-hostname on fs.
-func addTunnelFlags(fs *flag.FlagSet) *tunnelFlags {
-	f := &tunnelFlags{}
-	fs.BoolVar(&f.enabled, "tunnel", false, "expose the receiver through a cloudflared tunnel and print its public POST URL (a quick tunnel unless --tunnel-token-env is given)")
-	fs.StringVar(&f.binary, "cloudflared", "", "path to the cloudflared binary (default: cloudflared on PATH)")
-	fs.StringVar(&f.tokenEnv, "tunnel-token-env", "", "name of an environment variable holding a named tunnel's token (the token is a secret: it is never printed)")
-	fs.StringVar(&f.hostname, "tunnel-hostname", "", "public hostname routed to the named tunnel, e.g. hooks.example.com (with --tunnel-token-env)")
+func addTunnelFlags(fs *pflag.FlagSet) *TunnelOptions {
+	f := &TunnelOptions{}
+	fs.BoolVar(&f.Enabled, "tunnel", false, "expose the receiver through a cloudflared tunnel and print its public POST URL (a quick tunnel unless --tunnel-token-env is given)")
+	fs.StringVar(&f.Binary, "cloudflared", "", "path to the cloudflared binary (default: cloudflared on PATH)")
+	fs.StringVar(&f.TokenEnv, "tunnel-token-env", "", "name of an environment variable holding a named tunnel's token (the token is a secret: it is never printed)")
+	fs.StringVar(&f.Hostname, "tunnel-hostname", "", "public hostname routed to the named tunnel, e.g. hooks.example.com (with --tunnel-token-env)")
 	return f
 }
 
@@ -41,29 +43,29 @@ var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[
 
 // config checks the flag combination and builds the supervisor's
 // configuration; wrong combinations are usage errors (exit 2).
-func (f *tunnelFlags) config(env *Env, receiverAddr string) (tunnel.Config, error) {
-	if !f.enabled {
-		for name, v := range map[string]string{"--cloudflared": f.binary, "--tunnel-token-env": f.tokenEnv, "--tunnel-hostname": f.hostname} {
+func (f *TunnelOptions) config(env *cmdutil.Env, receiverAddr string) (tunnel.Config, error) {
+	if !f.Enabled {
+		for name, v := range map[string]string{"--cloudflared": f.Binary, "--tunnel-token-env": f.TokenEnv, "--tunnel-hostname": f.Hostname} {
 			if v != "" {
-				return tunnel.Config{}, usageError("%s needs --tunnel", name)
+				return tunnel.Config{}, cmdutil.UsageErrorf("%s needs --tunnel", name)
 			}
 		}
 		return tunnel.Config{}, nil
 	}
-	cfg := tunnel.Config{Binary: f.binary}
+	cfg := tunnel.Config{Binary: f.Binary}
 	switch {
-	case f.hostname != "" && f.tokenEnv == "":
-		return cfg, usageError("--tunnel-hostname is for a named tunnel: give its token with --tunnel-token-env VAR too (or drop it for a quick tunnel)")
-	case f.tokenEnv != "" && f.hostname == "":
-		return cfg, usageError("--tunnel-token-env needs --tunnel-hostname: the public hostname you routed to the named tunnel in Cloudflare")
-	case f.tokenEnv != "":
-		tok := strings.TrimSpace(env.Getenv(f.tokenEnv))
+	case f.Hostname != "" && f.TokenEnv == "":
+		return cfg, cmdutil.UsageErrorf("--tunnel-hostname is for a named tunnel: give its token with --tunnel-token-env VAR too (or drop it for a quick tunnel)")
+	case f.TokenEnv != "" && f.Hostname == "":
+		return cfg, cmdutil.UsageErrorf("--tunnel-token-env needs --tunnel-hostname: the public hostname you routed to the named tunnel in Cloudflare")
+	case f.TokenEnv != "":
+		tok := strings.TrimSpace(env.Getenv(f.TokenEnv))
 		if tok == "" {
-			return cfg, usageError("--tunnel-token-env %s: the environment variable is unset or empty", f.tokenEnv)
+			return cfg, cmdutil.UsageErrorf("--tunnel-token-env %s: the environment variable is unset or empty", f.TokenEnv)
 		}
-		host := strings.TrimRight(strings.TrimPrefix(strings.TrimSpace(f.hostname), "https://"), "/")
+		host := strings.TrimRight(strings.TrimPrefix(strings.TrimSpace(f.Hostname), "https://"), "/")
 		if !hostnameRE.MatchString(host) {
-			return cfg, usageError("--tunnel-hostname %q is not a hostname (want something like hooks.example.com)", f.hostname)
+			return cfg, cmdutil.UsageErrorf("--tunnel-hostname %q is not a hostname (want something like hooks.example.com)", f.Hostname)
 		}
 		cfg.Token, cfg.Hostname = tok, host
 	}
@@ -96,9 +98,9 @@ func (f *tunnelFlags) config(env *Env, receiverAddr string) (tunnel.Config, erro
 // goroutines must pass a synchronized writer (listen passes its
 // syncWriter). The returned stop stops cloudflared cleanly (SIGTERM, kill
 // after a grace period) and returns when it is gone.
-func (f *tunnelFlags) startTunnel(ctx context.Context, env *Env, receiverAddr, path string, jsonOut bool) (stop func(), err error) {
+func (f *TunnelOptions) startTunnel(ctx context.Context, env *cmdutil.Env, receiverAddr, path string, jsonOut bool) (stop func(), err error) {
 	cfg, err := f.config(env, receiverAddr)
-	if err != nil || !f.enabled {
+	if err != nil || !f.Enabled {
 		return nil, err
 	}
 	p := &tunnelPrinter{w: env.Stdout, path: path, json: jsonOut}

@@ -1,11 +1,8 @@
-package cli
+package listen
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,43 +11,15 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/cli/internal/clitest"
 	"github.com/hookscope/hookscope/tunnel"
 )
-
-// tunnelOut is a synchronized writer, as listen passes.
-type tunnelOut struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *tunnelOut) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *tunnelOut) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitOutput polls until out contains want (the supervisor prints from its
-// own goroutine); the timeout only guards against hangs.
-func waitOutput(t *testing.T, out *tunnelOut, want string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("output lacks %q:\n%s", want, out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 func buildFakeCloudflared(t *testing.T) string {
 	t.Helper()
@@ -59,15 +28,15 @@ func buildFakeCloudflared(t *testing.T) string {
 		name += ".exe"
 	}
 	bin := filepath.Join(t.TempDir(), name)
-	if out, err := exec.Command("go", "build", "-o", bin, "../tunnel/internal/fakecloudflared").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../tunnel/internal/fakecloudflared").CombinedOutput(); err != nil {
 		t.Fatalf("build fake cloudflared: %v\n%s", err, out)
 	}
 	return bin
 }
 
-func parseTunnelFlags(t *testing.T, args ...string) *tunnelFlags {
+func parseTunnelFlags(t *testing.T, args ...string) *TunnelOptions {
 	t.Helper()
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	tf := addTunnelFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -81,7 +50,7 @@ func parseTunnelFlags(t *testing.T, args ...string) *tunnelFlags {
 }
 
 func TestTunnelFlagValidation(t *testing.T) {
-	env := &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string {
+	env := &cmdutil.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string {
 		if k == "TOK" {
 			return "eyJzZWNyZXQ"
 		}
@@ -109,7 +78,7 @@ func TestTunnelFlagValidation(t *testing.T) {
 				if err != nil {
 					t.Fatalf("config: %v", err)
 				}
-				if tf.enabled && cfg.LocalURL != "http://127.0.0.1:8787" {
+				if tf.Enabled && cfg.LocalURL != "http://127.0.0.1:8787" {
 					t.Fatalf("LocalURL = %q", cfg.LocalURL)
 				}
 				if cfg.Token != "" && (cfg.Token != "eyJzZWNyZXQ" || cfg.Hostname != "hooks.example.com") {
@@ -117,7 +86,7 @@ func TestTunnelFlagValidation(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
+			if !cmdutil.IsUsage(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("config = %v, want usage error with %q", err, tc.want)
 			}
 			if strings.Contains(err.Error(), "eyJzZWNyZXQ") {
@@ -128,7 +97,7 @@ func TestTunnelFlagValidation(t *testing.T) {
 }
 
 func TestStartTunnelWithoutFlagIsNoop(t *testing.T) {
-	stop, err := parseTunnelFlags(t).startTunnel(t.Context(), &Env{Stdout: io.Discard}, "127.0.0.1:1", "/webhooks", false)
+	stop, err := parseTunnelFlags(t).startTunnel(t.Context(), &cmdutil.Env{Stdout: io.Discard}, "127.0.0.1:1", "/webhooks", false)
 	if stop != nil || err != nil {
 		t.Fatalf("startTunnel = %v, %v", stop != nil, err)
 	}
@@ -136,9 +105,9 @@ func TestStartTunnelWithoutFlagIsNoop(t *testing.T) {
 
 func TestStartTunnelNotInstalledKeepsWorking(t *testing.T) {
 	for _, jsonOut := range []bool{false, true} {
-		out := &tunnelOut{}
+		out := &clitest.Buffer{}
 		tf := parseTunnelFlags(t, "--tunnel", "--cloudflared", filepath.Join(t.TempDir(), "missing-cloudflared"))
-		stop, err := tf.startTunnel(t.Context(), &Env{Stdout: out}, "127.0.0.1:1", "/webhooks", jsonOut)
+		stop, err := tf.startTunnel(t.Context(), &cmdutil.Env{Stdout: out}, "127.0.0.1:1", "/webhooks", jsonOut)
 		if err != nil || stop == nil {
 			t.Fatalf("startTunnel = %v (stop nil: %v); a missing cloudflared must not stop listen", err, stop == nil)
 		}
@@ -166,14 +135,14 @@ func TestStartTunnelPrintsConsumerURL(t *testing.T) {
 
 	t.Run("text", func(t *testing.T) {
 		t.Setenv("FAKECF_CRASH_AFTER", "300ms")
-		out := &tunnelOut{}
+		out := &clitest.Buffer{}
 		tf := parseTunnelFlags(t, "--tunnel", "--cloudflared", bin)
-		stop, err := tf.startTunnel(t.Context(), &Env{Stdout: out}, addr, "/webhooks", false)
+		stop, err := tf.startTunnel(t.Context(), &cmdutil.Env{Stdout: out}, addr, "/webhooks", false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitOutput(t, out, "tunnel: reconnecting — cloudflared exited with code 1")
-		waitOutput(t, out, "tunnel: public URL changed — update the POST URL")
+		out.WaitFor(t, "tunnel: reconnecting — cloudflared exited with code 1")
+		out.WaitFor(t, "tunnel: public URL changed — update the POST URL")
 		stop()
 		got := out.String()
 		t.Logf("output:\n%s", got)
@@ -196,13 +165,13 @@ func TestStartTunnelPrintsConsumerURL(t *testing.T) {
 	})
 
 	t.Run("json", func(t *testing.T) {
-		out := &tunnelOut{}
+		out := &clitest.Buffer{}
 		tf := parseTunnelFlags(t, "--tunnel", "--cloudflared", bin)
-		stop, err := tf.startTunnel(t.Context(), &Env{Stdout: out}, addr, "/webhooks", true)
+		stop, err := tf.startTunnel(t.Context(), &cmdutil.Env{Stdout: out}, addr, "/webhooks", true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitOutput(t, out, `"state":"ready"`)
+		out.WaitFor(t, `"state":"ready"`)
 		stop()
 		t.Logf("output:\n%s", out.String())
 		var states []string
@@ -232,15 +201,15 @@ func TestListenTunnelEndToEnd(t *testing.T) {
 	bin := buildFakeCloudflared(t)
 	edgeFile := filepath.Join(t.TempDir(), "edge")
 	t.Setenv("FAKECF_EDGE_FILE", edgeFile)
-	out, errOut := &tunnelOut{}, &tunnelOut{}
+	out, errOut := &clitest.Buffer{}, &clitest.Buffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	code := make(chan int, 1)
 	go func() {
-		code <- Run(ctx, &Env{Stdout: out, Stderr: errOut}, []string{"listen", "--json", "--addr", "127.0.0.1:0",
+		code <- runCLI(ctx, &cmdutil.Env{Stdout: out, Stderr: errOut}, []string{"listen", "--json", "--addr", "127.0.0.1:0",
 			"--db", filepath.Join(t.TempDir(), "hooks.db"), "--tunnel", "--cloudflared", bin})
 	}()
-	waitOutput(t, out, `"tunnel_url":"https://`)
+	out.WaitFor(t, `"tunnel_url":"https://`)
 	edge, err := os.ReadFile(edgeFile)
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +222,7 @@ func TestListenTunnelEndToEnd(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("delivery through the fake edge: status %d", resp.StatusCode)
 	}
-	waitOutput(t, out, `"delivery_id"`)
+	out.WaitFor(t, `"delivery_id"`)
 	cancel()
 	select {
 	case c := <-code:

@@ -1,4 +1,4 @@
-package cli
+package sandbox
 
 import (
 	"bytes"
@@ -9,30 +9,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/cli/internal/clitest"
 	"github.com/hookscope/hookscope/sandbox"
 )
 
-// sandboxOutput is a bytes.Buffer safe for the command's writer goroutine
-// and the test's reader.
-type sandboxOutput struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *sandboxOutput) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *sandboxOutput) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+// runCLI runs `hookscope <args>` in-process with sandbox as the only command.
+func runCLI(ctx context.Context, env *cmdutil.Env, args []string) int {
+	return cmdutil.RunCommand(ctx, env, func(e *cmdutil.Env) *cobra.Command { return NewCmd(e, nil) }, args)
 }
 
 func TestSandboxCommandServesAndStops(t *testing.T) {
@@ -43,10 +32,12 @@ func TestSandboxCommandServesAndStops(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stdout, stderr := &sandboxOutput{}, &sandboxOutput{}
-	env := &Env{Stdout: stdout, Stderr: stderr}
+	stdout, stderr := &clitest.Buffer{}, &clitest.Buffer{}
+	env := &cmdutil.Env{Stdout: stdout, Stderr: stderr}
 	done := make(chan int, 1)
-	go func() { done <- Run(ctx, env, []string{"sandbox", "--addr", "127.0.0.1:0", "--json", "--apps", apps}) }()
+	go func() {
+		done <- runCLI(ctx, env, []string{"sandbox", "--addr", "127.0.0.1:0", "--json", "--apps", apps})
+	}()
 
 	var summary struct {
 		BaseURL string        `json:"base_url"`
@@ -110,8 +101,8 @@ func TestSandboxCommandServesAndStops(t *testing.T) {
 
 func TestSandboxCommandText(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout := &sandboxOutput{}
-	env := &Env{Stdout: stdout, Stderr: io.Discard, Getenv: func(k string) string {
+	stdout := &clitest.Buffer{}
+	env := &cmdutil.Env{Stdout: stdout, Stderr: io.Discard, Getenv: func(k string) string {
 		if k == "HOOK_SECRET" {
 			return "s3cret-from-env"
 		}
@@ -119,7 +110,7 @@ func TestSandboxCommandText(t *testing.T) {
 	}}
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, env, []string{"sandbox", "--addr", "127.0.0.1:0", "--webhook-url", "http://127.0.0.1:1/hooks?token=abc", "--webhook-secret-env", "HOOK_SECRET"})
+		done <- runCLI(ctx, env, []string{"sandbox", "--addr", "127.0.0.1:0", "--webhook-url", "http://127.0.0.1:1/hooks?token=abc", "--webhook-secret-env", "HOOK_SECRET"})
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(stdout.String(), "Ctrl-C") {
@@ -165,15 +156,15 @@ func TestSandboxCommandUsage(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			env := &Env{Stdout: io.Discard, Stderr: &stderr}
-			code := Run(context.Background(), env, append([]string{"sandbox"}, tc.args...))
+			env := &cmdutil.Env{Stdout: io.Discard, Stderr: &stderr}
+			code := runCLI(context.Background(), env, append([]string{"sandbox"}, tc.args...))
 			if code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
 				t.Fatalf("exit %d (want %d), stderr %q (want %q)", code, tc.code, stderr.String(), tc.msg)
 			}
 		})
 	}
 	var help bytes.Buffer
-	if code := Run(context.Background(), &Env{Stdout: io.Discard, Stderr: &help}, []string{"sandbox", "--help"}); code != 0 || !strings.Contains(help.String(), "Examples:") {
+	if code := runCLI(context.Background(), &cmdutil.Env{Stdout: &help, Stderr: io.Discard}, []string{"sandbox", "--help"}); code != 0 || !strings.Contains(help.String(), "Examples:") {
 		t.Fatalf("--help: %d %s", code, help.String())
 	}
 }

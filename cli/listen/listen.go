@@ -1,23 +1,26 @@
-package cli
+// Package listen is `hookscope listen`: the headless receiver. It runs the
+// same receiver assembly as the window (store with its inbox, engine,
+// server, retention, tunnel) and prints one line per delivery.
+package listen
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/storage"
 )
 
-const listenExamples = `  # receive on the default address and print one line per delivery
+const examples = `  # receive on the default address and print one line per delivery
   hookscope listen
 
   # verify signatures; the secret comes from the environment
@@ -35,82 +38,137 @@ const listenExamples = `  # receive on the default address and print one line pe
   # a named tunnel on your own hostname; the token stays out of argv
   HOOKSCOPE_TUNNEL_TOKEN=... hookscope listen --tunnel --tunnel-token-env HOOKSCOPE_TUNNEL_TOKEN --tunnel-hostname hooks.example.com`
 
-// DefaultListenAddr is where the receiver listens unless told otherwise.
-const DefaultListenAddr = "127.0.0.1:8787"
+// DefaultAddr is where the receiver listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:8787"
 
 // DefaultPath is the consumer path shown in URLs; every path is accepted.
 const DefaultPath = "/webhooks"
 
-func runListen(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "listen", "[flags]", listenExamples)
-	addr := fs.String("addr", DefaultListenAddr, "address to listen on (host:port); loopback unless --allow-remote")
-	path := fs.String("path", DefaultPath, "consumer path to show in URLs (POSTs to any path are recorded)")
-	secrets := addSecretFlags(fs)
-	dbPath := fs.String("db", "", "store file (default: the app's store in the user config directory)")
-	jsonOut := fs.Bool("json", false, "print one JSON object per delivery instead of text")
-	maxBody := fs.Int64("max-body", inspector.DefaultMaxBody, "largest body stored whole, in bytes; larger ones are answered 413 and kept truncated")
-	answer := fs.String("answer", "200", "how to answer: 200, 500, hang (no answer for 15 s) or close (drop the connection)")
-	allowRemote := fs.Bool("allow-remote", false, "allow binding a non-loopback address (anyone on the network can then post to it)")
-	keep := fs.Int64("max-deliveries", 0, "keep at most this many deliveries, deleting the oldest (0 = no cap)")
-	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
-	tf := addTunnelFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
+// Options are listen's flags, and what validation derives from them.
+type Options struct {
+	Env *cmdutil.Env
+
+	Addr          string
+	Path          string
+	DBPath        string
+	JSON          bool
+	MaxBody       int64
+	Answer        string
+	AllowRemote   bool
+	MaxDeliveries int64
+	Pprof         string
+	Secrets       *cmdutil.SecretFlags
+	Tunnel        *TunnelOptions
+
+	// Set by validate.
+	secrets [][]byte
+	mode    inspector.AnswerMode
+}
+
+// NewCmd builds `hookscope listen`. runF replaces the receiver in tests
+// (nil: the real one); it gets validated Options.
+func NewCmd(env *cmdutil.Env, runF func(context.Context, *Options) error) *cobra.Command {
+	o := &Options{Env: env}
+	cmd := &cobra.Command{
+		Use:   "listen [flags]",
+		Short: "Receive webhook deliveries, verify, decode and store them",
+		Long: `Receive the service's webhook deliveries on a local address, store each one
+byte-exact before answering, then verify its signature, decode its events
+and print one line per delivery (or one JSON object with --json).
+Ctrl+C stops accepting, finishes in-flight requests and closes the store.`,
+		Example: examples,
+		Args:    cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return run(cmd.Context(), o)
+		},
 	}
-	if *pprofAddr != "" && !inspector.IsLoopback(*pprofAddr) {
-		return usageError("--pprof %s is not a loopback address: the profiler must not be reachable from the network", *pprofAddr)
+	fs := cmd.Flags()
+	fs.StringVar(&o.Addr, "addr", DefaultAddr, "address to listen on (host:port); loopback unless --allow-remote")
+	fs.StringVar(&o.Path, "path", DefaultPath, "consumer path to show in URLs (POSTs to any path are recorded)")
+	o.Secrets = cmdutil.AddSecretFlags(fs)
+	cmdutil.AddDBFlag(fs, &o.DBPath)
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object per delivery instead of text")
+	fs.Int64Var(&o.MaxBody, "max-body", inspector.DefaultMaxBody, "largest body stored whole, in bytes; larger ones are answered 413 and kept truncated")
+	fs.StringVar(&o.Answer, "answer", "200", "how to answer: 200, 500, hang (no answer for 15 s) or close (drop the connection)")
+	fs.BoolVar(&o.AllowRemote, "allow-remote", false, "allow binding a non-loopback address (anyone on the network can then post to it)")
+	fs.Int64Var(&o.MaxDeliveries, "max-deliveries", 0, "keep at most this many deliveries, deleting the oldest (0 = no cap)")
+	fs.StringVar(&o.Pprof, "pprof", "", "serve Go's profiler (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
+	o.Tunnel = addTunnelFlags(fs)
+	_ = cmd.RegisterFlagCompletionFunc("answer", cmdutil.CompleteFixed("200\tanswer 200 OK", "500\tanswer 500: the service sends again", "hang\tno answer for 15 s", "close\tdrop the connection"))
+	return cmd
+}
+
+// validate checks the flags and resolves secrets and the answer mode;
+// every problem is a usage error.
+func (o *Options) validate() error {
+	if o.Pprof != "" && !inspector.IsLoopback(o.Pprof) {
+		return cmdutil.UsageErrorf("--pprof %s is not a loopback address: the profiler must not be reachable from the network", o.Pprof)
 	}
-	sec, err := secrets.resolve(env)
+	sec, err := o.Secrets.Resolve(o.Env)
 	if err != nil {
 		return err
 	}
-	mode, err := inspector.ParseAnswerMode(*answer)
-	if err != nil {
-		return usageError("--answer: %v", err)
+	o.secrets = sec
+	if o.mode, err = inspector.ParseAnswerMode(o.Answer); err != nil {
+		return cmdutil.UsageErrorf("--answer: %v", err)
 	}
-	if *maxBody <= 0 {
-		return usageError("--max-body must be a positive number of bytes, got %d", *maxBody)
+	if o.MaxBody <= 0 {
+		return cmdutil.UsageErrorf("--max-body must be a positive number of bytes, got %d", o.MaxBody)
 	}
-	if *keep < 0 {
-		return usageError("--max-deliveries must be 0 (no cap) or positive, got %d", *keep)
+	if o.MaxDeliveries < 0 {
+		return cmdutil.UsageErrorf("--max-deliveries must be 0 (no cap) or positive, got %d", o.MaxDeliveries)
 	}
-	if !strings.HasPrefix(*path, "/") {
-		return usageError("--path must start with '/', got %q", *path)
+	if !strings.HasPrefix(o.Path, "/") {
+		return cmdutil.UsageErrorf("--path must start with '/', got %q", o.Path)
 	}
-	if !inspector.IsLoopback(*addr) {
-		if !*allowRemote {
-			return usageError("--addr %s is not a loopback address; add --allow-remote to listen on the network", *addr)
-		}
-		fmt.Fprintf(env.Stderr, "warning: listening on %s: anyone who can reach this machine can post deliveries\n", *addr)
+	if !inspector.IsLoopback(o.Addr) && !o.AllowRemote {
+		return cmdutil.UsageErrorf("--addr %s is not a loopback address; add --allow-remote to listen on the network", o.Addr)
 	}
-	db, err := openStoreWith(*dbPath, storage.Options{Inbox: true})
+	if _, err := o.Tunnel.config(o.Env, o.Addr); err != nil && cmdutil.IsUsage(err) {
+		return err
+	}
+	return nil
+}
+
+func run(ctx context.Context, o *Options) error {
+	env := o.Env
+	if !inspector.IsLoopback(o.Addr) {
+		fmt.Fprintf(env.Stderr, "warning: listening on %s: anyone who can reach this machine can post deliveries\n", o.Addr)
+	}
+	db, err := cmdutil.OpenStoreWith(o.DBPath, storage.Options{Inbox: true})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 
-	out := &syncWriter{w: env.Stdout}
+	out := cmdutil.NewSyncWriter(env.Stdout)
 	logf := func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }
-	eng := inspector.NewEngine(db, inspector.Options{Secrets: sec, MaxBody: *maxBody, Answer: mode, Logf: logf})
-	color := env.IsTerminal && !*jsonOut
+	eng := inspector.NewEngine(db, inspector.Options{Secrets: o.secrets, MaxBody: o.MaxBody, Answer: o.mode, Logf: logf})
+	color := env.IsTerminal && !o.JSON
 	eng.Subscribe(func(r *inspector.Record) {
-		if *jsonOut {
-			out.writeJSON(listenJSON(r))
+		if o.JSON {
+			out.PrintJSON(listenJSON(r))
 		} else {
-			out.write(listenText(r, color))
+			out.Print(listenText(r, color))
 		}
-		if *keep > 0 && r.Delivery.ID%100 == 0 {
-			if _, err := db.Prune(ctx, *keep); err != nil {
+		if o.MaxDeliveries > 0 && r.Delivery.ID%100 == 0 {
+			if _, err := db.Prune(ctx, o.MaxDeliveries); err != nil {
 				logf("prune: %v", err)
 			}
 		}
 	})
-	srv, err := inspector.Serve(*addr, eng.Handler())
+	srv, err := inspector.Serve(o.Addr, eng.Handler())
 	if err != nil {
 		return err
 	}
-	if *pprofAddr != "" {
-		stopProf, err := servePprof(*pprofAddr)
+	if o.Pprof != "" {
+		stopProf, err := servePprof(o.Pprof)
 		if err != nil {
 			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			srv.Shutdown(shutdownCtx)
@@ -118,23 +176,23 @@ func runListen(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		defer stopProf()
-		fmt.Fprintf(env.Stderr, "profiler on http://%s/debug/pprof/\n", *pprofAddr)
+		fmt.Fprintf(env.Stderr, "profiler on http://%s/debug/pprof/\n", o.Pprof)
 	}
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	runDone := make(chan error, 1)
 	go func() { runDone <- eng.Run(runCtx) }()
 
-	local := "http://" + srv.Addr() + *path
-	if *jsonOut {
-		out.writeJSON(map[string]any{"listening": local, "store": db.Path(), "secrets": len(sec), "answer": string(mode)})
+	local := "http://" + srv.Addr() + o.Path
+	if o.JSON {
+		out.PrintJSON(map[string]any{"listening": local, "store": db.Path(), "secrets": len(o.secrets), "answer": string(o.mode)})
 	} else {
 		verify := "signatures not verified (no --secret)"
-		if len(sec) > 0 {
-			verify = fmt.Sprintf("verifying signatures with %d secret(s)", len(sec))
+		if len(o.secrets) > 0 {
+			verify = fmt.Sprintf("verifying signatures with %d secret(s)", len(o.secrets))
 		}
-		out.write(fmt.Sprintf("Listening on %s  (%s; store %s)\nPress Ctrl+C to stop.\n", local, verify, db.Path()))
+		out.Print(fmt.Sprintf("Listening on %s  (%s; store %s)\nPress Ctrl+C to stop.\n", local, verify, db.Path()))
 	}
-	stopTunnel, err := tf.startTunnel(ctx, &Env{Stdout: out, Stderr: env.Stderr, Getenv: env.Getenv}, srv.Addr(), *path, *jsonOut)
+	stopTunnel, err := o.Tunnel.startTunnel(ctx, &cmdutil.Env{Stdout: out, Stderr: env.Stderr, Getenv: env.Getenv}, srv.Addr(), o.Path, o.JSON)
 	if err != nil {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		srv.Shutdown(shutdownCtx)
@@ -155,7 +213,7 @@ func runListen(ctx context.Context, env *Env, args []string) error {
 	serr := srv.Shutdown(shutdownCtx)
 	stopRun()
 	rerr := <-runDone
-	if !*jsonOut {
+	if !o.JSON {
 		fmt.Fprintln(env.Stderr, "stopped")
 	}
 	if serr != nil {
@@ -180,56 +238,6 @@ func servePprof(addr string) (func(), error) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	return func() { srv.Close() }, nil
-}
-
-// openStore opens the store at path, or the default store when path is empty.
-func openStore(path string) (*storage.DB, error) {
-	return openStoreWith(path, storage.Options{})
-}
-
-// openStoreWith is openStore with options: the receiving commands open the
-// store with its inbox.
-func openStoreWith(path string, o storage.Options) (*storage.DB, error) {
-	if path == "" {
-		p, err := storage.DefaultPath()
-		if err != nil {
-			return nil, err
-		}
-		path = p
-	}
-	db, err := storage.OpenWith(path, o)
-	if err != nil {
-		return nil, err
-	}
-	return db, nil
-}
-
-// syncWriter serialises whole lines from several goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *syncWriter) write(text string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	io.WriteString(s.w, text)
-}
-
-func (s *syncWriter) writeJSON(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b = []byte(fmt.Sprintf(`{"error":%q}`, err.Error()))
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.w.Write(append(b, '\n'))
 }
 
 // listenEvent is one event in listen's --json output.

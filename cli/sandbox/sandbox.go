@@ -1,4 +1,6 @@
-package cli
+// Package sandbox is `hookscope sandbox`: a local emulation of the service
+// (OAuth pages, token endpoint, Data and Upload API, webhook sender).
+package sandbox
 
 import (
 	"context"
@@ -11,10 +13,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/sandbox"
 )
 
-const sandboxExamples = `  # run the sandbox on 127.0.0.1:8790 with the demo app, users and medias
+const examples = `  # run the sandbox on 127.0.0.1:8790 with the demo app, users and medias
   hookscope sandbox
 
   # send signed webhooks to a local receiver (hookscope listen) for every media change
@@ -33,74 +38,125 @@ const sandboxExamples = `  # run the sandbox on 127.0.0.1:8790 with the demo app
   # while it runs: make a media go created -> processing -> ready (webhooks on demand)
   curl -X POST 'http://127.0.0.1:8790/sandbox/lifecycle?account_id=741302&name=Launch'`
 
-func runSandbox(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "sandbox", "[flags]", sandboxExamples)
-	addr := fs.String("addr", sandbox.DefaultAddr, "address to listen on (host:port); loopback unless --allow-remote")
-	allowRemote := fs.Bool("allow-remote", false, "allow binding a non-loopback address (the sandbox hands out demo credentials and tokens to anyone who can reach it)")
-	hookURL := fs.String("webhook-url", "", "POST URL that receives webhook deliveries for media changes (off when empty)")
-	hookSecret := fs.String("webhook-secret", "", "secret key the deliveries are signed with; prefer --webhook-secret-env")
-	hookSecretEnv := fs.String("webhook-secret-env", "", "name of an environment variable holding the webhook secret key")
-	atLeastOnce := fs.Bool("at-least-once", false, "deliver like the spec warns: batch events, sometimes send a message twice, sometimes out of order")
-	seed := fs.Uint64("seed", 0, "seed for --at-least-once randomness (0: random), to reproduce a run")
-	tokenTTL := fs.Duration("token-ttl", sandbox.DefaultTokenTTL, "access token lifetime (expires_in)")
-	codeTTL := fs.Duration("code-ttl", sandbox.DefaultCodeTTL, "how long an authorization code can be exchanged")
-	appsFile := fs.String("apps", "", "JSON file of more applications to register: an array of {name, description, client_id, client_secret, redirect_uri, scopes}")
-	redirect := fs.String("redirect-uri", "", "Redirect URI of the default app (default "+sandbox.DefaultApp().RedirectURI+")")
-	scopes := fs.String("scopes", "", "comma-separated scopes of the default app (default "+strings.Join(sandbox.DefaultApp().Scopes, ",")+")")
-	strict := fs.Bool("strict", false, "refuse token requests whose parameters are in the form body or HTTP Basic instead of the URL query")
-	delay := fs.Duration("processing-delay", 2*time.Second, "time between created, processing and ready of an uploaded media")
-	quiet := fs.Bool("quiet", false, "do not log requests and deliveries to stderr")
-	jsonOut := fs.Bool("json", false, "print the startup summary as one JSON object")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+// Options are the sandbox's flags.
+type Options struct {
+	Env              *cmdutil.Env
+	Addr             string
+	AllowRemote      bool
+	WebhookURL       string
+	WebhookSecret    string
+	WebhookSecretEnv string
+	AtLeastOnce      bool
+	Seed             uint64
+	TokenTTL         time.Duration
+	CodeTTL          time.Duration
+	AppsFile         string
+	RedirectURI      string
+	Scopes           string
+	Strict           bool
+	ProcessingDelay  time.Duration
+	Quiet            bool
+	JSON             bool
+
+	secret []byte
+}
+
+// NewCmd builds `hookscope sandbox`; runF replaces the server in tests.
+func NewCmd(env *cmdutil.Env, runF func(context.Context, *Options) error) *cobra.Command {
+	o := &Options{Env: env}
+	cmd := &cobra.Command{
+		Use:   "sandbox [flags]",
+		Short: "Run a local emulation of the service: OAuth pages, token endpoint, Data/Upload API, webhooks",
+		Long: `Run a local emulation of the service with demo data only: its OAuth pages and
+token endpoint, a slice of the Data and Upload APIs, and a webhook sender.
+Everything works offline; Ctrl+C stops it.`,
+		Example: examples,
+		Args:    cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return run(cmd.Context(), o)
+		},
 	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.Addr, "addr", sandbox.DefaultAddr, "address to listen on (host:port); loopback unless --allow-remote")
+	fs.BoolVar(&o.AllowRemote, "allow-remote", false, "allow binding a non-loopback address (the sandbox hands out demo credentials and tokens to anyone who can reach it)")
+	fs.StringVar(&o.WebhookURL, "webhook-url", "", "POST URL that receives webhook deliveries for media changes (off when empty)")
+	fs.StringVar(&o.WebhookSecret, "webhook-secret", "", "secret key the deliveries are signed with; prefer --webhook-secret-env")
+	fs.StringVar(&o.WebhookSecretEnv, "webhook-secret-env", "", "name of an environment variable holding the webhook secret key")
+	fs.BoolVar(&o.AtLeastOnce, "at-least-once", false, "deliver like the spec warns: batch events, sometimes send a message twice, sometimes out of order")
+	fs.Uint64Var(&o.Seed, "seed", 0, "seed for --at-least-once randomness (0: random), to reproduce a run")
+	fs.DurationVar(&o.TokenTTL, "token-ttl", sandbox.DefaultTokenTTL, "access token lifetime (expires_in)")
+	fs.DurationVar(&o.CodeTTL, "code-ttl", sandbox.DefaultCodeTTL, "how long an authorization code can be exchanged")
+	fs.StringVar(&o.AppsFile, "apps", "", "JSON file of more applications to register: an array of {name, description, client_id, client_secret, redirect_uri, scopes}")
+	fs.StringVar(&o.RedirectURI, "redirect-uri", "", "Redirect URI of the default app (default "+sandbox.DefaultApp().RedirectURI+")")
+	fs.StringVar(&o.Scopes, "scopes", "", "comma-separated scopes of the default app (default "+strings.Join(sandbox.DefaultApp().Scopes, ",")+")")
+	fs.BoolVar(&o.Strict, "strict", false, "refuse token requests whose parameters are in the form body or HTTP Basic instead of the URL query")
+	fs.DurationVar(&o.ProcessingDelay, "processing-delay", 2*time.Second, "time between created, processing and ready of an uploaded media")
+	fs.BoolVar(&o.Quiet, "quiet", false, "do not log requests and deliveries to stderr")
+	fs.BoolVar(&o.JSON, "json", false, "print the startup summary as one JSON object")
+	_ = cmd.MarkFlagFilename("apps", "json")
+	return cmd
+}
+
+// validate checks the flags and resolves the webhook secret.
+func (o *Options) validate() error {
 	switch {
-	case *tokenTTL <= 0:
-		return usageError("--token-ttl must be positive, got %s", *tokenTTL)
-	case *codeTTL <= 0:
-		return usageError("--code-ttl must be positive, got %s", *codeTTL)
-	case *delay <= 0:
-		return usageError("--processing-delay must be positive, got %s", *delay)
-	case *hookSecret != "" && *hookSecretEnv != "":
-		return usageError("give the webhook secret once: --webhook-secret or --webhook-secret-env, not both")
-	case (*hookSecret != "" || *hookSecretEnv != "" || *atLeastOnce) && *hookURL == "":
-		return usageError("--webhook-secret, --webhook-secret-env and --at-least-once need --webhook-url")
+	case o.TokenTTL <= 0:
+		return cmdutil.UsageErrorf("--token-ttl must be positive, got %s", o.TokenTTL)
+	case o.CodeTTL <= 0:
+		return cmdutil.UsageErrorf("--code-ttl must be positive, got %s", o.CodeTTL)
+	case o.ProcessingDelay <= 0:
+		return cmdutil.UsageErrorf("--processing-delay must be positive, got %s", o.ProcessingDelay)
+	case o.WebhookSecret != "" && o.WebhookSecretEnv != "":
+		return cmdutil.UsageErrorf("give the webhook secret once: --webhook-secret or --webhook-secret-env, not both")
+	case (o.WebhookSecret != "" || o.WebhookSecretEnv != "" || o.AtLeastOnce) && o.WebhookURL == "":
+		return cmdutil.UsageErrorf("--webhook-secret, --webhook-secret-env and --at-least-once need --webhook-url")
 	}
-	if *hookURL != "" {
-		u, err := url.Parse(*hookURL)
+	if o.WebhookURL != "" {
+		u, err := url.Parse(o.WebhookURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return usageError("--webhook-url must be an absolute http or https URL")
+			return cmdutil.UsageErrorf("--webhook-url must be an absolute http or https URL")
 		}
 	}
-	secret := []byte(*hookSecret)
-	if *hookSecretEnv != "" {
-		v := env.Getenv(*hookSecretEnv)
+	o.secret = []byte(o.WebhookSecret)
+	if o.WebhookSecretEnv != "" {
+		v := o.Env.Getenv(o.WebhookSecretEnv)
 		if v == "" {
-			return usageError("--webhook-secret-env %s: the environment variable is unset or empty", *hookSecretEnv)
+			return cmdutil.UsageErrorf("--webhook-secret-env %s: the environment variable is unset or empty", o.WebhookSecretEnv)
 		}
-		secret = []byte(v)
+		o.secret = []byte(v)
 	}
-	if err := sandbox.CheckLoopback(*addr); err != nil {
-		if !*allowRemote {
-			return usageError("--addr %s is not a loopback address; add --allow-remote to serve the sandbox on the network", *addr)
-		}
-		fmt.Fprintf(env.Stderr, "warning: serving the sandbox on %s: anyone who can reach this machine can log in as the demo users and use its tokens\n", *addr)
+	if sandbox.CheckLoopback(o.Addr) != nil && !o.AllowRemote {
+		return cmdutil.UsageErrorf("--addr %s is not a loopback address; add --allow-remote to serve the sandbox on the network", o.Addr)
+	}
+	return nil
+}
+
+func run(ctx context.Context, o *Options) error {
+	env := o.Env
+	if sandbox.CheckLoopback(o.Addr) != nil {
+		fmt.Fprintf(env.Stderr, "warning: serving the sandbox on %s: anyone who can reach this machine can log in as the demo users and use its tokens\n", o.Addr)
 	}
 	def := sandbox.DefaultApp()
-	if *redirect != "" {
-		def.RedirectURI = *redirect
+	if o.RedirectURI != "" {
+		def.RedirectURI = o.RedirectURI
 	}
-	if *scopes != "" {
+	if o.Scopes != "" {
 		def.Scopes = nil
-		for _, s := range strings.Split(*scopes, ",") {
+		for _, s := range strings.Split(o.Scopes, ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				def.Scopes = append(def.Scopes, s)
 			}
 		}
 	}
 	apps := []sandbox.App{def}
-	if *appsFile != "" {
-		more, err := readSandboxApps(*appsFile)
+	if o.AppsFile != "" {
+		more, err := readSandboxApps(o.AppsFile)
 		if err != nil {
 			return err
 		}
@@ -109,7 +165,7 @@ func runSandbox(ctx context.Context, env *Env, args []string) error {
 
 	var mu sync.Mutex
 	logf := func(format string, a ...any) {
-		if *quiet {
+		if o.Quiet {
 			return
 		}
 		mu.Lock()
@@ -117,21 +173,21 @@ func runSandbox(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, time.Now().Format("15:04:05.000")+" "+format+"\n", a...)
 	}
 	cfg := sandbox.Config{
-		Apps: apps, TokenTTL: *tokenTTL, CodeTTL: *codeTTL,
-		WebhookURL: *hookURL, WebhookSecret: secret, AtLeastOnce: *atLeastOnce, Seed: *seed,
-		Strict: *strict, AllowRemote: *allowRemote, ProcessingDelay: *delay, Logf: logf,
+		Apps: apps, TokenTTL: o.TokenTTL, CodeTTL: o.CodeTTL,
+		WebhookURL: o.WebhookURL, WebhookSecret: o.secret, AtLeastOnce: o.AtLeastOnce, Seed: o.Seed,
+		Strict: o.Strict, AllowRemote: o.AllowRemote, ProcessingDelay: o.ProcessingDelay, Logf: logf,
 	}
-	srv, base, err := sandbox.Start(ctx, *addr, cfg)
+	srv, base, err := sandbox.Start(ctx, o.Addr, cfg)
 	if err != nil {
 		// A bad app or a busy port: the flags were fine, the input was not.
 		return fmt.Errorf("start sandbox: %w", err)
 	}
 	defer srv.Close()
 	mu.Lock()
-	if *jsonOut {
+	if o.JSON {
 		err = printSandboxJSON(env.Stdout, srv, base, cfg)
 	} else {
-		printSandboxSummary(env.Stdout, srv, base, cfg, len(secret) > 0)
+		printSandboxSummary(env.Stdout, srv, base, cfg, len(o.secret) > 0)
 	}
 	mu.Unlock()
 	if err != nil {
