@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -133,4 +134,52 @@ func SeedStore(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Parse executes cmd on args as its own root, silently, and returns the
+// error: with a runF that records its Options, a parsing test sees what
+// the command would run with, or the usage error it answers.
+func Parse(cmd *cobra.Command, args ...string) error {
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	cmd.SetFlagErrorFunc(cmdutil.FlagError)
+	return cmd.Execute()
+}
+
+// Getenv is an environment lookup over a map.
+func Getenv(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// ParseCase is one row of a parsing table: the arguments, and either a
+// check of the Options they give (Want) or the usage error they must give
+// (Err, a part of its message).
+type ParseCase[O any] struct {
+	Args []string
+	Want func(*O) bool
+	Err  string
+}
+
+// ParseTable runs each case through the command newCmd builds around a
+// runF that records its Options, so parsing and validation are checked
+// without running anything.
+func ParseTable[O any](t *testing.T, newCmd func(runF func(context.Context, *O) error) *cobra.Command, cases []ParseCase[O]) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.Args, " "), func(t *testing.T) {
+			var got *O
+			err := Parse(newCmd(func(_ context.Context, o *O) error { got = o; return nil }), tc.Args...)
+			if tc.Err != "" {
+				if !cmdutil.IsUsage(err) || !strings.Contains(err.Error(), tc.Err) || got != nil {
+					t.Fatalf("err %v, want a usage error with %q", err, tc.Err)
+				}
+				return
+			}
+			if err != nil || got == nil || !tc.Want(got) {
+				t.Fatalf("err %v, options %+v", err, got)
+			}
+		})
+	}
 }
