@@ -18,7 +18,9 @@ import (
 // without calling.
 func TestParseCall(t *testing.T) {
 	env := &cmdutil.Env{Stderr: io.Discard, Getenv: clitest.Getenv(nil)}
-	clitest.ParseTable(t, func(runF func(context.Context, *StepOptions) error) *cobra.Command { return NewStepCmd(env, "call", runF) }, []clitest.ParseCase[StepOptions]{
+	clitest.ParseTable(t, func(runF func(context.Context, *StepOptions) error) *cobra.Command {
+		return NewStepCmd(env, "call", runF)
+	}, []clitest.ParseCase[StepOptions]{
 		// The example: a path, then a flag.
 		{Args: []string{"/v1/medias/abc", "--method", "header"}, Want: func(o *StepOptions) bool {
 			return o.Path == "/v1/medias/abc" && o.Media == "" && reflect.DeepEqual(o.methods, []oauthflow.TokenMethod{oauthflow.MethodHeader})
@@ -42,7 +44,9 @@ func TestParseSteps(t *testing.T) {
 	env := &cmdutil.Env{Stderr: io.Discard, Getenv: clitest.Getenv(nil)}
 	for _, step := range []string{"login", "authorize", "exchange", "refresh"} {
 		t.Run(step, func(t *testing.T) {
-			clitest.ParseTable(t, func(runF func(context.Context, *StepOptions) error) *cobra.Command { return NewStepCmd(env, step, runF) }, []clitest.ParseCase[StepOptions]{
+			clitest.ParseTable(t, func(runF func(context.Context, *StepOptions) error) *cobra.Command {
+				return NewStepCmd(env, step, runF)
+			}, []clitest.ParseCase[StepOptions]{
 				{Args: []string{"--profile", "demo", "--scope", "media:read", "--scope", "a,b", "--json"}, Want: func(o *StepOptions) bool {
 					return o.Step == step && o.Profile == "demo" && reflect.DeepEqual(o.Scopes, []string{"media:read", "a,b"}) && o.JSON
 				}},
@@ -51,7 +55,9 @@ func TestParseSteps(t *testing.T) {
 			})
 		})
 	}
-	clitest.ParseTable(t, func(runF func(context.Context, *StepOptions) error) *cobra.Command { return NewStepCmd(env, "login", runF) }, []clitest.ParseCase[StepOptions]{
+	clitest.ParseTable(t, func(runF func(context.Context, *StepOptions) error) *cobra.Command {
+		return NewStepCmd(env, "login", runF)
+	}, []clitest.ParseCase[StepOptions]{
 		{Args: []string{"--no-browser", "--pkce", "--timeout", "20s", "--placement", "basic"}, Want: func(o *StepOptions) bool {
 			return o.NoBrowser && o.PKCE && o.Timeout == 20*time.Second && o.placement == oauthflow.Placement("basic")
 		}},
