@@ -58,15 +58,7 @@ must be answered 2xx within the time-out, except the last two, which must be
 refused (401 or 403). The command exits 1 when a case fails.`,
 		Example: examples,
 		Args:    cmdutil.MaxArgs(1, "one consumer URL"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.validate(args); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return run(cmd.Context(), o)
-		},
+		RunE:    cmdutil.RunE(o, o.validate, runF, run),
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.To, "to", "", "your consumer's URL, http or https (or give it as the argument)")

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -51,4 +52,19 @@ func ArgOrFlag(args []string, flag, flagValue string) (string, error) {
 		return "", UsageErrorf("the argument %q and %s %q disagree: give it once, as an argument or with %s", args[0], flag, flagValue, flag)
 	}
 	return args[0], nil
+}
+
+// RunE is the RunE of a command built the house's way: validate the
+// arguments and flags into o (usage errors), then run runF — a test's
+// stand-in that records o — or, when runF is nil, the command's run.
+func RunE[O any](o *O, validate func(args []string) error, runF, run func(context.Context, *O) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := validate(args); err != nil {
+			return err
+		}
+		if runF != nil {
+			return runF(cmd.Context(), o)
+		}
+		return run(cmd.Context(), o)
+	}
 }

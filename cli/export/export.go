@@ -63,15 +63,7 @@ unless --reveal. Select deliveries with --id, --type, --since, --signature or
 --duplicates (default: all).`,
 		Example: examples,
 		Args:    cmdutil.MaxArgs(1, "one PATH"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.validate(args); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return run(cmd.Context(), o)
-		},
+		RunE:    cmdutil.RunE(o, o.validate, runF, run),
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.Format, "format", "", "json (folder of pretty files), fixtures (folder, one file per event type), curl (folder with replay.sh), har (file) or ndjson (file); default: from PATH's extension")

@@ -54,23 +54,21 @@ and analyze them like received ones (signatures, events, dedupe ledger).`,
 			}
 			return cmdutil.UsageErrorf("import takes one PATH (got %q)", args)
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Path = args[0]
-			var err error
-			if o.secrets, err = o.Secrets.Resolve(env); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return run(cmd.Context(), o)
-		},
+		RunE: cmdutil.RunE(o, o.validate, runF, run),
 	}
 	fs := cmd.Flags()
 	cmdutil.AddDBFlag(fs, &o.DBPath)
 	o.Secrets = cmdutil.AddSecretFlags(fs)
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as JSON")
 	return cmd
+}
+
+// validate takes the path and resolves the secrets.
+func (o *Options) validate(args []string) error {
+	o.Path = args[0]
+	var err error
+	o.secrets, err = o.Secrets.Resolve(o.Env)
+	return err
 }
 
 func run(ctx context.Context, o *Options) error {

@@ -78,15 +78,7 @@ and print one line per delivery (or one JSON object with --json).
 Ctrl+C stops accepting, finishes in-flight requests and closes the store.`,
 		Example: examples,
 		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return run(cmd.Context(), o)
-		},
+		RunE:    cmdutil.RunE(o, o.validate, runF, run),
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.Addr, "addr", DefaultAddr, "address to listen on (host:port); loopback unless --allow-remote")
@@ -106,7 +98,7 @@ Ctrl+C stops accepting, finishes in-flight requests and closes the store.`,
 
 // validate checks the flags and resolves secrets and the answer mode;
 // every problem is a usage error.
-func (o *Options) validate() error {
+func (o *Options) validate([]string) error {
 	if o.Pprof != "" && !inspector.IsLoopback(o.Pprof) {
 		return cmdutil.UsageErrorf("--pprof %s is not a loopback address: the profiler must not be reachable from the network", o.Pprof)
 	}

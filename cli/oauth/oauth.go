@@ -127,15 +127,7 @@ func NewStepCmd(env *cmdutil.Env, step string, runF func(context.Context, *StepO
 		Use:     step + " [flags]",
 		Example: oauthExamples(step),
 		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.validate(args); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return runStep(cmd.Context(), o)
-		},
+		RunE:    cmdutil.RunE(o, o.validate, runF, runStep),
 	}
 	for _, s := range steps() {
 		if s.name == step {
@@ -651,12 +643,7 @@ func NewProfilesCmd(env *cmdutil.Env, runF func(context.Context, *ProfilesOption
   hookscope oauth profiles --json
   hookscope oauth profiles --delete demo`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return runProfiles(cmd.Context(), o)
-		},
+		RunE: cmdutil.RunE(o, func([]string) error { return nil }, runF, runProfiles),
 	}
 	cmdutil.AddDBFlag(cmd.Flags(), &o.DBPath)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -755,18 +742,7 @@ func NewHistoryCmd(env *cmdutil.Env, runF func(context.Context, *HistoryOptions)
   hookscope oauth history --profile demo --format har > flow.har
   hookscope oauth history --flow 3xYz... --format json --reveal`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Format != "md" && o.Format != "har" && o.Format != "json" {
-				return cmdutil.UsageErrorf("--format must be md, har or json, got %q", o.Format)
-			}
-			if o.Limit <= 0 {
-				return cmdutil.UsageErrorf("--limit must be positive")
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return runHistory(cmd.Context(), o)
-		},
+		RunE: cmdutil.RunE(o, o.validate, runF, runHistory),
 	}
 	fs := cmd.Flags()
 	cmdutil.AddDBFlag(fs, &o.DBPath)
@@ -778,6 +754,16 @@ func NewHistoryCmd(env *cmdutil.Env, runF func(context.Context, *HistoryOptions)
 	_ = cmd.RegisterFlagCompletionFunc("profile", cmdutil.CompleteProfiles)
 	_ = cmd.RegisterFlagCompletionFunc("format", cmdutil.CompleteFixed("md\tMarkdown report", "har\tHAR 1.2", "json\ttranscripts as JSON"))
 	return cmd
+}
+
+func (o *HistoryOptions) validate([]string) error {
+	if o.Format != "md" && o.Format != "har" && o.Format != "json" {
+		return cmdutil.UsageErrorf("--format must be md, har or json, got %q", o.Format)
+	}
+	if o.Limit <= 0 {
+		return cmdutil.UsageErrorf("--limit must be positive")
+	}
+	return nil
 }
 
 func runHistory(ctx context.Context, o *HistoryOptions) error {

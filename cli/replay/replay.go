@@ -73,16 +73,7 @@ shuffled, split or merged). Choose deliveries by id (arguments or --id) or by
 delivery.`,
 		Example:           examples,
 		ValidArgsFunction: cmdutil.CompleteDeliveryIDs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Selection.IDs = append(o.Selection.IDs, args...)
-			if err := o.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return run(cmd.Context(), o)
-		},
+		RunE:              cmdutil.RunE(o, o.validate, runF, run),
 	}
 	fs := cmd.Flags()
 	cmdutil.AddDBFlag(fs, &o.DBPath)
@@ -109,8 +100,9 @@ delivery.`,
 
 // validate checks the flags, resolves the re-signing secret and reads an
 // edited body.
-func (o *Options) validate() error {
+func (o *Options) validate(args []string) error {
 	env := o.Env
+	o.Selection.IDs = append(o.Selection.IDs, args...)
 	if !o.Selection.Set() {
 		return cmdutil.UsageErrorf("choose what to replay: delivery ids, --id, --type, --since, --signature or --duplicates")
 	}

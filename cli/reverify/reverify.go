@@ -38,24 +38,24 @@ func NewCmd(env *cmdutil.Env, runF func(context.Context, *Options) error) *cobra
 (several for a rotation) and store the new verdicts.`,
 		Example: examples,
 		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			sec, err := o.Secrets.Resolve(env)
-			if err != nil {
-				return err
-			}
-			if len(sec) == 0 {
-				return cmdutil.UsageErrorf("give at least one --secret or --secret-env: re-verifying without a secret would mark every delivery unverified")
-			}
-			o.secrets = sec
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return run(cmd.Context(), o)
-		},
+		RunE:    cmdutil.RunE(o, o.validate, runF, run),
 	}
 	o.Secrets = cmdutil.AddSecretFlags(cmd.Flags())
 	cmdutil.AddDBFlag(cmd.Flags(), &o.DBPath)
 	return cmd
+}
+
+// validate resolves the secrets: at least one.
+func (o *Options) validate([]string) error {
+	sec, err := o.Secrets.Resolve(o.Env)
+	if err != nil {
+		return err
+	}
+	if len(sec) == 0 {
+		return cmdutil.UsageErrorf("give at least one --secret or --secret-env: re-verifying without a secret would mark every delivery unverified")
+	}
+	o.secrets = sec
+	return nil
 }
 
 func run(ctx context.Context, o *Options) error {

@@ -44,27 +44,7 @@ the pretty body, its headers (signed when a secret is given, over exactly the
 bytes in the file) and an index.json a test suite can iterate over.`,
 		Example: examples,
 		Args:    cmdutil.MaxArgs(1, "one folder"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if o.Out, err = cmdutil.ArgOrFlag(args, "--out", o.Out); err != nil {
-				return err
-			}
-			if o.Out == "" {
-				return cmdutil.UsageErrorf("the folder to write the samples to is required (the argument or --out)")
-			}
-			for _, t := range o.Types {
-				if !catalog.IsKnown(t) {
-					return cmdutil.UsageErrorf("--type %q is not an event type; valid types: %s", t, strings.Join(catalog.TypeNames(), ", "))
-				}
-			}
-			if o.secrets, err = o.Secrets.Resolve(env); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return run(cmd.Context(), o)
-		},
+		RunE:    cmdutil.RunE(o, o.validate, runF, run),
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.Out, "out", "", "directory to write the samples to (or give it as the argument; created if missing; existing sample files are replaced)")
@@ -87,6 +67,24 @@ type sampleEntry struct {
 	Body      string `json:"body"`
 	Headers   string `json:"headers"`
 	Signature string `json:"signature,omitempty"`
+}
+
+// validate takes the folder and checks the types; it resolves the secrets.
+func (o *Options) validate(args []string) error {
+	var err error
+	if o.Out, err = cmdutil.ArgOrFlag(args, "--out", o.Out); err != nil {
+		return err
+	}
+	if o.Out == "" {
+		return cmdutil.UsageErrorf("the folder to write the samples to is required (the argument or --out)")
+	}
+	for _, t := range o.Types {
+		if !catalog.IsKnown(t) {
+			return cmdutil.UsageErrorf("--type %q is not an event type; valid types: %s", t, strings.Join(catalog.TypeNames(), ", "))
+		}
+	}
+	o.secrets, err = o.Secrets.Resolve(o.Env)
+	return err
 }
 
 func run(ctx context.Context, o *Options) error {

@@ -72,15 +72,7 @@ token endpoint, a slice of the Data and Upload APIs, and a webhook sender.
 Everything works offline; Ctrl+C stops it.`,
 		Example: examples,
 		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return run(cmd.Context(), o)
-		},
+		RunE:    cmdutil.RunE(o, o.validate, runF, run),
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.Addr, "addr", sandbox.DefaultAddr, "address to listen on (host:port); loopback unless --allow-remote")
@@ -104,7 +96,7 @@ Everything works offline; Ctrl+C stops it.`,
 }
 
 // validate checks the flags and resolves the webhook secret.
-func (o *Options) validate() error {
+func (o *Options) validate([]string) error {
 	switch {
 	case o.TokenTTL <= 0:
 		return cmdutil.UsageErrorf("--token-ttl must be positive, got %s", o.TokenTTL)

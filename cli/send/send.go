@@ -58,19 +58,7 @@ batching), to your consumer's URL: single event types, all 17, or a scenario
 such as at-least-once delivery. The URL is the argument or --to.`,
 		Example: examples,
 		Args:    cmdutil.MaxArgs(1, "one consumer URL"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if o.To, err = cmdutil.ArgOrFlag(args, "--to", o.To); err != nil {
-				return err
-			}
-			if err := o.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return run(cmd.Context(), o)
-		},
+		RunE:    cmdutil.RunE(o, o.validate, runF, run),
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.To, "to", "", "consumer URL to POST deliveries to (or give it as the argument)")
@@ -96,7 +84,11 @@ such as at-least-once delivery. The URL is the argument or --to.`,
 }
 
 // validate checks the flags and resolves the signing secret.
-func (o *Options) validate() error {
+func (o *Options) validate(args []string) error {
+	var err error
+	if o.To, err = cmdutil.ArgOrFlag(args, "--to", o.To); err != nil {
+		return err
+	}
 	if err := checkTarget(o.To); err != nil {
 		return err
 	}
@@ -121,7 +113,6 @@ func (o *Options) validate() error {
 	case o.Timeout <= 0:
 		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
 	}
-	var err error
 	o.secrets, err = o.Secrets.Resolve(o.Env)
 	return err
 }
