@@ -13,12 +13,22 @@ export CGO_ENABLED := 1
 # Debian packages: Fyne's cgo build needs the X11/GL headers; the smoke test
 # and screenshots need Xvfb, ImageMagick and xdotool.
 BUILD_PKGS := gcc pkg-config libgl1-mesa-dev xorg-dev
-TEST_PKGS  := xvfb imagemagick xdotool openssl
+TEST_PKGS  := xvfb imagemagick xdotool openssl bash-completion
+# Packaging: xz for the archive; desktop-file-validate and gio (launching
+# the installed desktop entry) for its check.
+PACKAGE_PKGS := xz-utils desktop-file-utils libglib2.0-bin
+# Cross-building the Windows .exe (cgo: Fyne's GLFW driver) needs MinGW.
+WINDOWS_PKGS := gcc-mingw-w64-x86-64
+
+VERSION    := $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' FyneApp.toml)
+PKG        := dist/hookscope-$(VERSION)-linux-$(shell $(GO) env GOARCH).tar.xz
+PREFIX     ?= $(HOME)/.local
 
 FUZZTIME   ?= 3s
 GOTEST     := $(GO) test -tags $(TAGS)
 
-.PHONY: run build test deps deps-build deps-test modules vet unit race fuzz fuzz-short smoke bench screenshots clean
+.PHONY: run build test deps deps-build deps-test deps-package modules vet unit race fuzz fuzz-short smoke bench screenshots clean \
+        man package package-check package-windows install uninstall
 
 run: deps-build build
 	$(BIN)
@@ -33,6 +43,9 @@ deps-build:
 
 deps-test:
 	@scripts/apt-install.sh $(TEST_PKGS)
+
+deps-package:
+	@scripts/apt-install.sh $(PACKAGE_PKGS)
 
 modules:
 	$(GO) mod download
@@ -72,5 +85,36 @@ bench: deps-build modules
 screenshots: deps build
 	@scripts/screenshots.sh $(BIN)
 
+# Man pages for every command, generated from the command tree (cobra/doc).
+man: modules
+	$(GO) run ./cli/internal/genman -out dist/man -version $(VERSION)
+
+# The Linux package: Fyne's packager (go tool fyne, pinned in go.mod) builds
+# the release binary with $(TAGS); man pages and install.sh are added.
+package: deps-build deps-package modules
+	@scripts/package.sh
+
+# What CI checks: the package's listing, the desktop entry (validated), man
+# pages, and the installed app started from its desktop entry under Xvfb.
+package-check: package deps-test
+	@scripts/package-check.sh $(PKG) dist/desktop-launch.png
+
+# Windows: Fyne's packager cross-builds Hookscope.exe (icon and manifest
+# embedded) with MinGW. macOS needs Apple's SDK, which Debian cannot have.
+package-windows: deps-build modules
+	@scripts/apt-install.sh $(WINDOWS_PKGS)
+	@scripts/package-windows.sh
+
+# Install for the current user into $(PREFIX) (~/.local, no root): binary,
+# desktop entry, icon, man pages; install.sh records them in a manifest.
+install: package
+	@tmp=$$(mktemp -d) && tar -xJf $(PKG) -C "$$tmp" && "$$tmp/hookscope/install.sh" --prefix "$(PREFIX)"; \
+	rc=$$?; rm -rf "$$tmp"; exit $$rc
+
+# Remove exactly the files the manifest of `make install` lists.
+uninstall:
+	@scripts/install.sh --uninstall --prefix "$(PREFIX)"
+
 clean:
 	rm -f $(BIN)
+	rm -rf dist

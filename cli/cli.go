@@ -1,67 +1,44 @@
 // Package cli holds Hookscope's headless commands. Every job the window can
 // do has a command here, driving the same engines and the same store file.
+// Each command lives in a package of its own (cli/listen, cli/oauth, …)
+// with an Options struct, a NewCmd constructor and a run function; this
+// package builds the cobra command tree from them and runs it.
 package cli
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hookscope/hookscope/cli/checkconsumer"
+	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/cli/completion"
+	"github.com/hookscope/hookscope/cli/export"
+	"github.com/hookscope/hookscope/cli/importcmd"
+	"github.com/hookscope/hookscope/cli/listen"
+	"github.com/hookscope/hookscope/cli/oauth"
+	"github.com/hookscope/hookscope/cli/replay"
+	"github.com/hookscope/hookscope/cli/reverify"
+	"github.com/hookscope/hookscope/cli/samples"
+	"github.com/hookscope/hookscope/cli/sandbox"
+	"github.com/hookscope/hookscope/cli/send"
+	"github.com/hookscope/hookscope/cli/version"
 )
 
 // Version is the Hookscope version; release builds override it with
 // -ldflags "-X github.com/hookscope/hookscope/cli.Version=…".
 var Version = "0.1.0-dev"
 
-// Env is what a command gets from the process: its streams and environment
-// lookups, injectable so tests run commands in-process.
-type Env struct {
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
-	// Getenv reads an environment variable (os.Getenv in production).
-	Getenv func(string) string
-	// IsTerminal reports whether Stdout is a terminal (colour output).
-	IsTerminal bool
-}
+// Env is what a command gets from the process (see cmdutil.Env).
+type Env = cmdutil.Env
 
-// command is one subcommand.
-type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, env *Env, args []string) error
-}
-
-// commands lists the subcommands. Each lives in a file of its own.
-func commands() []command {
-	return []command{
-		{"listen", "receive webhook deliveries, verify, decode and store them", runListen},
-		{"reverify", "judge stored deliveries' signatures again with new secrets", runReverify},
-		{"version", "print the Hookscope version", runVersion},
-		{"oauth", "walk the OAuth flow step by step: login, authorize, exchange, refresh, call, profiles, history", runOAuth},
-		{"send", "POST realistic simulated deliveries (all 17 types, scenarios) to a URL", runSend},
-		{"samples", "write one signed example delivery per event type for test suites", runSamples},
-		{"sandbox", "run a local emulation of the service: OAuth pages, token endpoint, Data/Upload API, webhooks", runSandbox},
-		{"replay", "send stored deliveries again: byte-exact, re-signed, edited, or as a chaos run", runReplay},
-		{"check-consumer", "run the standard check of your webhook endpoint: 17 types, duplicates, order, signatures", runCheckConsumer},
-		{"export", "write deliveries as pretty JSON, test fixtures, curl script, HAR 1.2 or NDJSON", runExport},
-		{"import", "load a HAR, NDJSON or fixtures folder as deliveries, analyzed like received ones", runImport},
-	}
-}
-
-// errUsage marks an error caused by how the command was called; it exits 2.
-var errUsage = errors.New("usage error")
-
-// usageError wraps a message so Run exits with code 2.
-func usageError(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, a...))
-}
+// DefaultListenAddr is where `hookscope listen` listens unless told
+// otherwise.
+const DefaultListenAddr = listen.DefaultAddr
 
 // Main runs the command line from the real process and returns the exit code.
 func Main(args []string) int {
@@ -79,140 +56,92 @@ func Main(args []string) int {
 }
 
 // Run executes args (without the program name) and returns the exit code:
-// 0 success, 1 failure, 2 wrong usage.
+// 0 success, 1 failure, 2 wrong usage. A nil Getenv reads nothing; an
+// empty Version is this build's.
 func Run(ctx context.Context, env *Env, args []string) int {
-	if env.Getenv == nil {
-		env.Getenv = func(string) string { return "" }
-	}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		if len(args) > 1 && args[0] == "help" {
-			return Run(ctx, env, []string{args[1], "--help"})
-		}
-		printUsage(env.Stdout)
-		return 0
-	}
-	if args[0] == "--version" || args[0] == "-version" {
-		args = []string{"version"}
-	}
-	for _, c := range commands() {
-		if c.name != args[0] {
-			continue
-		}
-		err := c.run(ctx, env, args[1:])
-		switch {
-		case err == nil, errors.Is(err, flag.ErrHelp):
-			return 0
-		case errors.Is(err, errUsage):
-			fmt.Fprintf(env.Stderr, "hookscope %s: %s\n", c.name, strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
-			fmt.Fprintf(env.Stderr, "Run 'hookscope %s --help' for usage.\n", c.name)
-			return 2
-		default:
-			fmt.Fprintf(env.Stderr, "hookscope %s: %v\n", c.name, err)
-			var ec exitCoder
-			if errors.As(err, &ec) {
-				return ec.ExitCode()
+	e := cmdutil.WithDefaults(env, Version)
+	return cmdutil.Execute(ctx, e, NewRootCmd(e), args)
+}
+
+// NewRootCmd builds the whole command tree on env. The man pages and the
+// completion scripts are generated from it too.
+func NewRootCmd(env *Env) *cobra.Command {
+	root := cmdutil.NewRoot(env)
+	root.Short = "Inspect the video service's webhooks and walk its OAuth flow"
+	root.Long = `Hookscope: inspect the video service's webhooks and walk its OAuth flow.
+
+Without arguments hookscope opens the desktop app; with a command it runs
+headless. The window and the commands share one store file (--db overrides
+it for a command, HOOKSCOPE_DB for the window).
+
+Exit codes: 0 success, 1 failure, 2 wrong usage.`
+	root.Example = `  hookscope listen --secret-env WEBHOOK_SECRET
+  hookscope send http://127.0.0.1:8787/webhooks --all-types --secret-env WEBHOOK_SECRET
+  hookscope replay 42 43 --to http://127.0.0.1:3000/webhooks
+  hookscope export capture.har
+  hookscope help listen
+  source <(hookscope completion bash)`
+	root.Version = env.Version
+	root.SetVersionTemplate("hookscope {{.Version}}\n")
+	root.AddCommand(
+		listen.NewCmd(env, nil),
+		reverify.NewCmd(env, nil),
+		send.NewCmd(env, nil),
+		samples.NewCmd(env, nil),
+		replay.NewCmd(env, nil),
+		checkconsumer.NewCmd(env, nil),
+		export.NewCmd(env, nil),
+		importcmd.NewCmd(env, nil),
+		oauth.NewCmd(env),
+		sandbox.NewCmd(env, nil),
+		version.NewCmd(env),
+		completion.NewCmd(env),
+	)
+	root.SetHelpCommand(newHelpCmd(root))
+	return root
+}
+
+// newHelpCmd is `hookscope help [command]`: cobra's own answers an unknown
+// topic with the whole usage and exit 0; this one with a usage error that
+// names the nearest command.
+func newHelpCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:     "help [command]",
+		Short:   "Help about any command",
+		Example: "  hookscope help listen\n  hookscope help oauth call",
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cmd, _, err := root.Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return 1
+			var out []cobra.Completion
+			for _, c := range cmd.Commands() {
+				if c.IsAvailableCommand() {
+					out = append(out, cobra.CompletionWithDesc(c.Name(), c.Short))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			cmd := root
+			for _, a := range args {
+				next := findSub(cmd, a)
+				if next == nil {
+					return cmdutil.UsageErrorf("no help topic %q: %v", strings.Join(args, " "), cmdutil.Subcommands(cmd, []string{a}))
+				}
+				cmd = next
+			}
+			return cmd.Help()
+		},
+	}
+}
+
+// findSub returns cmd's subcommand called name (or one of its aliases).
+func findSub(cmd *cobra.Command, name string) *cobra.Command {
+	for _, c := range cmd.Commands() {
+		if c.Name() == name || c.HasAlias(name) {
+			return c
 		}
 	}
-	fmt.Fprintf(env.Stderr, "hookscope: unknown command %q\n\n", args[0])
-	printUsage(env.Stderr)
-	return 2
-}
-
-// exitCoder lets a command choose its exit code for a failure.
-type exitCoder interface{ ExitCode() int }
-
-func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "Hookscope: inspect the video service's webhooks and walk its OAuth flow.")
-	fmt.Fprintln(w, "\nUsage:\n  hookscope                 open the desktop app\n  hookscope <command> [flags]\n\nCommands:")
-	cs := commands()
-	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
-	for _, c := range cs {
-		fmt.Fprintf(w, "  %-15s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w, "\nRun 'hookscope <command> --help' for a command's flags and examples.")
-}
-
-// newFlagSet makes a flag set whose errors and help go to env.Stderr with
-// the command's usage line and examples, and which never exits the process.
-func newFlagSet(env *Env, name, usage, examples string) *flag.FlagSet {
-	fs := flag.NewFlagSet("hookscope "+name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		out := fs.Output()
-		fmt.Fprintf(out, "Usage: hookscope %s %s\n\nFlags:\n", name, usage)
-		fs.PrintDefaults()
-		if examples != "" {
-			fmt.Fprintf(out, "\nExamples:\n%s\n", strings.TrimRight(examples, "\n"))
-		}
-	}
-	return fs
-}
-
-// parseFlags parses args, turning flag errors into usage errors (exit 2)
-// and refusing stray positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		// The flag package already printed the problem and the usage.
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return usageError("unexpected argument %q (this command takes only flags)", fs.Arg(0))
-	}
-	return nil
-}
-
-// multiFlag collects a repeatable string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string { return strings.Join(*m, ",") }
-
-// Set appends one occurrence.
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-// secretFlags are the repeatable --secret and --secret-env flags shared by
-// every command that signs or verifies.
-type secretFlags struct {
-	values multiFlag
-	envs   multiFlag
-}
-
-func addSecretFlags(fs *flag.FlagSet) *secretFlags {
-	s := &secretFlags{}
-	fs.Var(&s.values, "secret", "webhook secret key (repeatable, for rotation); prefer --secret-env so it stays out of shell history")
-	fs.Var(&s.envs, "secret-env", "name of an environment variable holding a webhook secret key (repeatable)")
-	return s
-}
-
-// resolve returns the secrets in flag order: --secret values first, then
-// --secret-env values.
-func (s *secretFlags) resolve(env *Env) ([][]byte, error) {
-	var out [][]byte
-	for _, v := range s.values {
-		if v == "" {
-			return nil, usageError("--secret is empty; give the webhook's secret key")
-		}
-		out = append(out, []byte(v))
-	}
-	for _, name := range s.envs {
-		v := env.Getenv(name)
-		if v == "" {
-			return nil, usageError("--secret-env %s: the environment variable is unset or empty", name)
-		}
-		out = append(out, []byte(v))
-	}
-	return out, nil
-}
-
-func runVersion(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "version", "", "  hookscope version")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "hookscope %s\n", Version)
 	return nil
 }

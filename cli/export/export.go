@@ -1,0 +1,175 @@
+// Package export is `hookscope export`: write stored deliveries as pretty
+// JSON, test fixtures, a curl script, HAR 1.2 or NDJSON.
+package export
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/storage"
+)
+
+const examples = `  # every stored delivery as a HAR file for browser devtools or HTTP Toolkit
+  hookscope export hooks.har
+
+  # test fixtures, one file per event type, signed with your test secret
+  TEST_SECRET=... hookscope export testdata/webhooks --format fixtures --secret-env TEST_SECRET
+
+  # the last hour's media.ready deliveries as a curl script (replay.sh + bodies/)
+  hookscope export replay-ready --format curl --type media.ready --since 1h
+
+  # deliveries 12 and 15 as pretty JSON files; NDJSON of duplicates to stdout
+  hookscope export picked --format json --id 12,15
+  hookscope export - --format ndjson --duplicates`
+
+// Options are export's arguments and flags.
+type Options struct {
+	Env       *cmdutil.Env
+	Format    string
+	Out       string
+	DBPath    string
+	Selection *cmdutil.SelectionFlags
+	Secrets   *cmdutil.SecretFlags
+	Reveal    bool
+	Force     bool
+	Target    string
+	JSON      bool
+
+	format export.Format
+	secret []byte
+	filter storage.Filter
+}
+
+// NewCmd builds `hookscope export`; runF replaces the writing in tests.
+func NewCmd(env *cmdutil.Env, runF func(context.Context, *Options) error) *cobra.Command {
+	o := &Options{Env: env}
+	cmd := &cobra.Command{
+		Use:   "export PATH [--format json|fixtures|curl|har|ndjson] [selection] [flags]",
+		Short: "Write deliveries as pretty JSON, test fixtures, curl script, HAR 1.2 or NDJSON",
+		Long: `Write stored deliveries to PATH (the argument or --out; - is standard output
+for har and ndjson). The format comes from PATH's extension (.har, .ndjson or
+.jsonl) unless --format says otherwise; the folder formats (json, fixtures,
+curl) need --format. Credential headers and query parameters are redacted
+unless --reveal. Select deliveries with --id, --type, --since, --signature or
+--duplicates (default: all).`,
+		Example: examples,
+		Args:    cmdutil.MaxArgs(1, "one PATH"),
+		RunE:    cmdutil.RunE(o, o.validate, runF, run),
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.Format, "format", "", "json (folder of pretty files), fixtures (folder, one file per event type), curl (folder with replay.sh), har (file) or ndjson (file); default: from PATH's extension")
+	fs.StringVar(&o.Out, "out", "", "folder (json, fixtures, curl) or file (har, ndjson; - for standard output) to write (or give it as the argument)")
+	cmdutil.AddDBFlag(fs, &o.DBPath)
+	o.Selection = cmdutil.AddSelectionFlags(fs)
+	o.Secrets = cmdutil.AddSecretFlags(fs)
+	fs.BoolVar(&o.Reveal, "reveal", false, "keep credential headers and query parameters (Authorization, Cookie, access_token, ...) instead of redacting them")
+	fs.BoolVar(&o.Force, "force", false, "write into a non-empty folder or over an existing file")
+	fs.StringVar(&o.Target, "to", export.DefaultTarget, "default URL of the curl script (it also takes the URL as its first argument)")
+	fs.BoolVar(&o.JSON, "json", false, "print the summary as JSON")
+	_ = cmd.RegisterFlagCompletionFunc("format", cmdutil.CompleteExportFormats)
+	cmdutil.RegisterSelectionCompletion(cmd)
+	return cmd
+}
+
+// FormatFromPath names the export format a file's extension stands for:
+// .har, .ndjson or .jsonl; "" for anything else (folders included).
+func FormatFromPath(path string) export.Format {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".har":
+		return export.HAR
+	case ".ndjson", ".jsonl":
+		return export.NDJSON
+	}
+	return ""
+}
+
+// validate checks the arguments and flags and resolves the format, the
+// fixtures secret and the selection.
+func (o *Options) validate(args []string) error {
+	var err error
+	if o.Out, err = cmdutil.ArgOrFlag(args, "--out", o.Out); err != nil {
+		return err
+	}
+	if o.Out == "" {
+		return cmdutil.UsageErrorf("give the file or folder to write (the argument or --out), e.g. capture.har")
+	}
+	switch {
+	case o.Format != "":
+		if o.format, err = export.ParseFormat(o.Format); err != nil {
+			return cmdutil.UsageErrorf("--format: %v", err)
+		}
+	case FormatFromPath(o.Out) != "":
+		o.format = FormatFromPath(o.Out)
+	case o.Out == "-":
+		return cmdutil.UsageErrorf("--format is required with - (standard output): har or ndjson")
+	default:
+		return cmdutil.UsageErrorf("cannot tell the format from %q: name a .har or .ndjson file, or give --format (json, fixtures or curl for a folder)", o.Out)
+	}
+	if o.Out == "-" && o.format.IsFolder() {
+		return cmdutil.UsageErrorf("--format %s writes a folder; - (standard output) is only for har and ndjson", o.format)
+	}
+	if o.secret, err = o.Secrets.Single(o.Env, "sign fixtures"); err != nil {
+		return err
+	}
+	if o.format == export.Fixtures && o.secret == nil {
+		return cmdutil.UsageErrorf("--format fixtures needs --secret or --secret-env: the secret your consumer's tests verify signatures with (it is written in no file)")
+	}
+	if o.format != export.Fixtures && o.secret != nil {
+		return cmdutil.UsageErrorf("--secret is only used by --format fixtures")
+	}
+	o.filter, err = o.Selection.Filter(time.Now())
+	return err
+}
+
+func run(ctx context.Context, o *Options) error {
+	env := o.Env
+	f, filter := o.format, o.filter
+	db, err := cmdutil.OpenStore(o.DBPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// For fixtures --type also limits which events of a batch become files.
+	opts := export.Options{Format: f, Out: o.Out, Overwrite: o.Force, Reveal: o.Reveal, Secret: o.secret, Target: o.Target, Version: env.Version, Types: filter.Types}
+	if o.Out == "-" {
+		opts.Writer = env.Stdout
+	}
+	src := export.SourceFunc(func(ctx context.Context, fn func(*inspector.Record) error) error { return db.Each(ctx, filter, fn) })
+	sum, err := export.Export(ctx, src, opts)
+	if err != nil {
+		return err
+	}
+	if o.Out == "-" {
+		return nil
+	}
+	if o.JSON {
+		b, _ := json.Marshal(sum)
+		fmt.Fprintf(env.Stdout, "%s\n", b)
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "Exported %s as %s to %s (%s).\n", count(sum.Deliveries, "delivery", "deliveries"), f, o.Out, count(len(sum.Files), "file", "files"))
+	for _, s := range sum.Skipped {
+		fmt.Fprintf(env.Stdout, "  skipped: %s\n", s)
+	}
+	if !o.Reveal {
+		fmt.Fprintln(env.Stdout, "Credential headers and query parameters were redacted (--reveal keeps them).")
+	}
+	return nil
+}
+
+// count says "1 file" or "3 files".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

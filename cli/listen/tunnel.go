@@ -1,0 +1,185 @@
+package listen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/spf13/pflag"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/tunnel"
+)
+
+// TunnelOptions are listen's cloudflared flags.
+type TunnelOptions struct {
+	Enabled  bool
+	Binary   string
+	TokenEnv string
+	Hostname string
+	// tune lets tests shorten the supervisor's timings.
+	tune func(*tunnel.Config)
+}
+
+// addTunnelFlags registers --tunnel, --cloudflared, --tunnel-token-env and
+// --tunnel-hostname on fs.
+func addTunnelFlags(fs *pflag.FlagSet) *TunnelOptions {
+	f := &TunnelOptions{}
+	fs.BoolVar(&f.Enabled, "tunnel", false, "expose the receiver through a cloudflared tunnel and print its public POST URL (a quick tunnel unless --tunnel-token-env is given)")
+	fs.StringVar(&f.Binary, "cloudflared", "", "path to the cloudflared binary (default: cloudflared on PATH)")
+	fs.StringVar(&f.TokenEnv, "tunnel-token-env", "", "name of an environment variable holding a named tunnel's token (the token is a secret: it is never printed)")
+	fs.StringVar(&f.Hostname, "tunnel-hostname", "", "public hostname routed to the named tunnel, e.g. hooks.example.com (with --tunnel-token-env)")
+	return f
+}
+
+var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$`)
+
+// config checks the flag combination and builds the supervisor's
+// configuration; wrong combinations are usage errors (exit 2).
+func (f *TunnelOptions) config(env *cmdutil.Env, receiverAddr string) (tunnel.Config, error) {
+	if !f.Enabled {
+		for name, v := range map[string]string{"--cloudflared": f.Binary, "--tunnel-token-env": f.TokenEnv, "--tunnel-hostname": f.Hostname} {
+			if v != "" {
+				return tunnel.Config{}, cmdutil.UsageErrorf("%s needs --tunnel", name)
+			}
+		}
+		return tunnel.Config{}, nil
+	}
+	cfg := tunnel.Config{Binary: f.Binary}
+	switch {
+	case f.Hostname != "" && f.TokenEnv == "":
+		return cfg, cmdutil.UsageErrorf("--tunnel-hostname is for a named tunnel: give its token with --tunnel-token-env VAR too (or drop it for a quick tunnel)")
+	case f.TokenEnv != "" && f.Hostname == "":
+		return cfg, cmdutil.UsageErrorf("--tunnel-token-env needs --tunnel-hostname: the public hostname you routed to the named tunnel in Cloudflare")
+	case f.TokenEnv != "":
+		tok := strings.TrimSpace(env.Getenv(f.TokenEnv))
+		if tok == "" {
+			return cfg, cmdutil.UsageErrorf("--tunnel-token-env %s: the environment variable is unset or empty", f.TokenEnv)
+		}
+		host := strings.TrimRight(strings.TrimPrefix(strings.TrimSpace(f.Hostname), "https://"), "/")
+		if !hostnameRE.MatchString(host) {
+			return cfg, cmdutil.UsageErrorf("--tunnel-hostname %q is not a hostname (want something like hooks.example.com)", f.Hostname)
+		}
+		cfg.Token, cfg.Hostname = tok, host
+	}
+	host, port, err := net.SplitHostPort(receiverAddr)
+	if err != nil {
+		return cfg, fmt.Errorf("tunnel: receiver address %q: %w", receiverAddr, err)
+	}
+	// cloudflared runs on this machine: a wildcard bind is reached on loopback.
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	cfg.LocalURL = "http://" + net.JoinHostPort(host, port)
+	if f.tune != nil {
+		f.tune(&cfg)
+	}
+	return cfg, nil
+}
+
+// startTunnel starts the cloudflared supervisor when --tunnel was given
+// (nil, nil otherwise). It prints the public consumer URL (public URL +
+// path) when the tunnel is ready and again whenever it changes, and every
+// state change: text lines, or with jsonOut one JSON object per line such
+// as {"tunnel_url": "https://…/webhooks", "state": "ready"}. A missing
+// cloudflared is reported (with install help) but is not an error: the
+// receiver keeps working locally.
+//
+// Output: each line is one Write to env.Stdout, made under a mutex of
+// startTunnel's own. That serialises the tunnel's lines, not other
+// writers', so a caller that also writes to env.Stdout from other
+// goroutines must pass a synchronized writer (listen passes its
+// syncWriter). The returned stop stops cloudflared cleanly (SIGTERM, kill
+// after a grace period) and returns when it is gone.
+func (f *TunnelOptions) startTunnel(ctx context.Context, env *cmdutil.Env, receiverAddr, path string, jsonOut bool) (stop func(), err error) {
+	cfg, err := f.config(env, receiverAddr)
+	if err != nil || !f.Enabled {
+		return nil, err
+	}
+	p := &tunnelPrinter{w: env.Stdout, path: path, json: jsonOut}
+	sup := tunnel.New(cfg)
+	cancel := sup.Subscribe(p.event)
+	if err := sup.Start(ctx); err != nil {
+		var ni *tunnel.NotInstalledError
+		if errors.As(err, &ni) {
+			cancel()
+			return func() {}, nil // printed by the NotInstalled event
+		}
+		cancel()
+		return nil, fmt.Errorf("start tunnel: %w", err)
+	}
+	return func() {
+		sup.Stop()
+		cancel()
+	}, nil
+}
+
+// tunnelPrinter turns supervisor events into output lines.
+type tunnelPrinter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	path    string
+	json    bool
+	changed string // previous URL from a URLChanged event, shown with the next ready line
+}
+
+// tunnelLine is one line of listen's --json tunnel output.
+type tunnelLine struct {
+	TunnelURL   string `json:"tunnel_url,omitempty"`
+	State       string `json:"state"`
+	Reason      string `json:"reason,omitempty"`
+	PreviousURL string `json:"previous_url,omitempty"`
+	Message     string `json:"message,omitempty"`
+	Cloudflared string `json:"cloudflared,omitempty"`
+	Install     string `json:"install,omitempty"`
+}
+
+func (p *tunnelPrinter) event(e tunnel.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := e.Status
+	if e.Kind == tunnel.URLChanged {
+		p.changed = tunnel.ConsumerURL(e.PreviousURL, p.path)
+		return
+	}
+	line := tunnelLine{State: string(st.State), Reason: st.Reason}
+	var text string
+	switch st.State {
+	case tunnel.Ready:
+		line.TunnelURL = tunnel.ConsumerURL(st.PublicURL, p.path)
+		text = "tunnel: ready — POST URL: " + line.TunnelURL
+		if p.changed != "" {
+			line.PreviousURL = p.changed
+			line.Message = tunnel.URLChangedMessage
+			text += "\ntunnel: " + tunnel.URLChangedMessage + " (was " + p.changed + ")"
+			p.changed = ""
+		}
+	case tunnel.Starting:
+		line.Cloudflared = st.Version.String()
+		text = fmt.Sprintf("tunnel: starting cloudflared %s (%s)", st.Version, st.Binary)
+	case tunnel.NotInstalled:
+		line.Reason = "cloudflared not found; the receiver keeps working locally"
+		line.Install = tunnel.InstallHelp(runtime.GOOS)
+		text = "tunnel: not installed — cloudflared not found; the receiver keeps working locally.\nInstall cloudflared:\n  " +
+			strings.ReplaceAll(line.Install, "\n", "\n  ")
+	case tunnel.Stopped:
+		text = "tunnel: stopped"
+	default:
+		text = fmt.Sprintf("tunnel: %s — %s", st.State, st.Reason)
+	}
+	var b []byte
+	if p.json {
+		b, _ = json.Marshal(line)
+		b = append(b, '\n')
+	} else {
+		b = []byte(text + "\n")
+	}
+	p.w.Write(b) //nolint:errcheck // nowhere better to report a broken stdout
+}

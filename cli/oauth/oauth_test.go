@@ -1,0 +1,323 @@
+package oauth
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/sandbox"
+)
+
+// watchWriter collects output and hands out the first authorize URL.
+type watchWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	urls chan string
+	sent bool
+}
+
+var authorizeURLRe = regexp.MustCompile(`https?://\S+/oauth/authorize\?\S+`)
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.sent {
+		if u := authorizeURLRe.FindString(w.buf.String()); u != "" {
+			w.sent = true
+			w.urls <- u
+		}
+	}
+	return len(p), nil
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+type oauthCLIEnv struct {
+	base, redirect, db string
+	sb                 *sandbox.Server
+	app                sandbox.App
+}
+
+func newOAuthCLIEnv(t *testing.T, redirect string) *oauthCLIEnv {
+	t.Helper()
+	if redirect == "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		redirect = "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "/callback"
+		ln.Close()
+	}
+	app := sandbox.DefaultApp()
+	app.RedirectURI = redirect
+	sb, err := sandbox.New(sandbox.Config{Apps: []sandbox.App{app}, Logf: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb.Handler())
+	t.Cleanup(func() { srv.Close(); sb.Close() })
+	return &oauthCLIEnv{base: srv.URL, redirect: redirect, db: filepath.Join(t.TempDir(), "hs.db"), sb: sb, app: app}
+}
+
+// run runs the CLI in-process; browse, when set, plays the browser on the
+// printed authorize URL and returns the redirected URL.
+func (e *oauthCLIEnv) run(t *testing.T, stdin io.Reader, browse func(u string) string, args ...string) (int, string, string) {
+	t.Helper()
+	out := &watchWriter{urls: make(chan string, 1)}
+	errOut := &watchWriter{urls: make(chan string, 1)}
+	env := &cmdutil.Env{Stdin: stdin, Stdout: out, Stderr: errOut, Getenv: func(k string) string {
+		if k == "SECRET" {
+			return e.app.ClientSecret
+		}
+		return ""
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	if browse != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case u := <-out.urls:
+				browse(u)
+			case u := <-errOut.urls:
+				browse(u)
+			case <-ctx.Done():
+			}
+		}()
+	}
+	code := cmdutil.RunCommand(ctx, env, func(e *cmdutil.Env) *cobra.Command { return NewCmd(e) }, append(args, "--db", e.db))
+	cancel()
+	wg.Wait()
+	return code, out.String(), errOut.String()
+}
+
+// playLocal plays the owner approving, then follows the redirect to the
+// CLI's callback listener.
+func playLocal(t *testing.T) func(string) string {
+	return func(u string) string {
+		b := sandbox.NewBrowser("owner@example.com", "owner")
+		b.AccountID = "741302"
+		loc, err := b.Authorize(context.Background(), u)
+		if err != nil {
+			t.Errorf("browser: %v", err)
+			return ""
+		}
+		resp, err := http.Get(loc.String())
+		if err != nil {
+			t.Errorf("callback: %v", err)
+			return ""
+		}
+		resp.Body.Close()
+		return loc.String()
+	}
+}
+
+func (e *oauthCLIEnv) profileFlags() []string {
+	return []string{"--profile", "t", "--base-url", e.base, "--client-id", e.app.ClientID, "--client-secret-env", "SECRET", "--redirect-uri", e.redirect}
+}
+
+func TestOAuthLoginNoBrowserThenRefreshCallHistory(t *testing.T) {
+	e := newOAuthCLIEnv(t, "")
+	args := append([]string{"oauth", "login", "--no-browser", "--save", "--timeout", "20s"}, e.profileFlags()...)
+	code, out, errOut := e.run(t, nil, playLocal(t), args...)
+	if code != 0 {
+		t.Fatalf("login exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"Listening for the callback on " + e.redirect, "account 741302 \"Acme Studio\"", "exchange (query): POST", "-> 200", "Token: type bearer, access REDACTED, refresh REDACTED", "saved for profile \"t\""} {
+		if !strings.Contains(out, want) {
+			t.Errorf("login output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out+errOut, e.app.ClientSecret) {
+		t.Fatal("the client secret was printed")
+	}
+
+	// refresh with the saved profile only
+	code, out, errOut = e.run(t, nil, nil, "oauth", "refresh", "--profile", "t", "--json")
+	if code != 0 {
+		t.Fatalf("refresh exit %d: %s %s", code, out, errOut)
+	}
+	var rep struct {
+		Refresh struct {
+			Changed bool   `json:"refresh_token_changed"`
+			Note    string `json:"note"`
+		} `json:"refresh"`
+		Token struct {
+			AccessToken string `json:"access_token"`
+		} `json:"token"`
+		Transcripts []json.RawMessage `json:"transcripts"`
+		Curl        []string          `json:"curl"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("refresh JSON: %v\n%s", err, out)
+	}
+	if rep.Refresh.Changed || !strings.Contains(rep.Refresh.Note, "stayed the same") || rep.Token.AccessToken != "REDACTED" || len(rep.Transcripts) != 1 || len(rep.Curl) != 1 {
+		t.Fatalf("refresh report: %+v", rep)
+	}
+
+	// call, three ways
+	media := e.sb.Medias()[0].HashedID
+	code, out, _ = e.run(t, nil, nil, "oauth", "call", "--profile", "t", "--media", media, "--method", "all", "--json")
+	var callRep struct {
+		Calls []struct {
+			Method string `json:"method"`
+			Status int    `json:"status"`
+		} `json:"calls"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &callRep) != nil || len(callRep.Calls) != 3 {
+		t.Fatalf("call exit %d: %s", code, out)
+	}
+	for _, c := range callRep.Calls {
+		if c.Status != 200 {
+			t.Errorf("%s: %d", c.Method, c.Status)
+		}
+	}
+
+	// the spent code is refused before sending
+	code, out, errOut = e.run(t, nil, nil, "oauth", "exchange", "--profile", "t")
+	if code != 1 || !strings.Contains(out, "already sent") || !strings.Contains(errOut, "already sent") {
+		t.Fatalf("second exchange: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = e.run(t, nil, nil, "oauth", "exchange", "--profile", "t", "--force")
+	if code != 1 || !strings.Contains(out, "invalid_grant") {
+		t.Fatalf("forced exchange: exit %d\n%s", code, out)
+	}
+
+	// history exports, redacted
+	for _, format := range []string{"md", "har", "json"} {
+		code, out, errOut = e.run(t, nil, nil, "oauth", "history", "--profile", "t", "--format", format)
+		if code != 0 || !strings.Contains(out, "REDACTED") || strings.Contains(out, e.app.ClientSecret) {
+			t.Fatalf("history %s: exit %d %s\n%s", format, code, errOut, out)
+		}
+		if format != "md" && !json.Valid([]byte(out)) {
+			t.Fatalf("history %s is not JSON", format)
+		}
+	}
+	code, out, _ = e.run(t, nil, nil, "oauth", "history", "--profile", "t", "--format", "json", "--reveal")
+	if code != 0 || !strings.Contains(out, e.app.ClientSecret) {
+		t.Fatalf("revealed history lacks the secret: exit %d", code)
+	}
+
+	code, out, _ = e.run(t, nil, nil, "oauth", "profiles", "--json")
+	if code != 0 || !strings.Contains(out, `"has_client_secret": true`) || strings.Contains(out, e.app.ClientSecret) || !strings.Contains(out, "REDACTED") {
+		t.Fatalf("profiles: exit %d\n%s", code, out)
+	}
+}
+
+func TestOAuthAuthorizeThenExchange(t *testing.T) {
+	e := newOAuthCLIEnv(t, "")
+	args := append([]string{"oauth", "authorize", "--no-browser", "--pkce", "--save"}, e.profileFlags()...)
+	code, out, errOut := e.run(t, nil, playLocal(t), args...)
+	if code != 0 || !strings.Contains(out, "Callback: code REDACTED") || strings.Contains(out, "Token:") {
+		t.Fatalf("authorize: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// A separate process run: the code, redirect_uri (with hs_state) and
+	// PKCE verifier come from the store.
+	code, out, errOut = e.run(t, nil, nil, "oauth", "exchange", "--profile", "t", "--placement", "basic")
+	if code != 0 || !strings.Contains(out, "exchange (basic): POST") || !strings.Contains(out, "Token: type bearer") {
+		t.Fatalf("exchange: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+func TestOAuthLoginPaste(t *testing.T) {
+	e := newOAuthCLIEnv(t, "https://tunnel.example.com/oauth/callback")
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	browse := func(u string) string {
+		b := sandbox.NewBrowser("manager@example.com", "manager")
+		loc, err := b.Authorize(context.Background(), u)
+		if err != nil {
+			t.Errorf("browser: %v", err)
+			pw.Close()
+			return ""
+		}
+		_, _ = io.WriteString(pw, "\n"+loc.String()+"\n")
+		return loc.String()
+	}
+	args := append([]string{"oauth", "login", "--paste", "--json"}, e.profileFlags()...)
+	code, out, errOut := e.run(t, pr, browse, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var rep struct {
+		Callback struct {
+			Code        string `json:"code"`
+			ContactName string `json:"contact_name"`
+		} `json:"callback"`
+		Token struct {
+			TokenType string `json:"token_type"`
+		} `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Callback.Code != "REDACTED" || rep.Callback.ContactName != "Manny Manager" || rep.Token.TokenType != "bearer" {
+		t.Fatalf("report %+v, %v\n%s", rep, err, out)
+	}
+}
+
+func TestOAuthLoginDenied(t *testing.T) {
+	e := newOAuthCLIEnv(t, "")
+	browse := func(u string) string {
+		b := sandbox.NewBrowser("viewer@example.com", "viewer")
+		loc, err := b.Authorize(context.Background(), u)
+		if err != nil {
+			t.Errorf("browser: %v", err)
+			return ""
+		}
+		resp, err := http.Get(loc.String())
+		if err == nil {
+			resp.Body.Close()
+		}
+		return loc.String()
+	}
+	args := append([]string{"oauth", "login", "--no-browser"}, e.profileFlags()...)
+	code, out, errOut := e.run(t, nil, browse, args...)
+	if code != 1 || !strings.Contains(out, "error=access_denied") || !strings.Contains(errOut, "managers and owners") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+func TestOAuthBadFlags(t *testing.T) {
+	e := newOAuthCLIEnv(t, "")
+	for _, args := range [][]string{
+		{"oauth"},
+		{"oauth", "bogus"},
+		append([]string{"oauth", "login", "--placement", "nowhere"}, e.profileFlags()...),
+		append([]string{"oauth", "call", "--method", "carrier-pigeon", "--media", "x"}, e.profileFlags()...),
+		append([]string{"oauth", "call"}, e.profileFlags()...),
+		{"oauth", "refresh", "--profile", "nobody"},
+		{"oauth", "login", "--save", "--base-url", e.base},
+		{"oauth", "login", "--profile", "x", "--client-secret-env", "UNSET_VAR", "--base-url", e.base, "--client-id", "c", "--redirect-uri", e.redirect},
+		{"oauth", "history", "--format", "pdf"},
+		{"oauth", "login", "stray"},
+	} {
+		code, _, errOut := e.run(t, nil, nil, args...)
+		if code != 2 || errOut == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	code, out, _ := e.run(t, nil, nil, "oauth", "login", "--help")
+	if code != 0 {
+		t.Errorf("--help exit %d", code)
+	}
+	_ = out
+}

@@ -1,0 +1,89 @@
+// Package reverify is `hookscope reverify`: judge stored deliveries'
+// signatures again with new secrets.
+package reverify
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/storage"
+)
+
+const examples = `  # judge every stored delivery again with the secret you just found
+  WEBHOOK_SECRET=... hookscope reverify --secret-env WEBHOOK_SECRET
+
+  # during a rotation: old and new secret
+  hookscope reverify --secret-env OLD_SECRET --secret-env NEW_SECRET --db /tmp/hooks.db`
+
+// Options are reverify's flags.
+type Options struct {
+	Env     *cmdutil.Env
+	DBPath  string
+	Secrets *cmdutil.SecretFlags
+
+	secrets [][]byte
+}
+
+// NewCmd builds `hookscope reverify`; runF replaces the work in tests.
+func NewCmd(env *cmdutil.Env, runF func(context.Context, *Options) error) *cobra.Command {
+	o := &Options{Env: env}
+	cmd := &cobra.Command{
+		Use:   "reverify (--secret S | --secret-env VAR)... [flags]",
+		Short: "Judge stored deliveries' signatures again with new secrets",
+		Long: `Verify the signature of every stored delivery again with the secrets given
+(several for a rotation) and store the new verdicts.`,
+		Example: examples,
+		Args:    cmdutil.NoArgs,
+		RunE:    cmdutil.RunE(o, o.validate, runF, run),
+	}
+	o.Secrets = cmdutil.AddSecretFlags(cmd.Flags())
+	cmdutil.AddDBFlag(cmd.Flags(), &o.DBPath)
+	return cmd
+}
+
+// validate resolves the secrets: at least one.
+func (o *Options) validate([]string) error {
+	sec, err := o.Secrets.Resolve(o.Env)
+	if err != nil {
+		return err
+	}
+	if len(sec) == 0 {
+		return cmdutil.UsageErrorf("give at least one --secret or --secret-env: re-verifying without a secret would mark every delivery unverified")
+	}
+	o.secrets = sec
+	return nil
+}
+
+func run(ctx context.Context, o *Options) error {
+	db, err := cmdutil.OpenStore(o.DBPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	eng := inspector.NewEngine(db, inspector.Options{Secrets: o.secrets})
+	n, err := eng.Reverify(ctx, storeRecords{db})
+	if err != nil {
+		return err
+	}
+	st, err := db.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Env.Stdout, "re-verified %d deliveries with %d secret(s): %d verdict(s) changed, %d invalid now\n", st.Deliveries, len(o.secrets), n, st.InvalidSignatures)
+	return nil
+}
+
+// storeRecords adapts the store to inspector.ReverifySource.
+type storeRecords struct{ db *storage.DB }
+
+func (s storeRecords) EachRecord(ctx context.Context, fn func(*inspector.Record) error) error {
+	return s.db.Each(ctx, storage.Filter{}, fn)
+}
+
+func (s storeRecords) UpdateSignature(ctx context.Context, id int64, r inspector.SignatureResult) error {
+	return s.db.UpdateSignature(ctx, id, r)
+}

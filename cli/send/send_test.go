@@ -1,0 +1,184 @@
+package send
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/cli/internal/clitest"
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/catalog"
+)
+
+// runSendCLI runs `hookscope <args>` in-process with send as the only command.
+func runSendCLI(t *testing.T, getenv map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	r := clitest.Run(t, func(e *cmdutil.Env) *cobra.Command { return NewCmd(e, nil) }, getenv, args...)
+	return r.Code, r.Stdout, r.Stderr
+}
+
+// sendTarget records deliveries and answers with status.
+type sendTarget struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies [][]byte
+	heads  []http.Header
+}
+
+func newSendTarget(t *testing.T, status int) *sendTarget {
+	h := &sendTarget{}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		h.mu.Lock()
+		h.bodies = append(h.bodies, b)
+		h.heads = append(h.heads, r.Header.Clone())
+		h.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+func TestSendAllTypes(t *testing.T) {
+	srv := newSendTarget(t, http.StatusOK)
+	code, out, errOut := runSendCLI(t, map[string]string{"HOOK_SECRET": "s3cret"},
+		"send", "--to", srv.URL+"/hooks", "--secret-env", "HOOK_SECRET", "--all-types", "--seed", "5")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if len(srv.bodies) != 17 {
+		t.Fatalf("server got %d deliveries, want 17", len(srv.bodies))
+	}
+	seen := map[string]bool{}
+	for i, b := range srv.bodies {
+		h := srv.heads[i]
+		sig := h.Get(inspector.SignatureHeader)
+		if v := inspector.Verify(sig, sig != "", b, [][]byte{[]byte("s3cret")}); v.Status != inspector.SignatureValid {
+			t.Errorf("delivery %d: %s", i, v.Reason)
+		}
+		if h.Get("User-Agent") != "Service-Webhooks/0.0.47" || h.Get("Content-Type") != "application/json" || h.Get("Content-Length") != strconv.Itoa(len(b)) {
+			t.Errorf("delivery %d headers %v", i, h)
+		}
+		m, err := inspector.DecodeMessage(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range m.Events {
+			e := catalog.DecodeEvent(r.Raw)
+			seen[e.Type] = true
+			if len(e.Problems) != 0 {
+				t.Errorf("%s: %+v", e.Type, e.Problems)
+			}
+		}
+	}
+	if len(seen) != 17 {
+		t.Errorf("types seen: %v", seen)
+	}
+	if strings.Contains(out+errOut, "s3cret") {
+		t.Errorf("the secret appears in the output")
+	}
+	if !strings.Contains(out, "17 answered 2xx") || !strings.Contains(out, "200 OK") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+func TestSendScenarioJSON(t *testing.T) {
+	srv := newSendTarget(t, http.StatusOK)
+	code, out, errOut := runSendCLI(t, nil, "send", "--to", srv.URL, "--scenario", "at-least-once", "--batch", "2", "--json", "--seed", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(srv.bodies) || len(lines) < 5 {
+		t.Fatalf("%d lines for %d deliveries", len(lines), len(srv.bodies))
+	}
+	uuids := map[string]int{}
+	for _, l := range lines {
+		var s sendLine
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if s.Status != 200 || s.Error != "" || len(s.Events) == 0 || len(s.Events) > 2 {
+			t.Errorf("line %+v", s)
+		}
+		for _, e := range s.Events {
+			uuids[e.UUID]++
+		}
+	}
+	for u, n := range uuids {
+		if n < 2 {
+			t.Errorf("event %s sent %d times in at-least-once", u, n)
+		}
+	}
+	if srv.heads[0].Get(inspector.SignatureHeader) != "" {
+		t.Errorf("no secret given, yet the delivery is signed")
+	}
+}
+
+func TestSendStatus(t *testing.T) {
+	srv := newSendTarget(t, http.StatusInternalServerError)
+	code, out, errOut := runSendCLI(t, nil, "send", "--to", srv.URL, "--type", "media.ready", "--count", "2")
+	if code != 1 || !strings.Contains(errOut, "2 of 2 answers were not 2xx") || !strings.Contains(out, "500 Internal Server Error") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, _, errOut = runSendCLI(t, nil, "send", "--to", srv.URL, "--type", "media.ready", "--ignore-status")
+	if code != 0 {
+		t.Errorf("--ignore-status: exit %d: %s", code, errOut)
+	}
+	// Nothing listens on a closed server: no answer is a failure even with --ignore-status.
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	code, out, _ = runSendCLI(t, nil, "send", "--to", dead.URL, "--type", "media.ready", "--ignore-status")
+	if code != 1 || !strings.Contains(out, "error:") {
+		t.Errorf("dead server: exit %d\n%s", code, out)
+	}
+}
+
+func TestSendBatchDuplicates(t *testing.T) {
+	srv := newSendTarget(t, http.StatusOK)
+	code, _, errOut := runSendCLI(t, nil, "send", "--to", srv.URL, "--type", "media.created", "--type", "media.ready", "--count", "3", "--duplicates", "1", "--batch", "4", "--shuffle")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	// 6 events + 6 copies = 12 events in messages of 4.
+	if len(srv.bodies) != 3 {
+		t.Errorf("%d messages, want 3", len(srv.bodies))
+	}
+}
+
+func TestSendUsage(t *testing.T) {
+	cases := []struct {
+		args   []string
+		phrase string
+	}{
+		{[]string{"send", "--all-types"}, "the consumer URL is required"},
+		{[]string{"send", "--to", "ftp://x", "--all-types"}, "not an http(s) URL"},
+		{[]string{"send", "--to", "http://127.0.0.1:1"}, "choose what to send"},
+		{[]string{"send", "--to", "http://127.0.0.1:1", "--type", "media.exploded"}, "media.created, media.processing"},
+		{[]string{"send", "--to", "http://127.0.0.1:1", "--scenario", "nope"}, "media-lifecycle, media-failed"},
+		{[]string{"send", "--to", "http://127.0.0.1:1", "--scenario", "media-lifecycle", "--all-types"}, "cannot be combined"},
+		{[]string{"send", "--to", "http://127.0.0.1:1", "--all-types", "--batch", "0"}, "--batch must be at least 1"},
+		{[]string{"send", "--to", "http://127.0.0.1:1", "--all-types", "--count", "0"}, "--count must be at least 1"},
+		{[]string{"send", "--to", "http://127.0.0.1:1", "--all-types", "--duplicates", "-1"}, "negative"},
+		{[]string{"send", "--to", "http://127.0.0.1:1", "--all-types", "--secret-env", "UNSET"}, "unset or empty"},
+		{[]string{"send", "--to", "http://127.0.0.1:1", "--all-types", "--bogus"}, "unknown flag: --bogus"},
+	}
+	for _, c := range cases {
+		code, _, errOut := runSendCLI(t, nil, c.args...)
+		if code != 2 || !strings.Contains(errOut, c.phrase) {
+			t.Errorf("%v: exit %d, stderr %q", c.args, code, errOut)
+		}
+	}
+	code, out, _ := runSendCLI(t, nil, "send", "--help")
+	if code != 0 || !strings.Contains(out, "Examples:") {
+		t.Errorf("--help: %d %s", code, out)
+	}
+}
