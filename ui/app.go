@@ -253,8 +253,12 @@ func (t *tunnelCtl) Installed() (bool, string) {
 	t.mu.Lock()
 	bin := t.binary
 	t.mu.Unlock()
-	if _, err := tunnel.Find(bin, runtime.GOOS); err != nil {
-		return false, tunnel.InstallHelp(runtime.GOOS)
+	var ni *tunnel.NotInstalledError
+	if _, err := tunnel.Find(bin, runtime.GOOS); errors.As(err, &ni) {
+		if ni.Configured {
+			return false, ni.Summary() + ": fix the path in Settings → Tunnel, or clear it to use cloudflared from PATH"
+		}
+		return false, "install cloudflared for a public URL (see Settings → Tunnel)"
 	}
 	return true, ""
 }

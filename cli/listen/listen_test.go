@@ -191,11 +191,14 @@ func TestListenOutOfOrderText(t *testing.T) {
 		resp.Body.Close()
 	}
 	post(msg("h1", ev("later0000000001", "media.ready", "m9", "2026-01-01T00:00:09Z")))
-	out.WaitLines(t, 4)
+	out.WaitFor(t, "later0000000001")
 	post(msg("h2", ev("earlier00000001", "media.processing", "m9", "2026-01-01T00:00:05Z")))
-	lines := out.WaitLines(t, 6)
-	text := strings.Join(lines, "\n")
-	if !strings.Contains(lines[5], "earlier00000001") || !strings.Contains(lines[5], "out-of-order") || !strings.Contains(text, "signature missing") {
+	out.WaitFor(t, "out of order: ")
+	text := out.String()
+	// The event line carries the mark, the indented line below it the reason.
+	i := strings.Index(text, "earlier00000001")
+	if i < 0 || !strings.Contains(text[i:], "out-of-order 1 problem\n      out of order: arrived after event later0000000001") ||
+		!strings.Contains(text, "signature missing: the delivery has no X-Service-Signature header") {
 		t.Fatalf("text output:\n%s", text)
 	}
 	cancel()
