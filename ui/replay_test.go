@@ -495,6 +495,9 @@ func TestConsumerCheckFillsTable(t *testing.T) {
 	if !strings.Contains(v.Explain.Text, "missing-signature") {
 		t.Fatalf("explanation = %q", v.Explain.Text)
 	}
+	if v.Lead.Visible() {
+		t.Fatalf("a correct consumer gets a lead: %q", v.Lead.Text)
+	}
 	test.Tap(v.CopyText)
 	if got := h.app.Clipboard().Content(); !strings.Contains(got, "bad-signature") || strings.Contains(got, capturedSecret) {
 		t.Fatalf("copied report:\n%s", got)
@@ -526,6 +529,10 @@ func TestConsumerCheckShowsFailures(t *testing.T) {
 	}
 	if fails != v.report.Failed || !strings.Contains(v.Summary.Text, "failed") {
 		t.Fatalf("fails in table %d, report %d, summary %q", fails, v.report.Failed, v.Summary.Text)
+	}
+	// The lead says what the endpoint did, above the cases.
+	if !v.Lead.Visible() || !strings.Contains(v.Lead.Text, "What the endpoint did") || !strings.Contains(v.Lead.Text, "wrong or missing signature") {
+		t.Fatalf("lead (visible %v): %q", v.Lead.Visible(), v.Lead.Text)
 	}
 }
 
