@@ -33,15 +33,15 @@ type consumerView struct {
 	win *mainWindow
 	rep *replay.Replayer
 
-	Target     *widget.Entry
-	UseSaved   *widget.Check
-	Secret     *widget.Entry
-	Limit      *widget.Entry
-	Run        *widget.Button
-	Cancel     *widget.Button
-	CopyText   *widget.Button
-	Progress   *widget.ProgressBar
-	Summary    *widget.Label
+	Target   *widget.Entry
+	UseSaved *widget.Check
+	Secret   *widget.Entry
+	Limit    *widget.Entry
+	Run      *widget.Button
+	Cancel   *widget.Button
+	CopyText *widget.Button
+	Progress *widget.ProgressBar
+	Summary  *widget.Label
 	// Lead says what the endpoint did across every case (the report's
 	// findings), above the table; hidden when it behaved.
 	Lead       *widget.Label

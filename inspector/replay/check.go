@@ -75,11 +75,11 @@ type CheckReport struct {
 	// (the same status for everything, correctly signed deliveries
 	// refused, forged ones accepted, answers too slow), judged by its
 	// answers, most fundamental first. Empty when it behaved.
-	Findings  []Finding     `json:"findings"`
-	Cases     []CaseResult  `json:"cases"`
-	Passed    int           `json:"passed"`
-	Warned    int           `json:"warned"`
-	Failed    int           `json:"failed"`
+	Findings []Finding    `json:"findings"`
+	Cases    []CaseResult `json:"cases"`
+	Passed   int          `json:"passed"`
+	Warned   int          `json:"warned"`
+	Failed   int          `json:"failed"`
 }
 
 // Finding is one thing the endpoint did across the check, with the cases
