@@ -237,6 +237,9 @@ func (r *Replayer) CheckConsumer(ctx context.Context, opts CheckOptions) (*Check
 		}
 	}
 	rep.Findings = findings(rep.Cases, limit)
+	if rep.Findings == nil {
+		rep.Findings = []Finding{}
+	}
 	return rep, nil
 }
 
