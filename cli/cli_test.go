@@ -103,6 +103,32 @@ func TestExportImportCommands(t *testing.T) {
 	}
 }
 
+// TestImportReadsWhatHookscopeWrites: the folders samples and every
+// folder export write import again, from the command line, analyzed.
+func TestImportReadsWhatHookscopeWrites(t *testing.T) {
+	dbPath := clitest.SeedStore(t)
+	dir := t.TempDir()
+	samples := filepath.Join(dir, "samples")
+	if r := runFull(t, map[string]string{"K": "sample-secret"}, "samples", samples, "--secret-env", "K", "--seed", "3"); r.Code != 0 {
+		t.Fatalf("samples: %d %s", r.Code, r.Stderr)
+	}
+	fresh := filepath.Join(dir, "fresh.db")
+	r := runFull(t, map[string]string{"K": "sample-secret"}, "import", "--db", fresh, "--secret-env", "K", samples)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Imported 17 deliveries") || !strings.Contains(r.Stdout, "(samples)") || !strings.Contains(r.Stdout, "17 valid") {
+		t.Fatalf("import samples: %d %s %s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, f := range []string{"curl", "json"} {
+		out := filepath.Join(dir, f)
+		if r := runFull(t, nil, "export", "--db", dbPath, "--format", f, out); r.Code != 0 {
+			t.Fatalf("export %s: %d %s", f, r.Code, r.Stderr)
+		}
+		r := runFull(t, map[string]string{"S": clitest.CaptureSecret}, "import", "--db", fresh, "--secret-env", "S", out)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "Imported 3 deliveries") || !strings.Contains(r.Stdout, "("+f+")") || !strings.Contains(r.Stdout, "3 valid") {
+			t.Errorf("import %s: %d %s %s", f, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+}
+
 // TestUsageErrors: a mistyped command or flag, a bad value, a stray
 // argument — each answered in two lines (what was wrong and the nearest
 // valid name, then where to get help) with exit code 2.

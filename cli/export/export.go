@@ -24,7 +24,7 @@ const examples = `  # every stored delivery as a HAR file for browser devtools o
   # test fixtures, one file per event type, signed with your test secret
   TEST_SECRET=... hookscope export testdata/webhooks --format fixtures --secret-env TEST_SECRET
 
-  # the last hour's media.ready deliveries as a curl script (replay.sh + bodies/)
+  # the last hour's media.ready deliveries as a curl script (replay.sh, bodies inline)
   hookscope export replay-ready --format curl --type media.ready --since 1h
 
   # deliveries 12 and 15 as pretty JSON files; NDJSON of duplicates to stdout
