@@ -129,12 +129,15 @@ func Run(cfg Config) error {
 	tun := newTunnelCtl(set.Cloudflared, "http://"+set.ListenAddr, logf)
 
 	svc := Services{
-		Store:     db,
-		Engine:    eng,
-		Receiver:  recv,
-		Tunnel:    tun,
-		Vault:     vault,
-		Reverify:  func(ctx context.Context) (int, error) { return eng.Reverify(ctx, reverifySource{db}) },
+		Store:    db,
+		Engine:   eng,
+		Receiver: recv,
+		Tunnel:   tun,
+		Vault:    vault,
+		Reverify: func(ctx context.Context) (int, error) {
+			rep, err := eng.Reverify(ctx, reverifySource{db})
+			return rep.Changed, err
+		},
 		StorePath: path,
 		Version:   cfg.Version,
 	}

@@ -182,7 +182,7 @@ func run(ctx context.Context, o *Options) error {
 	var failed, notOK, events int
 	for i, m := range msgs {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted after %d of %d messages", i, len(msgs))
+			return fmt.Errorf("interrupted after %d of %s", i, plural.S(len(msgs), "message"))
 		}
 		line := post(ctx, client, o.To, secret, m)
 		line.N, line.Of = i+1, len(msgs)

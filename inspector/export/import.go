@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // Ingester stores and analyzes an imported delivery. inspector.Engine
@@ -187,7 +188,7 @@ func Import(ctx context.Context, path string, ing Ingester) (*ImportReport, erro
 	rep := &ImportReport{Path: path, Format: format, Skipped: skipped, IDs: []int64{}}
 	for i, d := range ds {
 		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("import stopped after %d of %d deliveries: %w", i, len(ds), err)
+			return rep, fmt.Errorf("import stopped after %d of %s: %w", i, plural.Count(len(ds), "delivery", "deliveries"), err)
 		}
 		id, err := ing.Ingest(ctx, d)
 		if err != nil {
