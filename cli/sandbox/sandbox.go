@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/sandbox"
 )
 
@@ -255,7 +256,7 @@ func printSandboxSummary(w io.Writer, srv *sandbox.Server, base string, cfg sand
 		if !signed {
 			sig = "UNSIGNED (no secret given)"
 		}
-		fmt.Fprintf(w, "Webhooks: %s, %s, %s\n", sandbox.RedactURL(cfg.WebhookURL), sig, mode)
+		fmt.Fprintf(w, "Webhooks: %s, %s, %s\n", export.RedactURL(cfg.WebhookURL), sig, mode)
 	}
 	fmt.Fprintf(w, "Trigger a media life cycle: curl -X POST '%s/sandbox/lifecycle?account_id=%s&name=Demo'\n", base, srv.Users()[0].Memberships[0].Account.ID)
 	fmt.Fprintf(w, "Overview page: %s/\nPress Ctrl-C to stop.\n", base)
@@ -280,7 +281,7 @@ func printSandboxJSON(w io.Writer, srv *sandbox.Server, base string, cfg sandbox
 		out.Medias = append(out.Medias, media{m.HashedID, m.AccountID, m.Name})
 	}
 	if cfg.WebhookURL != "" {
-		out.WebhookURL = sandbox.RedactURL(cfg.WebhookURL)
+		out.WebhookURL = export.RedactURL(cfg.WebhookURL)
 	}
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(out); err != nil {
