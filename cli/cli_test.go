@@ -129,6 +129,46 @@ func TestImportReadsWhatHookscopeWrites(t *testing.T) {
 	}
 }
 
+// TestChecksBeforeTheStore: what can be told from the command line and
+// the files it names is said before a store is opened (or created).
+func TestChecksBeforeTheStore(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "old.har")
+	if err := os.WriteFile(existing, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(dir, "full")
+	if err := os.MkdirAll(full, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"export", existing}, 2, "already exists; give --force"},
+		{[]string{"export", full, "--format", "json"}, 2, "is not empty; give --force"},
+		{[]string{"export", existing, "--format", "curl"}, 2, "is a file; --format curl writes a folder"},
+		{[]string{"import", filepath.Join(dir, "missing.har")}, 1, "missing.har"},
+		{[]string{"sandbox", "--scopes", "media:write"}, 2, "media:write"},
+	} {
+		db := filepath.Join(t.TempDir(), "hooks.db")
+		r := runFull(t, nil, append(tc.args, "--db", db)...)
+		if tc.args[0] == "sandbox" {
+			r = runFull(t, nil, tc.args...)
+		}
+		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.want) {
+			t.Errorf("%v: exit %d %q, want %d and %q", tc.args, r.Code, r.Stderr, tc.code, tc.want)
+		}
+		if _, err := os.Stat(db); !os.IsNotExist(err) {
+			t.Errorf("%v: the store was created", tc.args)
+		}
+	}
+}
+
 // TestUsageErrors: a mistyped command or flag, a bad value, a stray
 // argument — each answered in two lines (what was wrong and the nearest
 // valid name, then where to get help) with exit code 2.

@@ -309,7 +309,7 @@ func New(cfg Config) (*Server, error) {
 		medias:   map[string]*Media{},
 	}
 	for i, a := range cfg.Apps {
-		if err := validateApp(a); err != nil {
+		if err := a.Validate(); err != nil {
 			return nil, fmt.Errorf("app #%d (%q): %w", i+1, a.Name, err)
 		}
 		if _, dup := s.apps[a.ClientID]; dup {
@@ -390,9 +390,9 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// validateApp checks a registration the way the service's settings screen
+// Validate checks a registration the way the service's settings screen
 // would.
-func validateApp(a App) error {
+func (a App) Validate() error {
 	switch {
 	case a.Name == "":
 		return errors.New("name is required")

@@ -81,6 +81,11 @@ func (o *Options) validate(args []string) error {
 
 func run(ctx context.Context, o *Options) error {
 	env, path := o.Env, o.Path
+	// Read (and refuse) the file before a store is opened or created.
+	format, ds, skipped, err := export.Read(path)
+	if err != nil {
+		return err
+	}
 	db, err := cmdutil.OpenStore(o.DBPath)
 	if err != nil {
 		return err
@@ -98,7 +103,7 @@ func run(ctx context.Context, o *Options) error {
 	// would also queue each delivery, and Drain analyzes both what it finds
 	// unanalyzed in the store and what is queued: twice, and the second pass
 	// would see later deliveries' events as already there.
-	rep, err := export.Import(ctx, path, export.IngestFunc(db.InsertDelivery))
+	rep, err := export.Ingest(ctx, path, format, ds, skipped, export.IngestFunc(db.InsertDelivery))
 	// Analyze what was stored even when the import stopped part way.
 	if derr := eng.Drain(context.WithoutCancel(ctx)); derr != nil && err == nil {
 		err = derr

@@ -185,6 +185,12 @@ func Import(ctx context.Context, path string, ing Ingester) (*ImportReport, erro
 	if err != nil {
 		return nil, err
 	}
+	return Ingest(ctx, path, format, ds, skipped, ing)
+}
+
+// Ingest stores what Read returned for path, in order: a command reads
+// first, and opens its store only for something to import.
+func Ingest(ctx context.Context, path string, format Format, ds []*inspector.Delivery, skipped []string, ing Ingester) (*ImportReport, error) {
 	rep := &ImportReport{Path: path, Format: format, Skipped: skipped, IDs: []int64{}}
 	for i, d := range ds {
 		if err := ctx.Err(); err != nil {
