@@ -243,11 +243,11 @@ func TestOAuthAuthorizeThenExchange(t *testing.T) {
 	}
 }
 
-func TestOAuthLoginPaste(t *testing.T) {
-	e := newOAuthCLIEnv(t, "https://tunnel.example.com/oauth/callback")
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	browse := func(u string) string {
+// pasteApproved plays a manager approving in the browser, and pastes what
+// before holds, then the address the browser landed on, into pw.
+func pasteApproved(t *testing.T, pw *io.PipeWriter, before string) func(string) string {
+	return func(u string) string {
+		_, _ = io.WriteString(pw, before)
 		b := sandbox.NewBrowser("manager@example.com", "manager")
 		loc, err := b.Authorize(context.Background(), u)
 		if err != nil {
@@ -255,9 +255,16 @@ func TestOAuthLoginPaste(t *testing.T) {
 			pw.Close()
 			return ""
 		}
-		_, _ = io.WriteString(pw, "\n"+loc.String()+"\n")
+		_, _ = io.WriteString(pw, loc.String()+"\n")
 		return loc.String()
 	}
+}
+
+func TestOAuthLoginPaste(t *testing.T) {
+	e := newOAuthCLIEnv(t, "https://tunnel.example.com/oauth/callback")
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	browse := pasteApproved(t, pw, "\n")
 	args := append([]string{"oauth", "login", "--paste", "--json"}, e.profileFlags()...)
 	code, out, errOut := e.run(t, pr, browse, args...)
 	if code != 0 {
@@ -371,18 +378,7 @@ func TestOAuthPasteRetries(t *testing.T) {
 	e := newOAuthCLIEnv(t, "https://tunnel.example.com/oauth/callback")
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	browse := func(u string) string {
-		_, _ = io.WriteString(pw, "not a URL at all\n"+e.redirect+"?code=stale&hs_state=old-attempt\n")
-		b := sandbox.NewBrowser("manager@example.com", "manager")
-		loc, err := b.Authorize(context.Background(), u)
-		if err != nil {
-			t.Errorf("browser: %v", err)
-			pw.Close()
-			return ""
-		}
-		_, _ = io.WriteString(pw, loc.String()+"\n")
-		return loc.String()
-	}
+	browse := pasteApproved(t, pw, "not a URL at all\n"+e.redirect+"?code=stale&hs_state=old-attempt\n")
 	args := append([]string{"oauth", "login", "--paste", "--timeout", "20s"}, e.profileFlags()...)
 	code, out, errOut := e.run(t, pr, browse, args...)
 	if code != 0 || strings.Count(out, "That address was refused: ") != 2 || !strings.Contains(out, "Token: type bearer") {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,18 +74,6 @@ func without(hs []inspector.Header, names ...string) []inspector.Header {
 	return out
 }
 
-func sameHeaders(a, b []inspector.Header) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestEveryFormatReadsBack: what each export format writes, import reads
 // back: bodies byte for byte, headers in order (what the format carries of
 // them), method, path and query.
@@ -142,7 +131,7 @@ func TestEveryFormatReadsBack(t *testing.T) {
 						t.Errorf("delivery %d: Content-Length %q", want.ID, cl)
 					}
 				}
-				if !sameHeaders(gotHs, wantHs) {
+				if !slices.Equal(gotHs, wantHs) {
 					t.Errorf("delivery %d: headers\n%q\nwant\n%q", want.ID, gotHs, wantHs)
 				}
 				if f != export.HAR && !d.ReceivedAt.Equal(want.ReceivedAt) {
@@ -171,7 +160,7 @@ func TestSamplesReadBack(t *testing.T) {
 		t.Fatalf("Read = %s, %d deliveries, skipped %q, %v", format, len(ds), skipped, err)
 	}
 	for i, d := range ds {
-		if !bytes.Equal(d.Body, samples[i].Body) || !sameHeaders(d.Headers, samples[i].Headers) || d.Method != "POST" {
+		if !bytes.Equal(d.Body, samples[i].Body) || !slices.Equal(d.Headers, samples[i].Headers) || d.Method != "POST" {
 			t.Errorf("sample %s read back as %s %q %q", samples[i].Type, d.Method, d.Headers, d.Body)
 		}
 	}
@@ -240,7 +229,7 @@ func TestCurlImportIsWhatCurlSends(t *testing.T) {
 	}
 	for i, d := range imported {
 		r := got[i]
-		if !bytes.Equal(d.Body, r.Body) || d.Method != r.Method || d.Path != r.Path || d.Query != r.Query || !sameHeaders(d.Headers, r.Headers) {
+		if !bytes.Equal(d.Body, r.Body) || d.Method != r.Method || d.Path != r.Path || d.Query != r.Query || !slices.Equal(d.Headers, r.Headers) {
 			t.Errorf("delivery %d: imported %s %s?%s %q\nreceived %s %s?%s %q", i+1, d.Method, d.Path, d.Query, d.Headers, r.Method, r.Path, r.Query, r.Headers)
 		}
 	}

@@ -103,20 +103,6 @@ func (s *store) Unanalyzed(context.Context, int64, int) ([]*inspector.Delivery, 
 // TestThroughReceiver sends every type and the at-least-once scenario to
 // the real receiver and checks what the engine concluded.
 func TestThroughReceiver(t *testing.T) {
-	secret := []byte("receiver-secret")
-	st := &store{rows: map[int64]*inspector.Delivery{}, analyses: map[int64]*inspector.Analysis{}}
-	e := inspector.NewEngine(st, inspector.Options{Secrets: [][]byte{secret}})
-	var mu sync.Mutex
-	var recs []*inspector.Record
-	cancel := e.Subscribe(func(r *inspector.Record) {
-		mu.Lock()
-		recs = append(recs, r)
-		mu.Unlock()
-	})
-	defer cancel()
-	srv := httptest.NewServer(e.Handler())
-	defer srv.Close()
-
 	g := simulate.New(21)
 	var msgs []simulate.Message
 	for _, typ := range catalog.TypeNames() {
@@ -127,28 +113,7 @@ func TestThroughReceiver(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs = append(msgs, alo...)
-	for _, m := range msgs {
-		req, err := m.Request(context.Background(), srv.URL+"/hooks", secret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("receiver answered %d", resp.StatusCode)
-		}
-	}
-	if err := e.Drain(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(recs) != len(msgs) {
-		t.Fatalf("%d analyses for %d deliveries", len(recs), len(msgs))
-	}
+	recs := postAll(t, msgs)
 	dups, resends := 0, 0
 	for i, r := range recs {
 		a := r.Analysis

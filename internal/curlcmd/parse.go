@@ -204,37 +204,23 @@ func unprintf(format string) ([]byte, error) {
 			}
 			i++
 			e := format[i]
-			switch e {
-			case '\\':
-				out = append(out, '\\')
-			case 'a':
-				out = append(out, '\a')
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'v':
-				out = append(out, '\v')
-			default:
-				if e < '0' || e > '7' {
-					return nil, fmt.Errorf("printf escape \\%c is not one Hookscope writes", e)
-				}
-				n, j := 0, i
-				for ; j < len(format) && j < i+3 && format[j] >= '0' && format[j] <= '7'; j++ {
-					n = n*8 + int(format[j]-'0')
-				}
-				if n > 0xff {
-					return nil, fmt.Errorf("printf escape \\%s is over a byte", format[i:j])
-				}
-				out = append(out, byte(n))
-				i = j - 1
+			// The one-letter escapes, each at the same index as its byte.
+			if k := strings.IndexByte(`\abfnrtv`, e); k >= 0 {
+				out = append(out, "\\\a\b\f\n\r\t\v"[k])
+				continue
 			}
+			if e < '0' || e > '7' {
+				return nil, fmt.Errorf("printf escape \\%c is not one Hookscope writes", e)
+			}
+			n, j := 0, i
+			for ; j < len(format) && j < i+3 && format[j] >= '0' && format[j] <= '7'; j++ {
+				n = n*8 + int(format[j]-'0')
+			}
+			if n > 0xff {
+				return nil, fmt.Errorf("printf escape \\%s is over a byte", format[i:j])
+			}
+			out = append(out, byte(n))
+			i = j - 1
 		default:
 			out = append(out, c)
 		}
