@@ -261,18 +261,9 @@ func postAll(t *testing.T, msgs []simulate.Message) []*inspector.Record {
 	defer cancel()
 	srv := httptest.NewServer(e.Handler())
 	defer srv.Close()
-	for _, m := range msgs {
-		req, err := m.Request(context.Background(), srv.URL+"/hooks", secret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("receiver answered %d", resp.StatusCode)
+	for i, status := range sendAll(t, srv.URL+"/hooks", secret, msgs) {
+		if status != http.StatusOK {
+			t.Fatalf("message %d: the receiver answered %d", i, status)
 		}
 	}
 	if err := e.Drain(context.Background()); err != nil {
@@ -284,4 +275,24 @@ func postAll(t *testing.T, msgs []simulate.Message) []*inspector.Record {
 		t.Fatalf("%d analyses for %d deliveries", len(recs), len(msgs))
 	}
 	return recs
+}
+
+// sendAll posts msgs to url, signed with secret, one after the other, and
+// returns the answers' statuses.
+func sendAll(t *testing.T, url string, secret []byte, msgs []simulate.Message) []int {
+	t.Helper()
+	var out []int
+	for _, m := range msgs {
+		req, err := m.Request(context.Background(), url, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		out = append(out, resp.StatusCode)
+	}
+	return out
 }
