@@ -453,7 +453,8 @@ type ReverifyReport struct {
 	Checked int `json:"checked"`
 	// Changed counts those whose verdict changed: another status, or
 	// another secret matched. Transitions counts them by "from -> to"
-	// ("invalid -> valid"; "valid -> valid" when another secret matched).
+	// ("invalid -> valid with secret #2", "valid with secret #1 -> valid
+	// with secret #2").
 	Changed     int            `json:"changed"`
 	Transitions map[string]int `json:"transitions"`
 	// Unchanged counts those whose verdict stayed the same (their stored
@@ -477,7 +478,7 @@ func (e *Engine) Reverify(ctx context.Context, src ReverifySource) (ReverifyRepo
 		rep.Checked++
 		from := "not analyzed"
 		if r.Analysis != nil {
-			from = string(r.Analysis.Signature.Status)
+			from = verdictName(r.Analysis.Signature)
 			if r.Analysis.Signature.Status == res.Status && r.Analysis.Signature.SecretIndex == res.SecretIndex {
 				rep.Unchanged++
 				if sameVerdict(r.Analysis.Signature, res) {
@@ -490,7 +491,7 @@ func (e *Engine) Reverify(ctx context.Context, src ReverifySource) (ReverifyRepo
 		}
 		if r.Analysis == nil || r.Analysis.Signature.Status != res.Status || r.Analysis.Signature.SecretIndex != res.SecretIndex {
 			rep.Changed++
-			rep.Transitions[from+" -> "+string(res.Status)]++
+			rep.Transitions[from+" -> "+verdictName(res)]++
 		}
 		if r.Analysis != nil {
 			r.Analysis.Signature = res
@@ -502,6 +503,15 @@ func (e *Engine) Reverify(ctx context.Context, src ReverifySource) (ReverifyRepo
 		return rep, fmt.Errorf("re-verify deliveries: %w", err)
 	}
 	return rep, nil
+}
+
+// verdictName names a verdict for a transition: its status, and for a
+// valid one which secret matched ("valid with secret #2").
+func verdictName(r SignatureResult) string {
+	if r.Status == SignatureValid && r.SecretIndex >= 0 {
+		return fmt.Sprintf("valid with secret #%d", r.SecretIndex+1)
+	}
+	return string(r.Status)
 }
 
 func sameVerdict(a, b SignatureResult) bool {

@@ -375,7 +375,7 @@ func TestReverify(t *testing.T) {
 	}
 	h.eng.SetSecrets([][]byte{[]byte("wrong"), testSecret})
 	rep, err := h.eng.Reverify(context.Background(), h.store)
-	if err != nil || rep.Changed != 1 || rep.Checked != 1 || rep.Transitions["unverified -> valid"] != 1 {
+	if err != nil || rep.Changed != 1 || rep.Checked != 1 || rep.Transitions["unverified -> valid with secret #2"] != 1 {
 		t.Fatalf("reverify: %+v %v", rep, err)
 	}
 	if r := h.next(); r.Analysis.Signature.Status != SignatureValid || r.Analysis.Signature.SecretIndex != 1 {

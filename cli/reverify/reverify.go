@@ -83,7 +83,7 @@ func run(ctx context.Context, o *Options) error {
 
 // reverifyText says what changed, and how, apart from what did not:
 // "re-verified 3 deliveries with 2 secrets: 1 verdict changed (invalid ->
-// valid: 1); 2 unchanged; 0 invalid now".
+// valid with secret #2: 1); 2 unchanged; 0 invalid now".
 func reverifyText(rep inspector.ReverifyReport, secrets int, invalid int64) string {
 	changed := "no verdict changed"
 	if rep.Changed > 0 {

@@ -39,7 +39,7 @@ func TestReverifyCommand(t *testing.T) {
 	if code := cmdutil.RunCommand(context.Background(), env, newCmd, []string{"reverify", "--db", dbPath, "--secret", "old", "--secret", secret}); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	if want := "re-verified 1 delivery with 2 secrets: 1 verdict changed (unverified -> valid: 1); 0 unchanged; 0 invalid now\n"; out.String() != want {
+	if want := "re-verified 1 delivery with 2 secrets: 1 verdict changed (unverified -> valid with secret #2: 1); 0 unchanged; 0 invalid now\n"; out.String() != want {
 		t.Fatalf("output %q, want %q", out.String(), want)
 	}
 	// A third secret: every expected digest changes, the verdict does not,
