@@ -312,6 +312,12 @@ func labelTexts(o fyne.CanvasObject) []string {
 	switch x := o.(type) {
 	case *widget.Label:
 		out = append(out, x.Text)
+	case *widget.Card:
+		out = append(out, labelTexts(x.Content)...)
+	case *widget.Form:
+		for _, it := range x.Items {
+			out = append(out, labelTexts(it.Widget)...)
+		}
 	case *fyne.Container:
 		for _, c := range x.Objects {
 			out = append(out, labelTexts(c)...)
