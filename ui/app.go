@@ -99,6 +99,7 @@ func Run(cfg Config) error {
 	defer db.Close()
 
 	a := app.NewWithID(storage.AppID)
+	a.Settings().SetTheme(newHouseTheme())
 	icon := fyne.NewStaticResource("hookscope.png", assets.IconPNG())
 	a.SetIcon(icon)
 

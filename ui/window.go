@@ -482,11 +482,11 @@ func (m *mainWindow) useFreePort() {
 	}
 	set := m.settings
 	set.ListenAddr = r.Addr()
-	m.settingsV.fill(set)
 	if err := m.applySettings(set); err != nil {
 		m.showError(err)
 		return
 	}
+	m.settingsV.fill(set)
 	m.showStatus(fmt.Sprintf("Listening on %s instead of %s (saved in Settings). Update the URL wherever you pasted it.", set.ListenAddr, was))
 }
 
