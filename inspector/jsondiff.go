@@ -88,8 +88,8 @@ func DiffJSON(a, b []byte) []JSONChange {
 
 // UnifiedJSONDiff is the full line diff of two JSON values, each
 // pretty-printed with sorted keys so that key order does not show as a
-// change: "- " lines are only in a, "+ " lines only in b, with three lines
-// of context. Empty when the printed forms are equal.
+// change: every line of the value, those only in a marked "-", those only
+// in b "+". Empty when the printed forms are equal.
 func UnifiedJSONDiff(a, b []byte, nameA, nameB string) string {
 	opts := &pretty.Options{Width: 80, Indent: "  ", SortKeys: true}
 	pa, pb := a, b
@@ -99,14 +99,14 @@ func UnifiedJSONDiff(a, b []byte, nameA, nameB string) string {
 	if json.Valid(b) {
 		pb = pretty.PrettyOptions(b, opts)
 	}
+	la, lb := difflib.SplitLines(string(pa)), difflib.SplitLines(string(pb))
 	s, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(pa)), B: difflib.SplitLines(string(pb)),
-		FromFile: nameA, ToFile: nameB, Context: 3,
+		A: la, B: lb, FromFile: nameA, ToFile: nameB, Context: max(len(la), len(lb)),
 	})
 	if err != nil {
 		return "" // writes to a strings.Builder do not fail
 	}
-	return s
+	return strings.TrimSuffix(s, "\n")
 }
 
 // jnode is a parsed JSON value in canonical terms.

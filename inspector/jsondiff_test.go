@@ -91,3 +91,14 @@ func FuzzDiffJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestUnifiedJSONDiffShowsTheWholeValue: the full diff is every line, the
+// changed ones marked, not only the lines around a change.
+func TestUnifiedJSONDiffShowsTheWholeValue(t *testing.T) {
+	a := `{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9}`
+	b := strings.Replace(a, `"k9":9`, `"k9":10`, 1)
+	d := UnifiedJSONDiff([]byte(a), []byte(b), "a", "b")
+	if !strings.Contains(d, `   "k0": 0,`) || !strings.Contains(d, `+  "k9": 10`) || strings.HasSuffix(d, "\n") {
+		t.Fatalf("diff:\n%q", d)
+	}
+}

@@ -142,6 +142,7 @@ func newDetailView(win *mainWindow) *detailView {
 	d.eventsTab = newLazyTab(d.EventsScroll)
 	d.sigTab = newLazyTab(d.SigScroll)
 	d.DiffView = newCodeView(win.copy)
+	d.DiffView.Find.SetPlaceHolder("Find in diff…")
 	d.jsonTab = newLazyTab(d.JSONView.content)
 
 	d.Tabs = container.NewAppTabs(
@@ -484,7 +485,7 @@ func (d *detailView) changesBox(ev inspector.EventAnalysis, diff []inspector.JSO
 			text = string(r[:maxChangeText]) + "…"
 		}
 		l := widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-		l.Wrapping = fyne.TextWrapBreak
+		l.Wrapping = fyne.TextWrapWord
 		switch {
 		case c.Added():
 			l.Importance = widget.SuccessImportance
