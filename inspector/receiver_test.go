@@ -539,3 +539,17 @@ func TestServeSaysWhenThePortIsTaken(t *testing.T) {
 		t.Fatalf("a bad port is not a taken one: %v", err)
 	}
 }
+
+func TestAnswerModeWarning(t *testing.T) {
+	for m, want := range map[AnswerMode]string{
+		Answer200:   "",
+		"":          "",
+		Answer500:   "answering 500 to every delivery",
+		AnswerHang:  "holding every delivery 15 s unanswered",
+		AnswerClose: "closing every connection unanswered",
+	} {
+		if got := m.Warning(); got != want {
+			t.Errorf("%q.Warning() = %q, want %q", m, got, want)
+		}
+	}
+}

@@ -139,28 +139,13 @@ func (h *headerView) refreshReceiver() {
 	if !w.sending {
 		h.SendTest.Enable()
 	}
-	mode := inspector.AnswerMode(w.settings.Answer)
-	if text := answerWarning(mode); text != "" {
+	if text := inspector.AnswerMode(w.settings.Answer).Warning(); text != "" {
 		h.Receiver.set(text, theme.WarningIcon(), theme.ColorNameWarning)
 		h.AnswerMode.Show()
 		return
 	}
 	h.Receiver.set("listening on "+addr, theme.RadioButtonCheckedIcon(), theme.ColorNameSuccess)
 	h.AnswerMode.Hide()
-}
-
-// answerWarning says how the receiver answers when that is not 200 at once
-// ("" when it is): the service sees these answers as failures and re-sends.
-func answerWarning(m inspector.AnswerMode) string {
-	switch m {
-	case inspector.Answer500:
-		return "answering 500 to every delivery"
-	case inspector.AnswerHang:
-		return fmt.Sprintf("holding every delivery %d s unanswered", int(inspector.HangFor.Seconds()))
-	case inspector.AnswerClose:
-		return "closing every connection unanswered"
-	}
-	return ""
 }
 
 func (h *headerView) refreshTunnel() {
