@@ -9,7 +9,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
-	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
@@ -336,23 +335,4 @@ func TestDivergentCopyShowsWhatChangedAsPaths(t *testing.T) {
 			t.Fatalf("full diff lacks %q:\n%s", want, diff)
 		}
 	}
-}
-
-// findButton returns the first button under o with the given text.
-func findButton(o fyne.CanvasObject, text string) *widget.Button {
-	switch x := o.(type) {
-	case *widget.Button:
-		if x.Text == text {
-			return x
-		}
-	case *widget.Card:
-		return findButton(x.Content, text)
-	case *fyne.Container:
-		for _, c := range x.Objects {
-			if b := findButton(c, text); b != nil {
-				return b
-			}
-		}
-	}
-	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -99,36 +98,20 @@ func TestTextPassesContrast(t *testing.T) {
 
 // walkText reports the colour of every label and form hint under o.
 func walkText(o fyne.CanvasObject, fn func(where string, c fyne.ThemeColorName)) {
-	switch x := o.(type) {
-	case *widget.Label:
-		if x.Text != "" {
-			fn(labelSnippet(x.Text), importanceColor(x.Importance))
-		}
-	case *widget.Card:
-		walkText(x.Content, fn)
-	case *widget.Form:
-		for _, it := range x.Items {
-			if it.HintText != "" {
-				fn("hint "+labelSnippet(it.HintText), theme.ColorNamePlaceHolder)
+	walk(o, func(o fyne.CanvasObject) {
+		switch x := o.(type) {
+		case *widget.Label:
+			if x.Text != "" {
+				fn(labelSnippet(x.Text), importanceColor(x.Importance))
 			}
-			walkText(it.Widget, fn)
+		case *widget.Form:
+			for _, it := range x.Items {
+				if it.HintText != "" {
+					fn("hint "+labelSnippet(it.HintText), theme.ColorNamePlaceHolder)
+				}
+			}
 		}
-	case *container.AppTabs:
-		for _, it := range x.Items {
-			walkText(it.Content, fn)
-		}
-	case *container.Scroll:
-		walkText(x.Content, fn)
-	case *container.Split:
-		walkText(x.Leading, fn)
-		walkText(x.Trailing, fn)
-	case *lazyTab:
-		walkText(x.content, fn)
-	case *fyne.Container:
-		for _, c := range x.Objects {
-			walkText(c, fn)
-		}
-	}
+	})
 }
 
 func labelSnippet(s string) string {

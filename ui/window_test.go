@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -307,24 +308,58 @@ func TestSecretsGoToTheVaultAndEngine(t *testing.T) {
 	}
 }
 
+// walk calls fn for o and every object under it: containers, scrolls,
+// splits, all tabs (shown or not), cards and form items.
+func walk(o fyne.CanvasObject, fn func(fyne.CanvasObject)) {
+	if o == nil {
+		return
+	}
+	fn(o)
+	switch x := o.(type) {
+	case *widget.Card:
+		walk(x.Content, fn)
+	case *widget.Form:
+		for _, it := range x.Items {
+			walk(it.Widget, fn)
+		}
+	case *container.AppTabs:
+		for _, it := range x.Items {
+			walk(it.Content, fn)
+		}
+	case *container.Scroll:
+		walk(x.Content, fn)
+	case *container.Split:
+		walk(x.Leading, fn)
+		walk(x.Trailing, fn)
+	case *lazyTab:
+		walk(x.content, fn)
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			walk(c, fn)
+		}
+	}
+}
+
 // labelTexts collects the texts of every label under o.
 func labelTexts(o fyne.CanvasObject) []string {
 	var out []string
-	switch x := o.(type) {
-	case *widget.Label:
-		out = append(out, x.Text)
-	case *widget.Card:
-		out = append(out, labelTexts(x.Content)...)
-	case *widget.Form:
-		for _, it := range x.Items {
-			out = append(out, labelTexts(it.Widget)...)
+	walk(o, func(o fyne.CanvasObject) {
+		if l, ok := o.(*widget.Label); ok {
+			out = append(out, l.Text)
 		}
-	case *fyne.Container:
-		for _, c := range x.Objects {
-			out = append(out, labelTexts(c)...)
-		}
-	}
+	})
 	return out
+}
+
+// findButton returns the first button under o with the given text.
+func findButton(o fyne.CanvasObject, text string) *widget.Button {
+	var found *widget.Button
+	walk(o, func(o fyne.CanvasObject) {
+		if b, ok := o.(*widget.Button); ok && b.Text == text && found == nil {
+			found = b
+		}
+	})
+	return found
 }
 
 // TestHeaderSaysHowTheReceiverAnswers: any answer but 200 shows in the
