@@ -280,11 +280,26 @@ func diffArrays(out *[]JSONChange, path string, a, b []*jnode) {
 			*out = append(*out, JSONChange{Path: elem(j), New: b[j].String()})
 		}
 	}
-	if len(a) == len(b) || len(a)*len(b) > maxAlign {
-		n := min(len(a), len(b))
-		pair(0, 0, n)
-		removed(n, len(a))
-		added(n, len(b))
+	if len(a) == len(b) {
+		pair(0, 0, len(a))
+		return
+	}
+	// Equal ends are skipped, so one element inserted into or removed from
+	// a long array is one change however long the array is.
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre].sum == b[pre].sum {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf].sum == b[len(b)-1-suf].sum {
+		suf++
+	}
+	ma, mb := len(a)-pre-suf, len(b)-pre-suf
+	if ma == 0 || mb == 0 || ma*mb > maxAlign {
+		n := min(ma, mb)
+		pair(pre, pre, n)
+		removed(pre+n, pre+ma)
+		added(pre+n, pre+mb)
 		return
 	}
 	sums := func(ns []*jnode) []string {
@@ -294,8 +309,9 @@ func diffArrays(out *[]JSONChange, path string, a, b []*jnode) {
 		}
 		return s
 	}
-	m := difflib.NewMatcherWithJunk(sums(a), sums(b), false, nil)
+	m := difflib.NewMatcherWithJunk(sums(a[pre:pre+ma]), sums(b[pre:pre+mb]), false, nil)
 	for _, op := range m.GetOpCodes() {
+		op.I1, op.I2, op.J1, op.J2 = op.I1+pre, op.I2+pre, op.J1+pre, op.J2+pre
 		switch op.Tag {
 		case 'r':
 			n := min(op.I2-op.I1, op.J2-op.J1)

@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -100,5 +101,35 @@ func TestUnifiedJSONDiffShowsTheWholeValue(t *testing.T) {
 	d := UnifiedJSONDiff([]byte(a), []byte(b), "a", "b")
 	if !strings.Contains(d, `   "k0": 0,`) || !strings.Contains(d, `+  "k9": 10`) || strings.HasSuffix(d, "\n") {
 		t.Fatalf("diff:\n%q", d)
+	}
+}
+
+// TestDiffJSONLongArrays: past the alignment bound an insertion or a
+// removal is still one change.
+func TestDiffJSONLongArrays(t *testing.T) {
+	long := func(extra string, from, n int) string {
+		var b strings.Builder
+		b.WriteString("[" + extra)
+		for i := from; i < n; i++ {
+			if i > from || extra != "" {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(i))
+		}
+		return b.String() + "]"
+	}
+	a := long("", 0, 1000)
+	for _, tc := range []struct {
+		b    string
+		want string
+	}{
+		{long(`"new"`, 0, 1000), `[0]: added "new"`},
+		{long("", 1, 1000), `[0]: removed 0`},
+		{strings.Replace(a, ",500,", ",500,\"x\",", 1), `[501]: added "x"`},
+	} {
+		got := DiffJSON([]byte(a), []byte(tc.b))
+		if len(got) != 1 || got[0].String() != tc.want {
+			t.Errorf("%d changes, first %v; want %s", len(got), got[:min(len(got), 3)], tc.want)
+		}
 	}
 }
