@@ -29,13 +29,20 @@ import (
 //
 // Own writer on jsontext's tokens: decoding into Go maps slowed analysis's backlog visibly (docs/benchmarks.md, finding 6).
 func CanonicalHash(raw json.RawMessage) string {
+	out, _ := canonicalForm(raw)
+	sum := sha256.Sum256(out)
+	return hex.EncodeToString(sum[:])
+}
+
+// canonicalForm returns the bytes CanonicalHash hashes, and whether raw was
+// JSON (when not, the bytes are raw itself).
+func canonicalForm(raw []byte) ([]byte, bool) {
 	c := canonWriter{dec: jsontext.NewDecoder(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
 	out, err := c.value(make([]byte, 0, len(raw)))
 	if err != nil || !c.endsCleanly(raw) {
-		out = raw
+		return raw, false
 	}
-	sum := sha256.Sum256(out)
-	return hex.EncodeToString(sum[:])
+	return out, true
 }
 
 // canonWriter writes the canonical form of the value dec reads.

@@ -24,6 +24,21 @@ const (
 	AnswerClose AnswerMode = "close" // close the connection without an answer
 )
 
+// Warning says in a few words how the receiver answers when that is not
+// 200 at once, "" when it is: the service takes these answers as failures
+// and re-sends, so every face shows it while it lasts.
+func (m AnswerMode) Warning() string {
+	switch m {
+	case Answer500:
+		return "answering 500 to every delivery"
+	case AnswerHang:
+		return fmt.Sprintf("holding every delivery %d s unanswered", int(HangFor.Seconds()))
+	case AnswerClose:
+		return "closing every connection unanswered"
+	}
+	return ""
+}
+
 // ParseAnswerMode checks a user-supplied mode.
 func ParseAnswerMode(s string) (AnswerMode, error) {
 	switch m := AnswerMode(s); m {

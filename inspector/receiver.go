@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookscope/hookscope/internal/bindaddr"
 	"github.com/hookscope/hookscope/internal/rawhttp"
 )
 
@@ -218,11 +219,34 @@ type Server struct {
 // is known (addr may use port 0).
 func Serve(addr string, h http.Handler, o ServerOptions) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
+	if bindaddr.InUse(err) {
+		return nil, &PortInUseError{Addr: addr, Err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	return ServeListener(ln, h, o), nil
 }
+
+// PortInUseError says the receiver's address is held by another program:
+// the user picks another port or stops that program.
+type PortInUseError struct {
+	// Addr is the address asked for (host:port).
+	Addr string
+	Err  error
+}
+
+// Error names the port in plain words.
+func (e *PortInUseError) Error() string {
+	host, port, err := net.SplitHostPort(e.Addr)
+	if err != nil {
+		return fmt.Sprintf("%s is in use by another program", e.Addr)
+	}
+	return fmt.Sprintf("port %s is in use by another program (on %s)", port, host)
+}
+
+// Unwrap exposes the bind error.
+func (e *PortInUseError) Unwrap() error { return e.Err }
 
 // ServerOptions are the receiver's settings beside its handler.
 type ServerOptions struct {

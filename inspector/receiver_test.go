@@ -528,3 +528,36 @@ func TestQueueOverflowReloadsBodies(t *testing.T) {
 		t.Errorf("%d store reads to reload %d dropped bodies: want a few runs", reloads, n)
 	}
 }
+
+// TestServeSaysWhenThePortIsTaken: a port held by another program is
+// named in plain words, as a PortInUseError the window can offer a fix for.
+func TestServeSaysWhenThePortIsTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	_, err = Serve(ln.Addr().String(), http.NotFoundHandler(), ServerOptions{})
+	var busy *PortInUseError
+	if !errors.As(err, &busy) || err.Error() != "port "+port+" is in use by another program (on 127.0.0.1)" {
+		t.Fatalf("Serve on a taken port: %v", err)
+	}
+	if _, err := Serve("127.0.0.1:99999", http.NotFoundHandler(), ServerOptions{}); err == nil || errors.As(err, &busy) {
+		t.Fatalf("a bad port is not a taken one: %v", err)
+	}
+}
+
+func TestAnswerModeWarning(t *testing.T) {
+	for m, want := range map[AnswerMode]string{
+		Answer200:   "",
+		"":          "",
+		Answer500:   "answering 500 to every delivery",
+		AnswerHang:  "holding every delivery 15 s unanswered",
+		AnswerClose: "closing every connection unanswered",
+	} {
+		if got := m.Warning(); got != want {
+			t.Errorf("%q.Warning() = %q, want %q", m, got, want)
+		}
+	}
+}

@@ -15,7 +15,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/hookscope/hookscope/internal/bindaddr"
 )
 
 // Profile is one registered OAuth application as the developer sees it in
@@ -200,13 +201,13 @@ func listenLoopback(host string, port int) ([]net.Listener, error) {
 	for _, a := range addrs {
 		l, err := net.Listen("tcp", a)
 		if err != nil {
-			if optional[a] && !isAddrInUse(err) {
+			if optional[a] && !bindaddr.InUse(err) {
 				continue // no IPv6 on this machine: 127.0.0.1 is enough
 			}
 			for _, o := range out {
 				o.Close()
 			}
-			if isAddrInUse(err) {
+			if bindaddr.InUse(err) {
 				return nil, &PortBusyError{Host: host, Port: port, Err: err}
 			}
 			return nil, fmt.Errorf("listen for the callback on %s: %w", a, err)
@@ -214,10 +215,4 @@ func listenLoopback(host string, port int) ([]net.Listener, error) {
 		out = append(out, l)
 	}
 	return out, nil
-}
-
-func isAddrInUse(err error) bool {
-	return err != nil && (errors.Is(err, syscall.EADDRINUSE) ||
-		strings.Contains(err.Error(), "address already in use") ||
-		strings.Contains(err.Error(), "Only one usage of each socket address"))
 }

@@ -8,7 +8,7 @@ TAGS=${TAGS:-$(sed -n 's/^export TAGS := //p' "$(git rev-parse --show-toplevel)/
 cd "$(dirname "$0")/.."
 out=docs
 tmp=$(mktemp -d)
-display=:99
+display=${SHOTS_DISPLAY:-:99}
 bin="$tmp/hookscope"
 export LANG=en_US.UTF-8
 go build -tags "$TAGS" -o "$bin" ./ui/internal/devrun
@@ -16,8 +16,10 @@ go build -tags "$TAGS" -o "$bin" ./ui/internal/devrun
 Xvfb "$display" -screen 0 1280x800x24 >"$tmp/xvfb.log" 2>&1 &
 xvfb=$!
 app=
+second=
 cleanup() {
 	[ -n "$app" ] && kill "$app" 2>/dev/null || true
+	[ -n "$second" ] && kill "$second" 2>/dev/null || true
 	kill "$xvfb" 2>/dev/null || true
 	rm -rf "$tmp"
 }
@@ -47,6 +49,9 @@ sleep 1.5
 # Coordinates are for the default 1280x800 window at the screen's origin.
 click 300 420   # the divergent duplicate (second newest)
 shot ui-deliveries
+click 1214 607  # Full diff… on its card
+shot ui-full-diff
+click 639 671   # Close
 click 685 312   # JSON tab
 shot ui-json
 click 800 312   # Headers tab
@@ -58,6 +63,18 @@ click 737 312   # Raw tab
 shot ui-raw
 click 194 155   # Settings tab (third, after OAuth)
 shot ui-settings
+click 150 636   # answer mode: 500
+click 73 727    # Save settings
+shot ui-answer-mode
+click 150 601   # back to 200, for the runs below
+click 73 727
+# A second window on the same port: the first one holds 8787.
+HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" DISPLAY=$display FYNE_THEME=light \
+	"$bin" --db "$tmp/second.db" >"$tmp/second.log" 2>&1 &
+second=$!
+sleep 3
+shot ui-port-taken
+kill "$second"; wait "$second" 2>/dev/null || true; second=
 stop
 
 start dark

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -100,6 +101,7 @@ func Run(cfg Config) error {
 	defer db.Close()
 
 	a := app.NewWithID(storage.AppID)
+	a.Settings().SetTheme(newHouseTheme())
 	icon := fyne.NewStaticResource("hookscope.png", assets.IconPNG())
 	a.SetIcon(icon)
 
@@ -352,10 +354,11 @@ func SendTestDeliveries(ctx context.Context, url string, secrets [][]byte) (int,
 			return sent, err
 		}
 	}
-	// A divergent duplicate: the first event again, same uuid, other content.
+	// A divergent duplicate: the first event again, same uuid, its media
+	// renamed, as a sender that re-sends after an edit would.
 	if len(msgs) > 0 && len(msgs[0].Events) > 0 {
-		ev := g.Event(msgs[0].Events[0].Type)
-		ev.UUID = msgs[0].Events[0].UUID
+		ev := msgs[0].Events[0]
+		ev.Payload = renamedMedia(ev.Payload)
 		if err := post(g.Message(ev).Body(), secret); err != nil {
 			return sent, err
 		}
@@ -365,6 +368,24 @@ func SendTestDeliveries(ctx context.Context, url string, secrets [][]byte) (int,
 		return sent, err
 	}
 	return sent, nil
+}
+
+// renamedMedia returns payload with its media's name changed; a payload
+// without one gets a field it did not have.
+func renamedMedia(payload any) any {
+	b, err := json.Marshal(payload)
+	var m map[string]any
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return payload
+	}
+	if media, ok := m["media"].(map[string]any); ok {
+		if name, ok := media["name"].(string); ok {
+			media["name"] = name + " (edited)"
+			return m
+		}
+	}
+	m["edited"] = true
+	return m
 }
 
 // reverifySource adapts the store to inspector.ReverifySource.

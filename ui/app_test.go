@@ -1,8 +1,17 @@
 package ui
 
 import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/hookscope/hookscope/inspector"
 )
 
 // TestTrimMemoryRepaintsFirst guards the fix for memory that never came
@@ -29,5 +38,36 @@ func TestTrimMemoryRepaintsFirst(t *testing.T) {
 	case <-stopped:
 	case <-time.After(5 * time.Second):
 		t.Fatal("trimMemory kept running after the window closed")
+	}
+}
+
+// TestSendTestDeliveriesDivergentCopyDiffersInOneField: the test set's
+// divergent copy is the first event with its media renamed, so its card
+// shows one clear change.
+func TestSendTestDeliveriesDivergentCopyDiffersInOneField(t *testing.T) {
+	var bodies [][]byte
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, b)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	n, err := SendTestDeliveries(context.Background(), srv.URL, nil)
+	if err != nil || n != len(bodies) || n < 3 {
+		t.Fatalf("sent %d (%v), server saw %d", n, err, len(bodies))
+	}
+	event := func(b []byte) json.RawMessage {
+		var m struct{ Events []json.RawMessage }
+		if err := json.Unmarshal(b, &m); err != nil || len(m.Events) == 0 {
+			t.Fatalf("not a message: %s", b)
+		}
+		return m.Events[0]
+	}
+	first, divergent := event(bodies[0]), event(bodies[len(bodies)-2])
+	changes := inspector.DiffJSON(first, divergent)
+	if len(changes) != 1 || changes[0].Path != "payload.media.name" || !strings.HasSuffix(changes[0].New, ` (edited)"`) {
+		t.Fatalf("divergent copy changes: %v", changes)
 	}
 }

@@ -28,6 +28,9 @@ const (
 	codeJSON
 	// codeHex shows the bytes as a hex dump, 16 bytes a row.
 	codeHex
+	// codeDiff is codePlain with a unified diff's lines coloured: added
+	// ("+"), removed ("-") and hunk headers ("@@").
+	codeDiff
 )
 
 // hexRowBytes is how many bytes one hex dump row shows (hex.Dump's width).
@@ -539,7 +542,26 @@ const (
 	tokNumber
 	tokLiteral
 	tokDim
+	tokAdded
+	tokRemoved
 )
+
+// diffLineKind colours a line of a unified diff by its first character
+// (the whole line, folded rows included); other modes stay plain.
+func diffLineKind(mode codeMode, line []byte) tokenKind {
+	if mode != codeDiff || len(line) == 0 {
+		return tokPlain
+	}
+	switch {
+	case bytes.HasPrefix(line, []byte("+++")), bytes.HasPrefix(line, []byte("---")), line[0] == '@':
+		return tokDim
+	case line[0] == '+':
+		return tokAdded
+	case line[0] == '-':
+		return tokRemoved
+	}
+	return tokPlain
+}
 
 type token struct {
 	from, to int
@@ -590,7 +612,7 @@ func (v *codeView) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 			}
 			toks = jsonTokens(v.text, start, end, st)
 		} else {
-			toks = []token{{start, end, tokPlain}}
+			toks = []token{{start, end, diffLineKind(v.mode, v.text[v.lines[line]:end])}}
 		}
 		for i := range toks { // make offsets relative to src
 			toks[i].from -= start
@@ -662,6 +684,10 @@ func tokenColor(k tokenKind) fyne.ThemeColorName {
 		return theme.ColorNameHyperlink
 	case tokDim:
 		return theme.ColorNamePlaceHolder
+	case tokAdded:
+		return theme.ColorNameSuccess
+	case tokRemoved:
+		return theme.ColorNameError
 	}
 	return theme.ColorNameForeground
 }

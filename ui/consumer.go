@@ -44,10 +44,12 @@ type consumerView struct {
 	Summary  *widget.Label
 	// Lead says what the endpoint did across every case (the report's
 	// findings), above the table; hidden when it behaved.
-	Lead       *widget.Label
-	Table      *widget.Table
-	Explain    *widget.Label
-	savedFirst []byte
+	Lead    *widget.Label
+	Table   *widget.Table
+	Explain *widget.Label
+	// ExplainScroll scrolls Explain; each case's text opens at its top.
+	ExplainScroll *container.Scroll
+	savedFirst    []byte
 
 	mu     sync.Mutex // guards pending: OnCase runs on the check's goroutine
 	pend   []replay.CaseResult
@@ -160,6 +162,7 @@ func newConsumerView(m *mainWindow) *consumerView {
 		if id.Row >= 0 && id.Row < len(v.cases) {
 			c := v.cases[id.Row]
 			v.Explain.SetText(fmt.Sprintf("%s — %s\nExpected: %s\n%s", c.Name, c.Title, c.Expect, c.Explanation))
+			v.ExplainScroll.ScrollToTop()
 		}
 	}
 
@@ -169,9 +172,9 @@ func newConsumerView(m *mainWindow) *consumerView {
 		widget.NewFormItem("Secret", container.NewBorder(nil, nil, v.UseSaved, nil, v.Secret)),
 	)
 	top := container.NewVBox(form, container.NewBorder(nil, nil, container.NewHBox(v.Run, v.Cancel, v.CopyText), nil, v.Progress), v.Summary, v.Lead)
-	explain := container.NewVScroll(v.Explain)
-	explain.SetMinSize(fyne.NewSize(100, 90))
-	v.content = container.NewBorder(top, explain, nil, nil, v.Table)
+	v.ExplainScroll = container.NewVScroll(v.Explain)
+	v.ExplainScroll.SetMinSize(fyne.NewSize(100, 90))
+	v.content = container.NewBorder(top, v.ExplainScroll, nil, nil, v.Table)
 	return v
 }
 

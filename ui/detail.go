@@ -34,9 +34,24 @@ type detailData struct {
 	copies map[int][]storage.EventRef
 	// decoded per event index: typed fields from the catalogue.
 	decoded map[int]catalog.Event
-	// diffs per event index: lines that differ from the first copy.
-	diffs map[int][]string
+	// diffs per event index: what changed from the first copy, path by
+	// path; firsts holds that first copy and its delivery for the full diff.
+	diffs  map[int][]inspector.JSONChange
+	firsts map[int]firstCopy
 }
+
+// firstCopy is the first stored copy of a divergent event.
+type firstCopy struct {
+	deliveryID int64
+	raw        json.RawMessage
+}
+
+// maxChangesShown bounds the changes listed on an event card (each is a
+// wrapped label); the full diff shows the rest.
+const maxChangesShown = 20
+
+// maxChangeText shortens one listed change (an added object can be long).
+const maxChangeText = 300
 
 // maxCards bounds the event cards of one delivery: a card costs a few
 // milliseconds to lay out (wrapped text is measured word by word), so a
@@ -63,6 +78,11 @@ type detailView struct {
 	// eventsTab and sigTab build their content when first shown.
 	eventsTab, sigTab *lazyTab
 	EventsBox         *fyne.Container
+	// EventsScroll and SigScroll scroll the Events and Signature tabs;
+	// every scrollable pane opens a delivery at its top.
+	EventsScroll, SigScroll *container.Scroll
+	// DiffView shows a divergent copy's full diff, in a dialog.
+	DiffView *codeView
 	// JSONView and RawView are virtualized line lists: only the visible
 	// rows are built, so every line of a body of megabytes is reachable
 	// and opening one costs what a small one does.
@@ -118,8 +138,12 @@ func newDetailView(win *mainWindow) *detailView {
 			c.Objects[2].(*widget.Button).OnTapped = func() { d.win.copy(h.Value, "value of "+h.Name) }
 		})
 	d.SigBox = container.NewVBox()
-	d.eventsTab = newLazyTab(container.NewScroll(container.NewPadded(d.EventsBox)))
-	d.sigTab = newLazyTab(container.NewScroll(container.NewPadded(d.SigBox)))
+	d.EventsScroll = container.NewScroll(container.NewPadded(d.EventsBox))
+	d.SigScroll = container.NewScroll(container.NewPadded(d.SigBox))
+	d.eventsTab = newLazyTab(d.EventsScroll)
+	d.sigTab = newLazyTab(d.SigScroll)
+	d.DiffView = newCodeView(win.copy)
+	d.DiffView.Find.SetPlaceHolder("Find in diff…")
 	d.jsonTab = newLazyTab(d.JSONView.content)
 
 	d.Tabs = container.NewAppTabs(
@@ -172,7 +196,7 @@ func prepareDetail(ctx context.Context, store Store, id int64) (*detailData, err
 	if err != nil {
 		return nil, fmt.Errorf("open delivery %d: %w", id, err)
 	}
-	dat := &detailData{rec: rec, copies: map[int][]storage.EventRef{}, decoded: map[int]catalog.Event{}, diffs: map[int][]string{}}
+	dat := &detailData{rec: rec, copies: map[int][]storage.EventRef{}, decoded: map[int]catalog.Event{}, diffs: map[int][]inspector.JSONChange{}, firsts: map[int]firstCopy{}}
 	dat.json = json.Valid(rec.Delivery.Body)
 	if rec.Analysis == nil {
 		return dat, nil
@@ -193,7 +217,8 @@ func prepareDetail(ctx context.Context, store Store, id int64) (*detailData, err
 			if first, err := store.Get(ctx, ev.FirstDeliveryID); err == nil && first.Analysis != nil {
 				for _, fe := range first.Analysis.Events {
 					if fe.UUID == ev.UUID {
-						dat.diffs[i] = lineDiff(catalog.Pretty(fe.Raw), catalog.Pretty(ev.Raw))
+						dat.diffs[i] = inspector.DiffJSON(fe.Raw, ev.Raw)
+						dat.firsts[i] = firstCopy{deliveryID: ev.FirstDeliveryID, raw: fe.Raw}
 						break
 					}
 				}
@@ -203,35 +228,11 @@ func prepareDetail(ctx context.Context, store Store, id int64) (*detailData, err
 	return dat, nil
 }
 
-// lineDiff lists the lines only in a (prefixed "- ") and only in b ("+ "):
-// enough to see which fields of a divergent copy changed.
-func lineDiff(a, b []byte) []string {
-	al := strings.Split(string(a), "\n")
-	bl := strings.Split(string(b), "\n")
-	inA := map[string]int{}
-	for _, l := range al {
-		inA[l]++
-	}
-	inB := map[string]int{}
-	for _, l := range bl {
-		inB[l]++
-	}
-	var out []string
-	for _, l := range al {
-		if inB[l] == 0 && strings.TrimSpace(l) != "" {
-			out = append(out, "- "+strings.TrimSpace(l))
-		}
-	}
-	for _, l := range bl {
-		if inA[l] == 0 && strings.TrimSpace(l) != "" {
-			out = append(out, "+ "+strings.TrimSpace(l))
-		}
-	}
-	return out
-}
-
-// show renders prepared data.
+// show renders prepared data. Another delivery opens with every pane at
+// its top; the same delivery shown again (a new verdict) keeps its place,
+// and its body, which never changes, is not laid out again.
 func (d *detailView) show(dat *detailData) {
+	fresh := d.rec == nil || d.rec.Delivery.ID != dat.rec.Delivery.ID
 	d.rec, d.dat = dat.rec, dat
 	del := dat.rec.Delivery
 	d.Title.SetText(fmt.Sprintf("Delivery #%d — %s", del.ID, deliveryHeadline(dat.rec)))
@@ -251,12 +252,20 @@ func (d *detailView) show(dat *detailData) {
 	// The cards and the signature form are the costly parts (wrapped text
 	// is measured word by word); a hidden tab builds them when shown.
 	d.eventsTab.update(func() { d.showEvents(dat) })
-	mode := codePlain
-	if dat.json && jsonLooking(del.Body) {
-		mode = codeJSON
+	if fresh {
+		mode := codePlain
+		if dat.json && jsonLooking(del.Body) {
+			mode = codeJSON
+		}
+		// setText scrolls the JSON and Raw views to their tops.
+		d.jsonTab.update(func() { d.JSONView.setText(catalog.Pretty(del.Body), mode) })
+		d.showRaw(del, valid)
+		d.EventsScroll.ScrollToTop()
+		d.SigScroll.ScrollToTop()
+		// Before the new rows: ScrollToOffset skips a list whose rows fit,
+		// and has no scroller to move before its first layout.
+		d.HeaderList.ScrollToOffset(0)
 	}
-	d.jsonTab.update(func() { d.JSONView.setText(catalog.Pretty(del.Body), mode) })
-	d.showRaw(del, valid)
 	d.headers = del.Headers
 	d.HeaderList.Refresh()
 	d.sigTab.update(func() { d.showSignature(dat.rec) })
@@ -438,19 +447,7 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 		dd = append(dd, factLabel(fmt.Sprintf("First seen %s (%s) in #%d.", first.ReceivedAt.Local().Format("15:04:05.000"), ago(first.ReceivedAt, time.Now()), first.DeliveryID), widget.MediumImportance))
 	}
 	if diff := dat.diffs[i]; len(diff) > 0 {
-		dd = append(dd, widget.NewLabelWithStyle("Differences from the first copy (- first copy, + this copy):", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
-		var lines []fyne.CanvasObject
-		for _, line := range diff {
-			l := widget.NewLabelWithStyle(line, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-			l.Wrapping = fyne.TextWrapBreak
-			if strings.HasPrefix(line, "+") {
-				l.Importance = widget.SuccessImportance
-			} else {
-				l.Importance = widget.DangerImportance
-			}
-			lines = append(lines, l)
-		}
-		dd = append(dd, container.New(tightVBox{}, lines...))
+		dd = append(dd, d.changesBox(ev, diff, dat.firsts[i]))
 	}
 	box = append(box, container.NewVBox(dd...))
 	if ev.OutOfOrder {
@@ -472,6 +469,53 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 	copyBtn.Importance = widget.LowImportance
 	box = append(box, container.NewHBox(layout.NewSpacer(), copyBtn))
 	return widget.NewCard(title, "", container.NewVBox(box...))
+}
+
+// changesBox lists what changed from the first copy, path by path, with
+// the full diff one click away.
+func (d *detailView) changesBox(ev inspector.EventAnalysis, diff []inspector.JSONChange, first firstCopy) fyne.CanvasObject {
+	head := fmt.Sprintf("What changed from the first copy (#%d):", first.deliveryID)
+	var lines []fyne.CanvasObject
+	for n, c := range diff {
+		if n == maxChangesShown {
+			lines = append(lines, factLabel(fmt.Sprintf("…and %d more changes: see the full diff.", len(diff)-n), widget.MediumImportance))
+			break
+		}
+		text := c.String()
+		if r := []rune(text); len(r) > maxChangeText {
+			text = string(r[:maxChangeText]) + "…"
+		}
+		l := widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+		l.Wrapping = fyne.TextWrapWord
+		switch {
+		case c.Added():
+			l.Importance = widget.SuccessImportance
+		case c.Removed():
+			l.Importance = widget.DangerImportance
+		}
+		lines = append(lines, l)
+	}
+	raw := ev.Raw
+	full := widget.NewButtonWithIcon("Full diff…", theme.VisibilityIcon(), func() { d.showFullDiff(ev.UUID, first, raw) })
+	full.Importance = widget.LowImportance
+	return container.NewVBox(
+		container.NewBorder(nil, nil, nil, full, widget.NewLabelWithStyle(head, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})),
+		container.New(tightVBox{}, lines...))
+}
+
+// showFullDiff opens the line diff of the first copy and this one, keys
+// sorted so that their order is not a difference.
+func (d *detailView) showFullDiff(uuid string, first firstCopy, raw json.RawMessage) {
+	this := d.rec.Delivery.ID
+	d.win.bridge.Go(func() func() {
+		text := inspector.UnifiedJSONDiff(first.raw, raw, fmt.Sprintf("first copy (#%d)", first.deliveryID), fmt.Sprintf("this copy (#%d)", this))
+		return func() {
+			d.DiffView.setText([]byte(text), codeDiff)
+			dlg := dialog.NewCustom("Event "+uuid+": full diff", "Close", d.DiffView.content, d.win.w)
+			dlg.Resize(fyne.NewSize(900, 620))
+			dlg.Show()
+		}
+	})
 }
 
 // extraProblems returns catalogue problems not already in stored ones (a

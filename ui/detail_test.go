@@ -2,11 +2,13 @@ package ui
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
@@ -200,5 +202,126 @@ func TestHiddenTabsAreBuiltWhenShown(t *testing.T) {
 	d.Tabs.SelectIndex(0)
 	if len(d.EventsBox.Objects) == 0 || !strings.Contains(allRows(d.JSONView), "media.ready") {
 		t.Fatal("Events tab not built for the delivery opened while hidden")
+	}
+}
+
+// longShortLong stores a delivery whose panes all scroll (many events,
+// many headers, a long body), a short one and another long one.
+func longShortLong(s *fakeStore) {
+	addLong(s)
+	s.add("media.ready", "short", inspector.SignatureValid, nil)
+	addLong(s)
+}
+
+func addLong(s *fakeStore) {
+	s.add("media.created", "long", inspector.SignatureValid, func(r *inspector.Record) {
+		var evs []inspector.EventAnalysis
+		for i := range maxCards {
+			ev := r.Analysis.Events[0]
+			ev.UUID = fmt.Sprintf("long%d", i)
+			ev.Problems = []catalog.Problem{{Severity: catalog.SeverityWarning, Path: "payload.media.name", Message: strings.Repeat("a long explanation ", 20)}}
+			evs = append(evs, ev)
+		}
+		r.Analysis.Events = evs
+		for i := range 60 {
+			r.Delivery.Headers = append(r.Delivery.Headers, inspector.Header{Name: fmt.Sprintf("X-Extra-%d", i), Value: "v"})
+		}
+		r.Analysis.Signature.Expected = []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+		r.Delivery.Body = bytes.Repeat([]byte("line\n"), 500)
+	})
+}
+
+// TestEachDeliveryOpensAtItsTop: scrolled down in every pane of one
+// delivery, opening another shows each pane from its top; the same
+// delivery shown again (a new verdict) keeps its place.
+func TestEachDeliveryOpensAtItsTop(t *testing.T) {
+	h := newHarness(t, longShortLong)
+	v, d := h.win.deliveries, h.win.deliveries.Detail
+	v.open(1)
+	scrolled := map[string]func() float32{
+		"Events":    func() float32 { return d.EventsScroll.Offset.Y },
+		"JSON":      func() float32 { return d.JSONView.List.GetScrollOffset() },
+		"Raw":       func() float32 { return d.RawView.List.GetScrollOffset() },
+		"Headers":   func() float32 { return d.HeaderList.GetScrollOffset() },
+		"Signature": func() float32 { return d.SigScroll.Offset.Y },
+	}
+	scrollDown := func() {
+		for i, name := range []string{"Events", "JSON", "Raw", "Headers", "Signature"} {
+			d.Tabs.SelectIndex(i)
+			switch name {
+			case "Events":
+				d.EventsScroll.ScrollToBottom()
+			case "JSON":
+				d.JSONView.List.ScrollToBottom()
+			case "Raw":
+				d.RawView.List.ScrollToBottom()
+			case "Headers":
+				d.HeaderList.ScrollToBottom()
+			case "Signature":
+				d.SigScroll.ScrollToBottom()
+			}
+			if scrolled[name]() == 0 {
+				t.Fatalf("%s pane of the long delivery does not scroll; the test proves nothing", name)
+			}
+		}
+	}
+	for _, next := range []int64{3, 2} { // another long one, then a short one
+		scrollDown()
+		d.Tabs.SelectIndex(0)
+		v.open(next)
+		for i, name := range []string{"Events", "JSON", "Raw", "Headers", "Signature"} {
+			d.Tabs.SelectIndex(i)
+			if y := scrolled[name](); y != 0 {
+				t.Errorf("%s pane opened delivery %d scrolled to %.0f, want its top", name, next, y)
+			}
+		}
+	}
+	v.open(1)
+	d.Tabs.SelectIndex(0)
+	d.EventsScroll.ScrollToBottom()
+	at := d.EventsScroll.Offset.Y
+	d.load(1)
+	if d.EventsScroll.Offset.Y != at {
+		t.Errorf("reloading the same delivery moved Events from %.0f to %.0f", at, d.EventsScroll.Offset.Y)
+	}
+}
+
+// divergentPair stores an event and a divergent copy of it whose name
+// changed and which gained a field.
+func divergentPair(s *fakeStore) {
+	first := s.add("media.updated", "first", inspector.SignatureValid, nil)
+	s.add("media.updated", "second", inspector.SignatureValid, func(r *inspector.Record) {
+		ev := &r.Analysis.Events[0]
+		ev.UUID = first.Analysis.Events[0].UUID
+		ev.Raw = json.RawMessage(strings.Replace(string(first.Analysis.Events[0].Raw), `"name":"Clip 1"`, `"name":"Clip X","duration":12`, 1))
+		ev.Duplicate, ev.Divergent, ev.Copies, ev.FirstDeliveryID = true, true, 2, first.Delivery.ID
+		first.Analysis.Events[0].Copies = 2
+	})
+}
+
+func TestDivergentCopyShowsWhatChangedAsPaths(t *testing.T) {
+	h := newHarness(t, divergentPair)
+	d := h.win.deliveries.Detail
+	h.win.deliveries.open(2)
+	texts := strings.Join(labelTexts(d.EventsBox), "\n")
+	for _, want := range []string{`payload.media.name: "Clip 1" → "Clip X"`, `payload.media.duration: added 12`, "What changed from the first copy (#1)"} {
+		if !strings.Contains(texts, want) {
+			t.Fatalf("event card lacks %q:\n%s", want, texts)
+		}
+	}
+	// Only what changed is listed, not the lines of the first copy.
+	if strings.Contains(texts, `"uuid"`) || strings.Contains(texts, "account_id") {
+		t.Fatalf("unchanged fields listed as differences:\n%s", texts)
+	}
+	full := findButton(d.EventsBox, "Full diff…")
+	if full == nil {
+		t.Fatal("no Full diff button")
+	}
+	test.Tap(full)
+	diff := allRows(d.DiffView)
+	for _, want := range []string{`-      "name": "Clip 1"`, `+      "name": "Clip X"`, `+      "duration": 12,`} {
+		if !strings.Contains(diff, want) {
+			t.Fatalf("full diff lacks %q:\n%s", want, diff)
+		}
 	}
 }

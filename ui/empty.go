@@ -62,10 +62,28 @@ func newEmptyState(win *mainWindow) *emptyState {
 }
 
 // refresh shows the URL to paste: the public one when the tunnel runs.
+// While the receiver is not listening neither URL works: it says why
+// instead, and Copy and Send test are off (the header offers a free port).
 func (e *emptyState) refresh() {
+	if _, err := e.win.receiverState(); err != nil {
+		e.URL.Truncation, e.URL.Wrapping = fyne.TextTruncateOff, fyne.TextWrapWord
+		e.URL.TextStyle = fyne.TextStyle{}
+		e.URL.Importance = widget.DangerImportance
+		e.URL.SetText("not listening: " + err.Error() + ". Use a free port (above) or stop the other program and press Save in Settings.")
+		e.CopyURL.Disable()
+		e.SendTest.Disable()
+		return
+	}
+	e.URL.Truncation, e.URL.Wrapping = fyne.TextTruncateEllipsis, fyne.TextWrapOff
+	e.URL.TextStyle = fyne.TextStyle{Monospace: true}
+	e.URL.Importance = widget.MediumImportance
 	if u := e.win.publicURL(); u != "" {
 		e.URL.SetText(u)
 	} else {
 		e.URL.SetText(e.win.localURL())
+	}
+	e.CopyURL.Enable()
+	if !e.win.sending {
+		e.SendTest.Enable()
 	}
 }

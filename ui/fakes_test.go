@@ -193,13 +193,24 @@ func (e *fakeEngine) SetSecrets(s [][]byte)                { e.secrets = s }
 func (e *fakeEngine) SetAnswerMode(m inspector.AnswerMode) { e.answer = m }
 func (e *fakeEngine) SetMaxBody(n int64)                   { e.maxBody = n }
 
-// fakeReceiver pretends to listen.
-type fakeReceiver struct{ addr string }
+// fakeReceiver pretends to listen; busy addresses are another program's.
+type fakeReceiver struct {
+	addr string
+	err  error
+	busy map[string]bool
+}
 
 func (r *fakeReceiver) Addr() string { return r.addr }
-func (r *fakeReceiver) Err() error   { return nil }
+func (r *fakeReceiver) Err() error   { return r.err }
 func (r *fakeReceiver) Restart(addr string) error {
-	r.addr = addr
+	if r.busy[addr] {
+		err := &inspector.PortInUseError{Addr: addr}
+		if r.addr == "" {
+			r.err = err
+		}
+		return err
+	}
+	r.addr, r.err = addr, nil
 	return nil
 }
 

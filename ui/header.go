@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/tunnel"
 )
 
@@ -17,13 +18,17 @@ import (
 type headerView struct {
 	win *mainWindow
 
-	LocalURL     *widget.Label
-	CopyLocal    *widget.Button
+	LocalURL  *widget.Label
+	CopyLocal *widget.Button
+	// FreePort moves the receiver to a free port when its own is taken.
+	FreePort     *widget.Button
 	PublicURL    *widget.Label
 	CopyPublic   *widget.Button
 	TunnelButton *widget.Button
 	TunnelState  *badge
 	Receiver     *badge
+	// AnswerMode opens Settings while the receiver does not answer 200.
+	AnswerMode   *widget.Button
 	Secrets      *badge
 	SecretButton *widget.Button
 	Counts       *widget.Label
@@ -37,6 +42,9 @@ func newHeaderView(win *mainWindow) *headerView {
 	h.LocalURL = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 	h.LocalURL.Selectable = true
 	h.CopyLocal = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { win.copy(win.localURL(), "local consumer URL") })
+	h.FreePort = widget.NewButtonWithIcon("Use a free port", theme.ViewRefreshIcon(), win.useFreePort)
+	h.FreePort.Importance = widget.HighImportance
+	h.FreePort.Hide()
 	h.PublicURL = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 	h.PublicURL.Selectable = true
 	h.PublicURL.Truncation = fyne.TextTruncateEllipsis
@@ -44,6 +52,9 @@ func newHeaderView(win *mainWindow) *headerView {
 	h.TunnelButton = widget.NewButtonWithIcon("Start tunnel", theme.MediaPlayIcon(), win.toggleTunnel)
 	h.TunnelState = newBadge(0)
 	h.Receiver = newBadge(0)
+	h.AnswerMode = widget.NewButtonWithIcon("Answer mode…", theme.SettingsIcon(), win.showAnswerSettings)
+	h.AnswerMode.Importance = widget.LowImportance
+	h.AnswerMode.Hide()
 	h.Secrets = newBadge(0)
 	h.SecretButton = widget.NewButtonWithIcon("Set secret…", theme.SettingsIcon(), win.promptSecret)
 	h.SecretButton.Importance = widget.LowImportance
@@ -57,14 +68,20 @@ func newHeaderView(win *mainWindow) *headerView {
 	label := func(s string) *widget.Label {
 		return widget.NewLabelWithStyle(s, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
 	}
+	// Each URL row says whether that URL works (the receiver's state and
+	// answer mode, the tunnel's state) beside it, so the line below keeps
+	// room for the secrets, the counts and the test button.
 	urls := container.New(layout.NewFormLayout(),
-		label("Local"), container.NewBorder(nil, nil, nil, h.CopyLocal, h.LocalURL),
-		label("Public"), container.NewBorder(nil, nil, nil, container.NewHBox(h.CopyPublic, h.TunnelButton), h.PublicURL),
+		label("Local"), container.NewBorder(nil, nil, nil,
+			container.NewHBox(container.NewCenter(h.Receiver), h.AnswerMode, h.CopyLocal, h.FreePort), h.LocalURL),
+		label("Public"), container.NewBorder(nil, nil, nil,
+			container.NewHBox(container.NewCenter(h.TunnelState), h.CopyPublic, h.TunnelButton), h.PublicURL),
 	)
+	h.LocalURL.Truncation = fyne.TextTruncateEllipsis
 	h.Counts.Truncation = fyne.TextTruncateEllipsis
 	h.Counts.Alignment = fyne.TextAlignTrailing
 	status := container.NewBorder(nil, nil,
-		container.NewHBox(container.NewCenter(h.Receiver), container.NewCenter(h.TunnelState), container.NewCenter(h.Secrets), h.SecretButton),
+		container.NewHBox(container.NewCenter(h.Secrets), h.SecretButton),
 		h.SendTest, h.Counts)
 	h.content = container.NewVBox(container.NewPadded(container.NewVBox(urls, status)), widget.NewSeparator())
 	if win.svc.Tunnel == nil {
@@ -76,12 +93,7 @@ func newHeaderView(win *mainWindow) *headerView {
 // refresh shows the window's current state.
 func (h *headerView) refresh() {
 	w := h.win
-	h.LocalURL.SetText(w.localURL())
-	if addr, err := w.receiverState(); err != nil {
-		h.Receiver.set("receiver stopped", theme.ErrorIcon(), theme.ColorNameError)
-	} else {
-		h.Receiver.set("listening on "+addr, theme.RadioButtonCheckedIcon(), theme.ColorNameSuccess)
-	}
+	h.refreshReceiver()
 	h.refreshTunnel()
 	n := len(w.secrets)
 	switch n {
@@ -97,6 +109,43 @@ func (h *headerView) refresh() {
 	}
 	s := w.stats
 	h.Counts.SetText(fmt.Sprintf("%s deliveries · %s events · %s invalid · %s duplicates", thousands(s.Deliveries), thousands(s.Events), thousands(s.InvalidSignatures), thousands(s.Duplicates)))
+}
+
+// refreshReceiver says whether the receiver listens and how it answers.
+// A receiver that does not listen says why, and what points at it (the
+// local URL, Copy, Send test deliveries) is blanked or disabled.
+func (h *headerView) refreshReceiver() {
+	w := h.win
+	addr, err := w.receiverState()
+	if err != nil {
+		// The reason wraps rather than being cut off at the window's edge.
+		h.LocalURL.Truncation, h.LocalURL.Wrapping = fyne.TextTruncateOff, fyne.TextWrapWord
+		h.LocalURL.TextStyle = fyne.TextStyle{}
+		h.LocalURL.Importance = widget.DangerImportance
+		h.LocalURL.SetText("not listening: " + err.Error())
+		h.CopyLocal.Disable()
+		h.FreePort.Show()
+		h.SendTest.Disable()
+		h.Receiver.set("receiver stopped", theme.ErrorIcon(), theme.ColorNameError)
+		h.AnswerMode.Hide()
+		return
+	}
+	h.LocalURL.Truncation, h.LocalURL.Wrapping = fyne.TextTruncateEllipsis, fyne.TextWrapOff
+	h.LocalURL.TextStyle = fyne.TextStyle{Monospace: true}
+	h.LocalURL.Importance = widget.MediumImportance
+	h.LocalURL.SetText(w.localURL())
+	h.CopyLocal.Enable()
+	h.FreePort.Hide()
+	if !w.sending {
+		h.SendTest.Enable()
+	}
+	if text := inspector.AnswerMode(w.settings.Answer).Warning(); text != "" {
+		h.Receiver.set(text, theme.WarningIcon(), theme.ColorNameWarning)
+		h.AnswerMode.Show()
+		return
+	}
+	h.Receiver.set("listening on "+addr, theme.RadioButtonCheckedIcon(), theme.ColorNameSuccess)
+	h.AnswerMode.Hide()
 }
 
 func (h *headerView) refreshTunnel() {

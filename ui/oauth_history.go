@@ -66,10 +66,15 @@ type oauthHistoryView struct {
 	t       *oauthTab
 	content fyne.CanvasObject
 
-	List       *widget.List
-	flows      []pastFlow
-	selected   int
-	Detail     *fyne.Container
+	List     *widget.List
+	flows    []pastFlow
+	selected int
+	Detail   *fyne.Container
+	// DetailScroll scrolls Detail; another flow opens at its top.
+	DetailScroll *container.Scroll
+	// shown is the flow Detail shows, to tell another flow from a
+	// re-render of the same one (Reveal), which keeps its place.
+	shown      string
 	ExportHAR  *widget.Button
 	ExportMD   *widget.Button
 	CopyMD     *widget.Button
@@ -101,7 +106,8 @@ func newOAuthHistoryView(t *oauthTab) *oauthHistoryView {
 	note := oauthCaption("Exports are redacted (client secret, codes and tokens) unless Reveal secrets is ticked in Steps.")
 	bar := container.NewBorder(nil, nil, nil, v.Reload, container.NewHBox(v.ExportHAR, v.ExportMD, v.CopyMD))
 	top := container.NewVBox(bar, note, v.EmptyLabel)
-	split := container.NewVSplit(v.List, container.NewVScroll(container.NewPadded(v.Detail)))
+	v.DetailScroll = container.NewVScroll(container.NewPadded(v.Detail))
+	split := container.NewVSplit(v.List, v.DetailScroll)
 	split.Offset = 0.3
 	v.content = container.NewBorder(top, nil, nil, nil, split)
 	v.enable()
@@ -203,7 +209,12 @@ func (v *oauthHistoryView) rerender() {
 	f := v.current()
 	v.enable()
 	if f == nil {
+		v.shown = ""
 		return
+	}
+	if f.ID != v.shown {
+		v.shown = f.ID
+		v.DetailScroll.ScrollToTop()
 	}
 	o := v.options(f)
 	ts := f.Transcripts

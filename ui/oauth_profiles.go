@@ -96,7 +96,6 @@ func newOAuthProfilesView(t *oauthTab) *oauthProfilesView {
 		meaning := widget.NewLabel(sandbox.ScopeMeaning(s))
 		meaning.Wrapping = fyne.TextWrapWord
 		meaning.SizeName = theme.SizeNameCaptionText
-		meaning.Importance = widget.LowImportance
 		scopeBox.Add(container.NewBorder(nil, nil, c, nil, meaning))
 	}
 	form := widget.NewForm(

@@ -402,6 +402,8 @@ func (v *oauthStepsView) reset() {
 	v.pasteRow.Hide()
 	v.enable()
 	v.relayout(nil)
+	// Another flow starts at its first step.
+	v.scroll.ScrollToTop()
 }
 
 // enable turns the step buttons on and off by what the flow has.

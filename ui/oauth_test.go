@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -572,5 +573,47 @@ func TestOAuthForgedCallbackShownAndTheWaitGoesOn(t *testing.T) {
 	}
 	if len(v.CallbackCard.transcripts) != 3 {
 		t.Fatalf("callback card lists %d requests, want the 2 refused and the real one", len(v.CallbackCard.transcripts))
+	}
+}
+
+// TestOAuthPanesOpenAtTheirTop: another past flow opens at its top (Reveal
+// re-renders the same one in place), and another profile starts the
+// stepper at its first step.
+func TestOAuthPanesOpenAtTheirTop(t *testing.T) {
+	h := newOAuthHarness(t)
+	flow := func(id string) pastFlow {
+		f := pastFlow{ID: id, Profile: "p", Started: time.Now()}
+		for i := range 40 {
+			f.Transcripts = append(f.Transcripts, oauthflow.Transcript{FlowID: id, Step: oauthflow.StepCall, Label: fmt.Sprint(i), Error: "the call failed",
+				Request: oauthflow.Request{Method: "GET", URL: "https://api.example.com/v1/medias"}})
+		}
+		return f
+	}
+	hv := h.tab.history
+	hv.setFlows([]pastFlow{flow("a"), flow("b")})
+	hv.List.Select(0)
+	hv.DetailScroll.ScrollToBottom()
+	at := hv.DetailScroll.Offset.Y
+	if at == 0 {
+		t.Fatal("the history detail does not scroll; the test proves nothing")
+	}
+	h.tab.steps.Reveal.SetChecked(true)
+	if hv.DetailScroll.Offset.Y != at {
+		t.Fatalf("Reveal moved the same flow from %.0f to %.0f", at, hv.DetailScroll.Offset.Y)
+	}
+	hv.List.Select(1)
+	if y := hv.DetailScroll.Offset.Y; y != 0 {
+		t.Fatalf("another flow opened scrolled to %.0f, want its top", y)
+	}
+
+	st := h.tab.steps
+	h.win.w.Resize(fyne.NewSize(1280, 400))
+	st.scroll.ScrollToBottom()
+	if st.scroll.Offset.Y == 0 {
+		t.Fatal("the steps do not scroll; the test proves nothing")
+	}
+	h.tab.profileChosen(oauthflow.Profile{Name: "other", BaseURL: "https://api.example.com"})
+	if y := st.scroll.Offset.Y; y != 0 {
+		t.Fatalf("another profile's steps opened scrolled to %.0f, want the first step", y)
 	}
 }

@@ -491,9 +491,18 @@ func TestConsumerCheckFillsTable(t *testing.T) {
 	if v.report.Failed != 0 || v.report.Passed < 20 {
 		t.Fatalf("a correct consumer: %q", v.Summary.Text)
 	}
+	v.Table.Select(widget.TableCellID{Row: want - 2, Col: colCase})
+	v.ExplainScroll.Resize(fyne.NewSize(300, 90)) // a narrow dialog wraps the text past the box
+	v.ExplainScroll.ScrollToBottom()
+	if v.ExplainScroll.Offset.Y == 0 {
+		t.Fatalf("the explanation does not scroll (%v in %v); the next check proves nothing", v.Explain.MinSize(), v.ExplainScroll.Size())
+	}
 	v.Table.Select(widget.TableCellID{Row: want - 1, Col: colCase}) // all pass: the check's order
 	if !strings.Contains(v.Explain.Text, "missing-signature") {
 		t.Fatalf("explanation = %q", v.Explain.Text)
+	}
+	if y := v.ExplainScroll.Offset.Y; y != 0 {
+		t.Fatalf("the next case's explanation opened scrolled to %.0f, want its top", y)
 	}
 	if v.Lead.Visible() {
 		t.Fatalf("a correct consumer gets a lead: %q", v.Lead.Text)

@@ -194,9 +194,10 @@ func newSettingsView(win *mainWindow) *settingsView {
 
 	v.SecretsList = container.NewVBox()
 	v.AddSecret = widget.NewButtonWithIcon("Add secret…", theme.ContentAddIcon(), win.promptSecret)
+	// Normal text colour: the theme's "low importance" is its disabled
+	// colour, which fails contrast in both variants (1.3:1 and 1.6:1).
 	v.SecretsWhere = widget.NewLabel("")
 	v.SecretsWhere.Wrapping = fyne.TextWrapWord
-	v.SecretsWhere.Importance = widget.LowImportance
 
 	receiver := widget.NewForm(
 		widget.NewFormItem("Listen address", v.ListenAddr),
@@ -212,7 +213,6 @@ func newSettingsView(win *mainWindow) *settingsView {
 	tunnelForm := widget.NewForm(widget.NewFormItem("cloudflared path", v.Cloudflared))
 	tunnelForm.Items[0].HintText = "Leave empty to use cloudflared from PATH."
 	about := widget.NewLabel(fmt.Sprintf("Hookscope %s · store %s", win.svc.Version, win.svc.StorePath))
-	about.Importance = widget.LowImportance
 	about.Wrapping = fyne.TextWrapBreak
 
 	body := container.NewVBox(
@@ -221,12 +221,30 @@ func newSettingsView(win *mainWindow) *settingsView {
 		widget.NewCard("Signature secrets", "The webhook's Secret Key; several during a rotation.", secrets),
 		widget.NewCard("Notifications", "", container.NewVBox(v.NotifyInvalid, v.NotifyDivergent)),
 		widget.NewCard("Tunnel", "", tunnelForm),
-		container.NewHBox(v.SaveButton),
-		v.Status,
 		about,
 	)
-	v.content = container.NewScroll(container.NewPadded(body))
+	// Save and what it said stay in view below the scrolling cards, at
+	// any window size: the tab's minimum height includes them.
+	footer := container.NewVBox(widget.NewSeparator(), container.NewPadded(container.NewBorder(nil, nil, v.SaveButton, nil, v.Status)))
+	v.content = container.NewBorder(nil, footer, nil, nil, container.NewVScroll(container.NewPadded(body)))
+	for _, e := range []*widget.Entry{v.ListenAddr, v.Path, v.MaxBodyKiB, v.Keep, v.Cloudflared} {
+		e.OnChanged = func(string) { v.edited() }
+	}
+	v.NotifyInvalid.OnChanged = func(bool) { v.edited() }
+	v.NotifyDivergent.OnChanged = func(bool) { v.edited() }
+	v.Answer.OnChanged = func(string) { v.edited() }
 	return v
+}
+
+// edited replaces what the last Save said, which no longer describes the
+// form: unsaved changes are named as such until saved or undone.
+func (v *settingsView) edited() {
+	if set, err := v.read(v.win.settings); err == nil && set == v.win.settings {
+		v.Status.SetText("")
+		return
+	}
+	v.Status.Importance = widget.MediumImportance
+	v.Status.SetText("Unsaved changes: press Save settings to apply them.")
 }
 
 // fill shows set in the widgets.

@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -39,6 +41,8 @@ type mainWindow struct {
 	tunnelStatus tunnel.Status
 	live         atomic.Pointer[liveSnapshot]
 	lastNotify   time.Time
+	// sending is set while test deliveries are being sent.
+	sending bool
 	// skipConfirm deletes without a dialog (tests).
 	skipConfirm bool
 
@@ -335,14 +339,16 @@ func (m *mainWindow) sendTest() {
 		return
 	}
 	url, secrets := m.localURL(), m.secrets
+	m.sending = true
 	m.header.SendTest.Disable()
 	m.deliveries.Empty.SendTest.Disable()
 	m.showStatus("Sending test deliveries…")
 	m.bridge.Go(func() func() {
 		n, err := send(context.Background(), url, secrets)
 		return func() {
-			m.header.SendTest.Enable()
-			m.deliveries.Empty.SendTest.Enable()
+			m.sending = false
+			m.header.refreshReceiver()
+			m.deliveries.Empty.refresh()
 			if err != nil {
 				m.showError(fmt.Errorf("send test deliveries: %w", err))
 				return
@@ -410,11 +416,15 @@ func (m *mainWindow) setSecrets(secrets [][]byte) {
 	}
 }
 
-// applySettings makes new settings take effect and persists them.
+// applySettings makes new settings take effect and persists them. The
+// receiver moves when the address changed, and tries again when it is not
+// listening (the program holding its port may have gone).
 func (m *mainWindow) applySettings(set Settings) error {
 	old := m.settings
-	if set.ListenAddr != old.ListenAddr && m.svc.Receiver != nil {
-		if err := m.svc.Receiver.Restart(set.ListenAddr); err != nil {
+	if r := m.svc.Receiver; r != nil && (r.Err() != nil || set.ListenAddr != old.ListenAddr && set.ListenAddr != r.Addr()) {
+		if err := r.Restart(set.ListenAddr); err != nil {
+			m.header.refresh()
+			m.deliveries.Empty.refresh()
 			return fmt.Errorf("not saved: cannot listen on %s: %w", set.ListenAddr, err)
 		}
 	}
@@ -433,6 +443,54 @@ func (m *mainWindow) applySettings(set Settings) error {
 	m.header.refresh()
 	m.deliveries.Empty.refresh()
 	return nil
+}
+
+// freePortTries is how many ports after the configured one useFreePort
+// tries before it lets the system pick one.
+const freePortTries = 20
+
+// useFreePort moves the receiver to a free port: the next free one after
+// the configured port (so the URL stays easy to read), else any the system
+// gives, and saves it in Settings.
+func (m *mainWindow) useFreePort() {
+	r := m.svc.Receiver
+	if r == nil {
+		return
+	}
+	was := m.settings.ListenAddr
+	host, port, err := net.SplitHostPort(was)
+	if err != nil {
+		host, port = "127.0.0.1", "8787"
+	}
+	first, _ := strconv.Atoi(port)
+	candidates := make([]string, 0, freePortTries+1)
+	for p := first + 1; p <= first+freePortTries && p <= 65535; p++ {
+		candidates = append(candidates, net.JoinHostPort(host, strconv.Itoa(p)))
+	}
+	candidates = append(candidates, net.JoinHostPort(host, "0"))
+	for _, addr := range candidates {
+		if err = r.Restart(addr); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		m.header.refresh()
+		m.showError(fmt.Errorf("no free port on %s: %w", host, err))
+		return
+	}
+	set := m.settings
+	set.ListenAddr = r.Addr()
+	if err := m.applySettings(set); err != nil {
+		m.showError(err)
+		return
+	}
+	m.settingsV.fill(set)
+	m.showStatus(fmt.Sprintf("Listening on %s instead of %s (saved in Settings). Update the URL wherever you pasted it.", set.ListenAddr, was))
+}
+
+// showAnswerSettings opens the Settings tab, where the answer mode is set.
+func (m *mainWindow) showAnswerSettings() {
+	m.Tabs.Select(m.Tabs.Items[len(m.Tabs.Items)-1])
 }
 
 // rememberSize saves the window size for the next start.

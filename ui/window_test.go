@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
@@ -360,16 +362,156 @@ func TestSecretsGoToTheVaultAndEngine(t *testing.T) {
 	}
 }
 
+// walk calls fn for o and every object under it: containers, scrolls,
+// splits, all tabs (shown or not), cards and form items.
+func walk(o fyne.CanvasObject, fn func(fyne.CanvasObject)) {
+	if o == nil {
+		return
+	}
+	fn(o)
+	switch x := o.(type) {
+	case *widget.Card:
+		walk(x.Content, fn)
+	case *widget.Form:
+		for _, it := range x.Items {
+			walk(it.Widget, fn)
+		}
+	case *container.AppTabs:
+		for _, it := range x.Items {
+			walk(it.Content, fn)
+		}
+	case *container.Scroll:
+		walk(x.Content, fn)
+	case *container.Split:
+		walk(x.Leading, fn)
+		walk(x.Trailing, fn)
+	case *lazyTab:
+		walk(x.content, fn)
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			walk(c, fn)
+		}
+	}
+}
+
 // labelTexts collects the texts of every label under o.
 func labelTexts(o fyne.CanvasObject) []string {
 	var out []string
-	switch x := o.(type) {
-	case *widget.Label:
-		out = append(out, x.Text)
-	case *fyne.Container:
-		for _, c := range x.Objects {
-			out = append(out, labelTexts(c)...)
+	walk(o, func(o fyne.CanvasObject) {
+		if l, ok := o.(*widget.Label); ok {
+			out = append(out, l.Text)
+		}
+	})
+	return out
+}
+
+// findButton returns the first button under o with the given text.
+func findButton(o fyne.CanvasObject, text string) *widget.Button {
+	var found *widget.Button
+	walk(o, func(o fyne.CanvasObject) {
+		if b, ok := o.(*widget.Button); ok && b.Text == text && found == nil {
+			found = b
+		}
+	})
+	return found
+}
+
+// TestHeaderSaysHowTheReceiverAnswers: any answer but 200 shows in the
+// header, in amber, with the way to change it.
+func TestHeaderSaysHowTheReceiverAnswers(t *testing.T) {
+	h := newHarness(t, nil)
+	hd, s := h.win.header, h.win.settingsV
+	narrowest := h.win.w.Content().MinSize().Width
+	for _, tc := range []struct {
+		mode  inspector.AnswerMode
+		text  string
+		color fyne.ThemeColorName
+	}{
+		{inspector.Answer500, "answering 500 to every delivery", theme.ColorNameWarning},
+		{inspector.AnswerHang, "holding every delivery 15 s unanswered", theme.ColorNameWarning},
+		{inspector.AnswerClose, "closing every connection unanswered", theme.ColorNameWarning},
+		{inspector.Answer200, "listening on 127.0.0.1:8787", theme.ColorNameSuccess},
+	} {
+		s.Answer.SetSelected(answerLabel(tc.mode))
+		test.Tap(s.SaveButton)
+		if hd.Receiver.Text != tc.text || hd.Receiver.Color != tc.color {
+			t.Errorf("answer %s: header says %q in %s, want %q in %s", tc.mode, hd.Receiver.Text, hd.Receiver.Color, tc.text, tc.color)
+		}
+		if hd.AnswerMode.Visible() != (tc.mode != inspector.Answer200) {
+			t.Errorf("answer %s: Answer mode button shown %v", tc.mode, hd.AnswerMode.Visible())
+		}
+		if w := h.win.w.Content().MinSize().Width; w > narrowest {
+			t.Errorf("answer %s: the window needs %.0f px, %.0f with the normal answer", tc.mode, w, narrowest)
 		}
 	}
-	return out
+	s.Answer.SetSelected(answerLabel(inspector.Answer500))
+	test.Tap(s.SaveButton)
+	h.win.Tabs.SelectIndex(0)
+	test.Tap(hd.AnswerMode)
+	if h.win.Tabs.Selected().Content != s.content {
+		t.Fatal("Answer mode… does not open Settings")
+	}
+}
+
+// TestTakenPortSaysWhyAndOffersAFreeOne: a receiver that could not bind
+// says why, blanks what points at it, and moves to the next free port on
+// request, saving it.
+func TestTakenPortSaysWhyAndOffersAFreeOne(t *testing.T) {
+	h := newHarness(t, nil)
+	h.recv.busy = map[string]bool{"127.0.0.1:8787": true, "127.0.0.1:8788": true}
+	h.recv.addr = ""
+	h.recv.err = h.recv.Restart("127.0.0.1:8787")
+	h.win.header.refresh()
+	h.win.deliveries.Empty.refresh()
+	hd, e := h.win.header, h.win.deliveries.Empty
+	if hd.Receiver.Text != "receiver stopped" || !strings.Contains(hd.LocalURL.Text, "port 8787 is in use by another program") {
+		t.Fatalf("header: %q, local URL %q", hd.Receiver.Text, hd.LocalURL.Text)
+	}
+	if !hd.CopyLocal.Disabled() || !hd.SendTest.Disabled() || !hd.FreePort.Visible() {
+		t.Fatalf("copy disabled %v, send test disabled %v, free port offered %v", hd.CopyLocal.Disabled(), hd.SendTest.Disabled(), hd.FreePort.Visible())
+	}
+	if w := h.win.w.Content().MinSize().Width; w > 900 {
+		t.Errorf("the reason widens the window to %.0f px", w)
+	}
+	if !strings.Contains(e.URL.Text, "port 8787 is in use") || !e.CopyURL.Disabled() || !e.SendTest.Disabled() {
+		t.Fatalf("empty state: %q, copy disabled %v, send test disabled %v", e.URL.Text, e.CopyURL.Disabled(), e.SendTest.Disabled())
+	}
+
+	test.Tap(hd.FreePort)
+	if h.recv.addr != "127.0.0.1:8789" || h.recv.err != nil {
+		t.Fatalf("receiver on %q (%v), want the next free port 8789", h.recv.addr, h.recv.err)
+	}
+	saved, err := loadSettings(context.Background(), h.store)
+	if err != nil || saved.ListenAddr != "127.0.0.1:8789" || h.win.settingsV.ListenAddr.Text != "127.0.0.1:8789" {
+		t.Fatalf("saved %q (%v), Settings shows %q", saved.ListenAddr, err, h.win.settingsV.ListenAddr.Text)
+	}
+	if hd.LocalURL.Text != "http://127.0.0.1:8789/webhooks" || hd.CopyLocal.Disabled() || hd.SendTest.Disabled() || hd.FreePort.Visible() || hd.Receiver.Text != "listening on 127.0.0.1:8789" {
+		t.Fatalf("after the move: %q, %q, copy disabled %v, free port shown %v", hd.LocalURL.Text, hd.Receiver.Text, hd.CopyLocal.Disabled(), hd.FreePort.Visible())
+	}
+	if e.URL.Text != "http://127.0.0.1:8789/webhooks" || e.CopyURL.Disabled() || e.SendTest.Disabled() {
+		t.Fatalf("empty state after the move: %q", e.URL.Text)
+	}
+	if !strings.Contains(h.win.Status.Text, "Listening on 127.0.0.1:8789 instead of 127.0.0.1:8787") {
+		t.Fatalf("status = %q", h.win.Status.Text)
+	}
+}
+
+// TestSaveRetriesAStoppedReceiver: once the other program let go of the
+// port, Save listens there again without the address having changed.
+func TestSaveRetriesAStoppedReceiver(t *testing.T) {
+	h := newHarness(t, nil)
+	h.recv.busy = map[string]bool{"127.0.0.1:8787": true}
+	h.recv.addr = ""
+	h.recv.err = h.recv.Restart("127.0.0.1:8787")
+	h.win.header.refresh()
+	s := h.win.settingsV
+	test.Tap(s.SaveButton)
+	if !strings.Contains(s.Status.Text, "port 8787 is in use") || h.recv.err == nil {
+		t.Fatalf("save with the port still taken: %q", s.Status.Text)
+	}
+	delete(h.recv.busy, "127.0.0.1:8787")
+	test.Tap(s.SaveButton)
+	if h.recv.err != nil || h.recv.addr != "127.0.0.1:8787" || h.win.header.Receiver.Text != "listening on 127.0.0.1:8787" {
+		t.Fatalf("after the port was freed: %v, header %q", h.recv.err, h.win.header.Receiver.Text)
+	}
 }
