@@ -167,7 +167,7 @@ func run(ctx context.Context, o *Options) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }
 	eng := inspector.NewEngine(db, inspector.Options{Secrets: o.secrets, MaxBody: o.MaxBody, Answer: o.mode, Logf: logf})
 	eng.Subscribe(func(r *inspector.Record) {
-		out.delivery(r)
+		out.delivery(r, divergences(context.WithoutCancel(ctx), db, r))
 		if o.MaxDeliveries > 0 && r.Delivery.ID%100 == 0 {
 			if _, err := db.Prune(ctx, o.MaxDeliveries); err != nil {
 				logf("prune: %v", err)

@@ -133,6 +133,7 @@ func TestListenEndToEnd(t *testing.T) {
 	check(5, "duplicates in batch", got[5].Events[0].Duplicate && got[5].Events[0].Copies == 2 && got[5].Events[1].Duplicate)
 	check(6, "re-send", got[6].Resend && got[6].HookUUID == "h1" && got[6].Events[0].Duplicate && !got[6].Events[0].Divergent)
 	check(7, "divergent", got[7].Events[0].Duplicate && got[7].Events[0].Divergent && !got[7].Resend)
+	check(7, "what changed", len(got[7].Events[0].Changes) == 1 && got[7].Events[0].Changes[0].String() == `payload.media.name: "Intro" → "Outro"`)
 	check(8, "oversize", got[8].Truncated && got[8].Status == 413 && got[8].Error != nil)
 	check(9, "get", got[9].Rejected && got[9].Status == 405 && got[9].Method == "GET")
 	if statuses["oversize"] != 413 || statuses["get"] != 405 || statuses["valid"] != 200 {

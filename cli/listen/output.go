@@ -1,6 +1,7 @@
 package listen
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -57,22 +58,45 @@ func (p *printer) listening(url, store string, secrets int, mode inspector.Answe
 			verify = "verifying signatures with " + plural.S(secrets, "secret")
 		}
 		answer := ""
-		switch mode {
-		case inspector.Answer500:
-			answer = "Answering 500 to every delivery (--answer 500): the service will send each again.\n"
-		case inspector.AnswerHang:
-			answer = "Answering nothing for 15 s (--answer hang): past the service's 10 s time-out, so it will send each again.\n"
-		case inspector.AnswerClose:
-			answer = "Closing every connection without an answer (--answer close): the service will send each again.\n"
+		if w := mode.Warning(); w != "" {
+			answer = fmt.Sprintf("Warning: %s (--answer %s): the service takes that as a failure and sends each delivery again.\n", w, mode)
 		}
 		return fmt.Sprintf("Listening on %s  (%s; store %s)\n%sPress Ctrl+C to stop.\n", url, verify, store, answer)
 	}, map[string]any{"listening": url, "store": store, "secrets": secrets, "answer": string(mode)})
 }
 
-// delivery prints one analysed (or not yet analysed) delivery.
-func (p *printer) delivery(r *inspector.Record) {
-	p.emit(func() string { return deliveryText(r, p.color) }, listenJSON(r))
+// delivery prints one analysed (or not yet analysed) delivery; firsts
+// holds, by event index, the first copy of each divergent event and what
+// changed from it.
+func (p *printer) delivery(r *inspector.Record, firsts map[int]*inspector.FirstCopy) {
+	p.emit(func() string { return deliveryText(r, firsts, p.color) }, listenJSON(r, firsts))
 }
+
+// divergences finds the first copy of every divergent event of r, for
+// delivery; a first copy that cannot be read is left out (the mark says
+// divergent still).
+func divergences(ctx context.Context, store inspector.RecordGetter, r *inspector.Record) map[int]*inspector.FirstCopy {
+	var out map[int]*inspector.FirstCopy
+	if r.Analysis == nil {
+		return nil
+	}
+	for i, e := range r.Analysis.Events {
+		if !e.Divergent {
+			continue
+		}
+		if fc, err := inspector.DivergentFrom(ctx, store, r, i); err == nil && fc != nil {
+			if out == nil {
+				out = map[int]*inspector.FirstCopy{}
+			}
+			out[i] = fc
+		}
+	}
+	return out
+}
+
+// maxChangesShown bounds the changes listed under a divergent event; the
+// rest are counted (--json lists them all).
+const maxChangesShown = 5
 
 // listenEvent is one event in listen's --json output.
 type listenEvent struct {
@@ -89,8 +113,11 @@ type listenEvent struct {
 	Divergent  bool              `json:"divergent"`
 	OutOfOrder bool              `json:"out_of_order"`
 	OrderNote  string            `json:"order_note,omitempty"`
-	Summary    string            `json:"summary,omitempty"`
-	Problems   []catalog.Problem `json:"problems"`
+	// Changes lists, for a divergent copy, what changed from the first
+	// copy, path by path.
+	Changes  []inspector.JSONChange `json:"changes,omitempty"`
+	Summary  string                 `json:"summary,omitempty"`
+	Problems []catalog.Problem      `json:"problems"`
 }
 
 // listenLine is one delivery in listen's --json output.
@@ -119,7 +146,7 @@ type listenLine struct {
 	Events        []listenEvent     `json:"events"`
 }
 
-func listenJSON(r *inspector.Record) listenLine {
+func listenJSON(r *inspector.Record, firsts map[int]*inspector.FirstCopy) listenLine {
 	d, a := r.Delivery, r.Analysis
 	l := listenLine{
 		DeliveryID: d.ID,
@@ -156,16 +183,20 @@ func listenJSON(r *inspector.Record) listenLine {
 	if a.Problems != nil {
 		l.Problems = a.Problems
 	}
-	for _, e := range a.Events {
+	for i, e := range a.Events {
 		ps := e.Problems
 		if ps == nil {
 			ps = []catalog.Problem{}
 		}
-		l.Events = append(l.Events, listenEvent{
+		le := listenEvent{
 			UUID: e.UUID, Type: e.Type, GeneratedAt: e.GeneratedRaw, AccountID: e.AccountID,
 			Duplicate: e.Duplicate, Copies: e.Copies, FirstID: e.FirstDeliveryID, Divergent: e.Divergent,
 			OutOfOrder: e.OutOfOrder, OrderNote: e.OrderNote, Summary: e.Summary, Problems: ps,
-		})
+		}
+		if fc := firsts[i]; fc != nil {
+			le.Changes = fc.Changes
+		}
+		l.Events = append(l.Events, le)
 	}
 	return l
 }
@@ -186,7 +217,7 @@ const (
 // note on a valid one in another form than the service's; each header
 // problem; why the body is not a message; and under each event its marks,
 // problems and why it is out of order.
-func deliveryText(r *inspector.Record, color bool) string {
+func deliveryText(r *inspector.Record, firsts map[int]*inspector.FirstCopy, color bool) string {
 	paint := func(c, s string) string {
 		if !color {
 			return s
@@ -249,7 +280,7 @@ func deliveryText(r *inspector.Record, color bool) string {
 	if a.Error != nil {
 		fmt.Fprintf(&b, "    %s %s\n", paint(ansiRed, "undecodable:"), a.Error.Reason)
 	}
-	for _, e := range a.Events {
+	for i, e := range a.Events {
 		marks := "new"
 		if e.Duplicate {
 			marks = paint(ansiYellow, fmt.Sprintf("duplicate: copy %d, first in #%d", e.Copies, e.FirstDeliveryID))
@@ -273,7 +304,18 @@ func deliveryText(r *inspector.Record, color bool) string {
 		}
 		fmt.Fprintf(&b, "    %-42s %-34s %s\n", typ, uuid, marks)
 		if e.Divergent {
-			fmt.Fprintf(&b, "      %s same uuid as #%d, other content\n", paint(ansiRed, "divergent:"), e.FirstDeliveryID)
+			fmt.Fprintf(&b, "      %s same uuid as #%d, other content", paint(ansiRed, "divergent:"), e.FirstDeliveryID)
+			if fc := firsts[i]; fc != nil && len(fc.Changes) > 0 {
+				b.WriteString(":\n")
+				for _, c := range fc.Changes[:min(len(fc.Changes), maxChangesShown)] {
+					fmt.Fprintf(&b, "        %s\n", c)
+				}
+				if n := len(fc.Changes) - maxChangesShown; n > 0 {
+					fmt.Fprintf(&b, "        … and %s (--json lists them all)\n", plural.S(n, "more change"))
+				}
+			} else {
+				b.WriteString("\n")
+			}
 		}
 		if e.OutOfOrder && e.OrderNote != "" {
 			fmt.Fprintf(&b, "      %s %s\n", paint(ansiYellow, "out of order:"), e.OrderNote)

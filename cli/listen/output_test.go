@@ -3,6 +3,7 @@ package listen
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -54,7 +55,7 @@ func TestDeliveryTextGivesReasons(t *testing.T) {
 			[]string{"duplicate: copy 2, first in #3 1 problem\n      warning payload.media.name: payload.media.name is missing"}, []string{"×"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := deliveryText(tc.rec, false)
+			got := deliveryText(tc.rec, nil, false)
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("lacks %q:\n%s", w, got)
@@ -67,8 +68,25 @@ func TestDeliveryTextGivesReasons(t *testing.T) {
 			}
 		})
 	}
+	// A divergent copy lists what changed from the first copy, a few
+	// changes on the terminal, every one in JSON.
+	div := rec(good, nil, nil)
+	div.Analysis.Events[0].Divergent = true
+	var changes []inspector.JSONChange
+	for i := range 7 {
+		changes = append(changes, inspector.JSONChange{Path: fmt.Sprintf("payload.media.tags[%d]", i), Old: `"a"`, New: `"b"`})
+	}
+	firsts := map[int]*inspector.FirstCopy{0: {DeliveryID: 3, Changes: changes}}
+	got := deliveryText(div, firsts, false)
+	if !strings.Contains(got, "      divergent: same uuid as #3, other content:\n        payload.media.tags[0]: \"a\" → \"b\"\n") ||
+		strings.Contains(got, "tags[5]") || !strings.Contains(got, "… and 2 more changes") {
+		t.Errorf("divergent:\n%s", got)
+	}
+	if l := listenJSON(div, firsts); len(l.Events[0].Changes) != 7 {
+		t.Errorf("JSON changes: %d", len(l.Events[0].Changes))
+	}
 	// The JSON line carries the note too.
-	if l := listenJSON(rec("sha256="+good, nil, nil)); l.Signature != "valid" || !strings.Contains(l.SignatureNote, "sha256=") {
+	if l := listenJSON(rec("sha256="+good, nil, nil), nil); l.Signature != "valid" || !strings.Contains(l.SignatureNote, "sha256=") {
 		t.Errorf("JSON: signature %q, note %q", l.Signature, l.SignatureNote)
 	}
 }
