@@ -108,11 +108,11 @@ type listenEvent struct {
 	Duplicate bool `json:"duplicate"`
 	// Copies numbers this copy of the uuid in arrival order: 1 is the
 	// first, 2 the second copy (the first duplicate), and so on.
-	Copies     int               `json:"copies"`
-	FirstID    int64             `json:"first_delivery_id"`
-	Divergent  bool              `json:"divergent"`
-	OutOfOrder bool              `json:"out_of_order"`
-	OrderNote  string            `json:"order_note,omitempty"`
+	Copies     int    `json:"copies"`
+	FirstID    int64  `json:"first_delivery_id"`
+	Divergent  bool   `json:"divergent"`
+	OutOfOrder bool   `json:"out_of_order"`
+	OrderNote  string `json:"order_note,omitempty"`
 	// Changes lists, for a divergent copy, what changed from the first
 	// copy, path by path.
 	Changes  []inspector.JSONChange `json:"changes,omitempty"`
