@@ -142,9 +142,9 @@ func run(ctx context.Context, o *Options) error {
 	}
 	// The ports first: a taken port is said before a store is created or
 	// opened, and nothing is received before the store is open.
-	ln, err := net.Listen("tcp", o.Addr)
+	ln, err := inspector.Listen(o.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.Addr, err)
+		return err
 	}
 	var profLn net.Listener
 	if o.Pprof != "" {
