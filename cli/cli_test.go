@@ -103,6 +103,72 @@ func TestExportImportCommands(t *testing.T) {
 	}
 }
 
+// TestImportReadsWhatHookscopeWrites: the folders samples and every
+// folder export write import again, from the command line, analyzed.
+func TestImportReadsWhatHookscopeWrites(t *testing.T) {
+	dbPath := clitest.SeedStore(t)
+	dir := t.TempDir()
+	samples := filepath.Join(dir, "samples")
+	if r := runFull(t, map[string]string{"K": "sample-secret"}, "samples", samples, "--secret-env", "K", "--seed", "3"); r.Code != 0 {
+		t.Fatalf("samples: %d %s", r.Code, r.Stderr)
+	}
+	fresh := filepath.Join(dir, "fresh.db")
+	r := runFull(t, map[string]string{"K": "sample-secret"}, "import", "--db", fresh, "--secret-env", "K", samples)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Imported 17 deliveries") || !strings.Contains(r.Stdout, "(samples)") || !strings.Contains(r.Stdout, "17 valid") {
+		t.Fatalf("import samples: %d %s %s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, f := range []string{"curl", "json"} {
+		out := filepath.Join(dir, f)
+		if r := runFull(t, nil, "export", "--db", dbPath, "--format", f, out); r.Code != 0 {
+			t.Fatalf("export %s: %d %s", f, r.Code, r.Stderr)
+		}
+		r := runFull(t, map[string]string{"S": clitest.CaptureSecret}, "import", "--db", fresh, "--secret-env", "S", out)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "Imported 3 deliveries") || !strings.Contains(r.Stdout, "("+f+")") || !strings.Contains(r.Stdout, "3 valid") {
+			t.Errorf("import %s: %d %s %s", f, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+}
+
+// TestChecksBeforeTheStore: what can be told from the command line and
+// the files it names is said before a store is opened (or created).
+func TestChecksBeforeTheStore(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "old.har")
+	if err := os.WriteFile(existing, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(dir, "full")
+	if err := os.MkdirAll(full, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"export", existing}, 2, "already exists; give --force"},
+		{[]string{"export", full, "--format", "json"}, 2, "is not empty; give --force"},
+		{[]string{"export", existing, "--format", "curl"}, 2, "is a file; --format curl writes a folder"},
+		{[]string{"import", filepath.Join(dir, "missing.har")}, 1, "missing.har"},
+		{[]string{"sandbox", "--scopes", "media:write"}, 2, "media:write"},
+	} {
+		db := filepath.Join(t.TempDir(), "hooks.db")
+		r := runFull(t, nil, append(tc.args, "--db", db)...)
+		if tc.args[0] == "sandbox" {
+			r = runFull(t, nil, tc.args...)
+		}
+		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.want) {
+			t.Errorf("%v: exit %d %q, want %d and %q", tc.args, r.Code, r.Stderr, tc.code, tc.want)
+		}
+		if _, err := os.Stat(db); !os.IsNotExist(err) {
+			t.Errorf("%v: the store was created", tc.args)
+		}
+	}
+}
+
 // TestUsageErrors: a mistyped command or flag, a bad value, a stray
 // argument — each answered in two lines (what was wrong and the nearest
 // valid name, then where to get help) with exit code 2.

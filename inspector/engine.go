@@ -462,25 +462,52 @@ type ReverifySource interface {
 	UpdateSignature(ctx context.Context, id int64, r SignatureResult) error
 }
 
+// ReverifyReport says what Reverify did.
+type ReverifyReport struct {
+	// Checked counts the deliveries judged again.
+	Checked int `json:"checked"`
+	// Changed counts those whose verdict changed: another status, or
+	// another secret matched. Transitions counts them by "from -> to"
+	// ("invalid -> valid with secret #2", "valid with secret #1 -> valid
+	// with secret #2").
+	Changed     int            `json:"changed"`
+	Transitions map[string]int `json:"transitions"`
+	// Unchanged counts those whose verdict stayed the same (their stored
+	// details, the digests expected under the new secrets, are refreshed).
+	Unchanged int `json:"unchanged"`
+}
+
 // Reverify judges every stored delivery's signature again with the current
-// secrets (after a secret was added, fixed or rotated) and notifies
-// subscribers of each record whose verdict changed. It returns how many
-// changed.
-func (e *Engine) Reverify(ctx context.Context, src ReverifySource) (int, error) {
+// secrets (after a secret was added, fixed or rotated), stores each result
+// that differs in any detail, notifies subscribers of those records, and
+// reports how many verdicts changed, and how, apart from those that did
+// not.
+func (e *Engine) Reverify(ctx context.Context, src ReverifySource) (ReverifyReport, error) {
 	e.mu.RLock()
 	secrets := e.secrets
 	e.mu.RUnlock()
-	changed := 0
+	rep := ReverifyReport{Transitions: map[string]int{}}
 	err := src.EachRecord(ctx, func(r *Record) error {
 		sig, present := r.Delivery.Header(SignatureHeader)
 		res := Verify(sig, present, r.Delivery.Body, secrets)
-		if r.Analysis != nil && sameVerdict(r.Analysis.Signature, res) {
-			return nil
+		rep.Checked++
+		from := "not analyzed"
+		if r.Analysis != nil {
+			from = verdictName(r.Analysis.Signature)
+			if r.Analysis.Signature.Status == res.Status && r.Analysis.Signature.SecretIndex == res.SecretIndex {
+				rep.Unchanged++
+				if sameVerdict(r.Analysis.Signature, res) {
+					return nil
+				}
+			}
 		}
 		if err := src.UpdateSignature(ctx, r.Delivery.ID, res); err != nil {
 			return fmt.Errorf("update signature of delivery %d: %w", r.Delivery.ID, err)
 		}
-		changed++
+		if r.Analysis == nil || r.Analysis.Signature.Status != res.Status || r.Analysis.Signature.SecretIndex != res.SecretIndex {
+			rep.Changed++
+			rep.Transitions[from+" -> "+verdictName(res)]++
+		}
 		if r.Analysis != nil {
 			r.Analysis.Signature = res
 			e.notify(r)
@@ -488,9 +515,18 @@ func (e *Engine) Reverify(ctx context.Context, src ReverifySource) (int, error) 
 		return nil
 	})
 	if err != nil {
-		return changed, fmt.Errorf("re-verify deliveries: %w", err)
+		return rep, fmt.Errorf("re-verify deliveries: %w", err)
 	}
-	return changed, nil
+	return rep, nil
+}
+
+// verdictName names a verdict for a transition: its status, and for a
+// valid one which secret matched ("valid with secret #2").
+func verdictName(r SignatureResult) string {
+	if r.Status == SignatureValid && r.SecretIndex >= 0 {
+		return fmt.Sprintf("valid with secret #%d", r.SecretIndex+1)
+	}
+	return string(r.Status)
 }
 
 func sameVerdict(a, b SignatureResult) bool {

@@ -218,6 +218,17 @@ type Server struct {
 // raw-header capture. It returns once the socket is bound, so the address
 // is known (addr may use port 0).
 func Serve(addr string, h http.Handler, o ServerOptions) (*Server, error) {
+	ln, err := Listen(addr)
+	if err != nil {
+		return nil, err
+	}
+	return ServeListener(ln, h, o), nil
+}
+
+// Listen binds the receiver's address, for ServeListener: a port another
+// program holds is a *PortInUseError. (listen binds before it opens its
+// store, so a taken port creates none.)
+func Listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if bindaddr.InUse(err) {
 		return nil, &PortInUseError{Addr: addr, Err: err}
@@ -225,7 +236,7 @@ func Serve(addr string, h http.Handler, o ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	return ServeListener(ln, h, o), nil
+	return ln, nil
 }
 
 // PortInUseError says the receiver's address is held by another program:

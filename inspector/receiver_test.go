@@ -374,15 +374,23 @@ func TestReverify(t *testing.T) {
 		t.Fatal(r.Analysis.Signature)
 	}
 	h.eng.SetSecrets([][]byte{[]byte("wrong"), testSecret})
-	n, err := h.eng.Reverify(context.Background(), h.store)
-	if err != nil || n != 1 {
-		t.Fatalf("reverify: %d %v", n, err)
+	rep, err := h.eng.Reverify(context.Background(), h.store)
+	if err != nil || rep.Changed != 1 || rep.Checked != 1 || rep.Transitions["unverified -> valid with secret #2"] != 1 {
+		t.Fatalf("reverify: %+v %v", rep, err)
 	}
 	if r := h.next(); r.Analysis.Signature.Status != SignatureValid || r.Analysis.Signature.SecretIndex != 1 {
 		t.Fatalf("after reverify: %+v", r.Analysis.Signature)
 	}
-	if n, _ := h.eng.Reverify(context.Background(), h.store); n != 0 {
-		t.Fatalf("second reverify changed %d", n)
+	if rep, _ := h.eng.Reverify(context.Background(), h.store); rep.Changed != 0 || rep.Unchanged != 1 {
+		t.Fatalf("second reverify: %+v", rep)
+	}
+	// Another secret added: every digest expected changes, no verdict does.
+	h.eng.SetSecrets([][]byte{[]byte("wrong"), testSecret, []byte("third")})
+	if rep, _ := h.eng.Reverify(context.Background(), h.store); rep.Changed != 0 || rep.Unchanged != 1 {
+		t.Fatalf("a secret added: %+v; the verdict did not change", rep)
+	}
+	if r := h.next(); len(r.Analysis.Signature.Expected) != 3 {
+		t.Fatalf("the expected digests were not refreshed: %+v", r.Analysis.Signature)
 	}
 }
 

@@ -44,12 +44,9 @@ func Verify(received string, present bool, body []byte, secrets [][]byte) Signat
 		r.Reason = "no webhook secret is configured, so the signature cannot be checked"
 		return r
 	}
-	got := r.Received
 	// Some senders prefix the algorithm; the service does not. Accept it
-	// but say so, since a consumer comparing strings would fail.
-	if i := strings.Index(got, "="); i > 0 && strings.EqualFold(got[:i], "sha256") {
-		got = got[i+1:]
-	}
+	// but say so (Note), since a consumer comparing strings would fail.
+	got := r.Received[len(algorithmPrefix(r.Received)):]
 	raw, err := hex.DecodeString(got)
 	if err != nil || len(raw) != sha256.Size {
 		r.Status = SignatureInvalid
@@ -86,4 +83,33 @@ func Verify(received string, present bool, body []byte, secrets [][]byte) Signat
 		r.Reason = fmt.Sprintf("the digest matches none of the %d configured secrets: the body was changed after signing, or the webhook uses another secret", len(secrets))
 	}
 	return r
+}
+
+// algorithmPrefix returns the "sha256=" (any case) that some senders put
+// before the digest, "" when received has none.
+func algorithmPrefix(received string) string {
+	if i := strings.Index(received, "="); i > 0 && strings.EqualFold(received[:i], "sha256") {
+		return received[:i+1]
+	}
+	return ""
+}
+
+// Note says how a valid signature departs from the form the service sends
+// (an algorithm prefix, upper-case hex), "" when it does not: Hookscope
+// accepts it, but a consumer comparing strings would reject it.
+func (r SignatureResult) Note() string {
+	if r.Status != SignatureValid {
+		return ""
+	}
+	var what []string
+	if p := algorithmPrefix(r.Received); p != "" {
+		what = append(what, fmt.Sprintf("sent with a %q prefix", p))
+	}
+	if r.UpperCase {
+		what = append(what, "sent in upper-case hex")
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return strings.Join(what, " and ") + ": the service sends 64 lowercase hex characters and nothing else, so a consumer comparing strings would reject it"
 }

@@ -92,3 +92,33 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// TestSignatureNote: a valid signature in another form than the service's
+// carries a note saying which; one in the service's form, or an invalid
+// one, carries none.
+func TestSignatureNote(t *testing.T) {
+	body := []byte(signVectors[0].body)
+	good := signVectors[0].want
+	secrets := [][]byte{[]byte(signVectors[0].secret)}
+	for _, tc := range []struct {
+		header string
+		want   []string // "" parts: no note
+	}{
+		{good, nil},
+		{"sha256=" + good, []string{`"sha256=" prefix`}},
+		{"SHA256=" + strings.ToUpper(good), []string{`"SHA256=" prefix`, "upper-case hex"}},
+		{strings.ToUpper(good), []string{"upper-case hex"}},
+		{"sha256=" + strings.Repeat("0", 64), nil}, // invalid: the reason says it, not a note
+	} {
+		r := Verify(tc.header, true, body, secrets)
+		note := r.Note()
+		if len(tc.want) == 0 && note != "" {
+			t.Errorf("%q (%s): note %q, want none", tc.header, r.Status, note)
+		}
+		for _, w := range tc.want {
+			if r.Status != SignatureValid || !strings.Contains(note, w) {
+				t.Errorf("%q: %s, note %q, want it to say %q", tc.header, r.Status, note, w)
+			}
+		}
+	}
+}

@@ -479,7 +479,7 @@ func TestForgedCallbackRefused(t *testing.T) {
 	}
 	// It is shown, and the wait goes on.
 	_, err := f.AwaitCallback(context.Background(), 50*time.Millisecond)
-	if !errors.Is(err, oauthflow.ErrCallbackTimeout) || !strings.Contains(err.Error(), "1 request(s) to it were refused") || !strings.Contains(err.Error(), "does not match") {
+	if !errors.Is(err, oauthflow.ErrCallbackTimeout) || !strings.Contains(err.Error(), "1 request was refused to it meanwhile") || !strings.Contains(err.Error(), "does not match") {
 		t.Fatalf("after a forged callback: %v", err)
 	}
 	mu.Lock()

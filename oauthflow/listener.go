@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // ErrNotLocal means the redirect URI cannot be served on this machine.
@@ -304,7 +306,7 @@ func (f *Flow) AwaitCallback(ctx context.Context, timeout time.Duration) (*Callb
 	case <-tc:
 		msg := fmt.Sprintf("no callback arrived at %s within %s", f.profile.RedirectURI, timeout)
 		if n, last := f.Refused(); n > 0 {
-			msg += fmt.Sprintf("; %d request(s) to it were refused meanwhile (the last: %v)", n, last)
+			msg += fmt.Sprintf("; %s to it meanwhile (the last: %v)", plural.Count(n, "request was refused", "requests were refused"), last)
 		}
 		return nil, &StepError{Step: StepCallback, Err: ErrCallbackTimeout, Msg: msg,
 			Fix: "finish the authorization in the browser; if the browser showed an error page (often: redirect_uri does not match the registered one), fix the profile; if it landed on another address, paste that URL instead"}

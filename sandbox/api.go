@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/inspector/export"
 )
 
 // Which scopes let a token do what (spec 5.2): medias#show is also open to
@@ -553,5 +554,5 @@ func (s *Server) webhookSummary() string {
 	if s.cfg.AtLeastOnce {
 		mode = "at-least-once: batching, duplicates, out-of-order"
 	}
-	return "to " + RedactURL(s.cfg.WebhookURL) + " (" + mode + ")"
+	return "to " + export.RedactURL(s.cfg.WebhookURL) + " (" + mode + ")"
 }

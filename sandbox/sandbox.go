@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hookscope/hookscope/inspector/export"
 )
 
 // DefaultAddr is where `hookscope sandbox` listens unless told otherwise.
@@ -307,7 +309,7 @@ func New(cfg Config) (*Server, error) {
 		medias:   map[string]*Media{},
 	}
 	for i, a := range cfg.Apps {
-		if err := validateApp(a); err != nil {
+		if err := a.Validate(); err != nil {
 			return nil, fmt.Errorf("app #%d (%q): %w", i+1, a.Name, err)
 		}
 		if _, dup := s.apps[a.ClientID]; dup {
@@ -375,7 +377,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.WebhookURL != "" {
 		u, err := url.Parse(cfg.WebhookURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("webhook URL %q: want an absolute http or https URL", RedactURL(cfg.WebhookURL))
+			return nil, fmt.Errorf("webhook URL %q: want an absolute http or https URL", export.RedactURL(cfg.WebhookURL))
 		}
 		s.hooks = newHookSender(s)
 		s.spawn(func() { s.hooks.run(s.ctx) })
@@ -388,9 +390,9 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// validateApp checks a registration the way the service's settings screen
+// Validate checks a registration the way the service's settings screen
 // would.
-func validateApp(a App) error {
+func (a App) Validate() error {
 	switch {
 	case a.Name == "":
 		return errors.New("name is required")
@@ -537,19 +539,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms.
 	return hex.EncodeToString(b)
-}
-
-// RedactURL drops userinfo and query from a URL for logs and errors: a
-// webhook URL may carry a token there.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "…"
-	}
-	u.Fragment = ""
-	return u.String()
 }

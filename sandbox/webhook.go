@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // WebhookTimeout is the service's webhook request time-out (spec 8).
@@ -201,15 +203,15 @@ func (h *hookSender) deliver(ctx context.Context, m simulate.Message, attempt in
 		}
 	}
 	if failure == "" {
-		h.s.cfg.Logf("webhook: message %s [%s] delivered to %s in %s (attempt %d)", m.Hook.UUID, types, RedactURL(h.s.cfg.WebhookURL), time.Since(start).Round(time.Millisecond), attempt)
+		h.s.cfg.Logf("webhook: message %s [%s] delivered to %s in %s (attempt %d)", m.Hook.UUID, types, export.RedactURL(h.s.cfg.WebhookURL), time.Since(start).Round(time.Millisecond), attempt)
 		return
 	}
 	if attempt > len(h.retryDelays) {
-		h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; giving up after %d attempts", m.Hook.UUID, types, RedactURL(h.s.cfg.WebhookURL), failure, attempt)
+		h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; giving up after %s", m.Hook.UUID, types, export.RedactURL(h.s.cfg.WebhookURL), failure, plural.S(attempt, "attempt"))
 		return
 	}
 	delay := h.retryDelays[attempt-1]
-	h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; retrying in %s", m.Hook.UUID, types, RedactURL(h.s.cfg.WebhookURL), failure, delay)
+	h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; retrying in %s", m.Hook.UUID, types, export.RedactURL(h.s.cfg.WebhookURL), failure, delay)
 	h.s.spawn(func() {
 		if h.s.sleep(delay) {
 			h.deliver(h.s.ctx, m, attempt+1)
@@ -224,7 +226,7 @@ func redactErr(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		c := *ue
-		c.URL = RedactURL(ue.URL)
+		c.URL = export.RedactURL(ue.URL)
 		return c.Error()
 	}
 	return err.Error()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"regexp"
@@ -37,19 +38,40 @@ func InstallHelp(goos string) string {
 	return installLinux + "\n" + installMacOS + "\n" + installWindows
 }
 
-// NotInstalledError says cloudflared could not be found; Help tells the user
-// how to install it. Everything else in Hookscope keeps working locally.
+// NotInstalledError says there is no cloudflared to run: the configured
+// path is wrong (Configured, and Problem says how), or there is none on
+// PATH (Help tells the user how to install it). Everything else in
+// Hookscope keeps working locally.
 type NotInstalledError struct {
 	// Binary is what was looked for: the configured path or "cloudflared".
 	Binary string
+	// Configured is set when Binary was given by the user (a flag, a
+	// setting) rather than looked up on PATH by default.
+	Configured bool
+	// Problem says what is wrong with Binary, as a predicate: "does not
+	// exist", "is a directory, not a program", "is not executable …",
+	// "is not on PATH".
+	Problem string
 	// Help is the install help for the running OS.
 	Help string
 	// Err is the underlying lookup error.
 	Err error
 }
 
+// Summary names what was looked for and what is wrong with it, without the
+// install help: `cloudflared "/opt/cf" does not exist`.
+func (e *NotInstalledError) Summary() string {
+	if e.Binary == "cloudflared" && !e.Configured {
+		return "cloudflared " + e.Problem
+	}
+	return fmt.Sprintf("cloudflared %q %s", e.Binary, e.Problem)
+}
+
 func (e *NotInstalledError) Error() string {
-	return fmt.Sprintf("cloudflared not found (%s): install it to get a public URL; the receiver keeps working locally. %s", e.Binary, e.Help)
+	if e.Configured {
+		return e.Summary() + ": give the path of the cloudflared program, or none to use cloudflared from PATH"
+	}
+	return fmt.Sprintf("%s: install it to get a public URL; the receiver keeps working locally. %s", e.Summary(), e.Help)
 }
 
 // Unwrap returns the lookup error.
@@ -109,8 +131,8 @@ func ParseVersion(out string) (Version, error) {
 }
 
 // Find locates cloudflared: binary when set (a path, or a name looked up on
-// PATH), else "cloudflared" on PATH. It returns a *NotInstalledError when
-// there is nothing to run.
+// PATH), else "cloudflared" on PATH. It returns a *NotInstalledError saying
+// what is wrong when there is nothing to run.
 func Find(binary, goos string) (string, error) {
 	want := binary
 	if want == "" {
@@ -118,9 +140,28 @@ func Find(binary, goos string) (string, error) {
 	}
 	p, err := exec.LookPath(want)
 	if err != nil {
-		return "", &NotInstalledError{Binary: want, Help: InstallHelp(goos), Err: err}
+		return "", &NotInstalledError{Binary: want, Configured: binary != "", Problem: lookupProblem(want, err), Help: InstallHelp(goos), Err: err}
 	}
 	return p, nil
+}
+
+// lookupProblem says why exec.LookPath found nothing to run at want.
+func lookupProblem(want string, err error) string {
+	if !strings.ContainsAny(want, `/\`) {
+		return "is not on PATH"
+	}
+	fi, serr := os.Stat(want)
+	switch {
+	case errors.Is(serr, fs.ErrNotExist):
+		return "does not exist"
+	case serr != nil:
+		return fmt.Sprintf("cannot be read: %v", serr)
+	case fi.IsDir():
+		return "is a directory, not the cloudflared program"
+	case fi.Mode().Perm()&0o111 == 0:
+		return fmt.Sprintf("is not executable (mode %s): make it executable with chmod +x", fi.Mode().Perm())
+	}
+	return fmt.Sprintf("cannot be run: %v", err)
 }
 
 // ReadVersion runs `path --version` and parses its answer.

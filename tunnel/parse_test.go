@@ -180,3 +180,20 @@ func BenchmarkParseLogLine(b *testing.B) {
 		ParseLogLine(lines[i%len(lines)])
 	}
 }
+
+// TestRedactShortTokenByPosition: a configured token too short to be one
+// is not searched for in the words of the log (it would blank out
+// "registered" for "red"), only redacted where it stands.
+func TestRedactShortTokenByPosition(t *testing.T) {
+	const short = "red"
+	for line, want := range map[string]string{
+		"INF Registered tunnel connection connIndex=0": "INF Registered tunnel connection connIndex=0",
+		"cloudflared tunnel run --token red":           "cloudflared tunnel run --token [redacted]",
+		"env TUNNEL_TOKEN=red other=credential":        "env TUNNEL_TOKEN=[redacted] other=credential",
+		"ERR error=\"the tunnel token is not valid\"":  "ERR error=\"the tunnel token is not valid\"",
+	} {
+		if got := redact(line, short); got != want {
+			t.Errorf("redact(%q) = %q, want %q", line, got, want)
+		}
+	}
+}

@@ -147,7 +147,8 @@ func TestFailureReasons(t *testing.T) {
 
 func TestMissingBinary(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.Binary = filepath.Join(t.TempDir(), "cloudflared")
+	cfg.Binary = "" // cloudflared on PATH, and there is none
+	t.Setenv("PATH", t.TempDir())
 	cfg.GOOS = "darwin"
 	s := New(cfg)
 	r := record(s)

@@ -131,12 +131,15 @@ func Run(cfg Config) error {
 	tun := newTunnelCtl(set.Cloudflared, "http://"+set.ListenAddr, logf)
 
 	svc := Services{
-		Store:     db,
-		Engine:    eng,
-		Receiver:  recv,
-		Tunnel:    tun,
-		Vault:     vault,
-		Reverify:  func(ctx context.Context) (int, error) { return eng.Reverify(ctx, reverifySource{db}) },
+		Store:    db,
+		Engine:   eng,
+		Receiver: recv,
+		Tunnel:   tun,
+		Vault:    vault,
+		Reverify: func(ctx context.Context) (int, error) {
+			rep, err := eng.Reverify(ctx, reverifySource{db})
+			return rep.Changed, err
+		},
 		StorePath: path,
 		Version:   cfg.Version,
 	}
@@ -255,8 +258,12 @@ func (t *tunnelCtl) Installed() (bool, string) {
 	t.mu.Lock()
 	bin := t.binary
 	t.mu.Unlock()
-	if _, err := tunnel.Find(bin, runtime.GOOS); err != nil {
-		return false, tunnel.InstallHelp(runtime.GOOS)
+	var ni *tunnel.NotInstalledError
+	if _, err := tunnel.Find(bin, runtime.GOOS); errors.As(err, &ni) {
+		if ni.Configured {
+			return false, ni.Summary() + ": fix the path in Settings → Tunnel, or clear it to use cloudflared from PATH"
+		}
+		return false, "install cloudflared for a public URL (see Settings → Tunnel)"
 	}
 	return true, ""
 }

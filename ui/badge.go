@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"fmt"
 	"image/color"
 
 	"fyne.io/fyne/v2"
@@ -11,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
+	plurals "github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -140,7 +140,9 @@ func signatureLook(s inspector.SignatureStatus) (string, fyne.Resource, fyne.The
 	return "pending", theme.HistoryIcon(), theme.ColorNameDisabled
 }
 
-// dedupeLook is how a delivery's dedupe status is shown.
+// dedupeLook is how a delivery's dedupe status is shown: "N duplicates"
+// counts the delivery's events that are later copies of an event received
+// before (docs/ui.md), never which copy an event is.
 func dedupeLook(s storage.Summary) (string, fyne.Resource, fyne.ThemeColorName) {
 	switch {
 	case !s.Analyzed || s.EventCount == 0:
@@ -148,7 +150,7 @@ func dedupeLook(s storage.Summary) (string, fyne.Resource, fyne.ThemeColorName) 
 	case s.Divergent:
 		return "divergent", theme.WarningIcon(), theme.ColorNameError
 	case s.Duplicates > 0:
-		return fmt.Sprintf("duplicate ×%d", s.Duplicates), theme.ContentCopyIcon(), theme.ColorNamePrimary
+		return plurals.S(s.Duplicates, "duplicate"), theme.ContentCopyIcon(), theme.ColorNamePrimary
 	}
 	return "new", theme.ContentAddIcon(), theme.ColorNameSuccess
 }
@@ -158,11 +160,7 @@ func problemsLook(n int) (string, fyne.Resource, fyne.ThemeColorName) {
 	if n == 0 {
 		return "", nil, ""
 	}
-	word := "problems"
-	if n == 1 {
-		word = "problem"
-	}
-	return fmt.Sprintf("%d %s", n, word), theme.ErrorIcon(), theme.ColorNameWarning
+	return plurals.S(n, "problem"), theme.ErrorIcon(), theme.ColorNameWarning
 }
 
 // capMin reports a small fixed minimum size for its child and gives it all

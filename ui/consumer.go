@@ -42,8 +42,11 @@ type consumerView struct {
 	CopyText *widget.Button
 	Progress *widget.ProgressBar
 	Summary  *widget.Label
-	Table    *widget.Table
-	Explain  *widget.Label
+	// Lead says what the endpoint did across every case (the report's
+	// findings), above the table; hidden when it behaved.
+	Lead    *widget.Label
+	Table   *widget.Table
+	Explain *widget.Label
 	// ExplainScroll scrolls Explain; each case's text opens at its top.
 	ExplainScroll *container.Scroll
 	savedFirst    []byte
@@ -105,6 +108,9 @@ func newConsumerView(m *mainWindow) *consumerView {
 	v.Summary = widget.NewLabel(fmt.Sprintf("%d cases: one message per event type, a duplicate, a re-sent message, an out-of-order pair, a bad and a missing signature.", len(replay.CheckCases())))
 	v.Summary.Wrapping = fyne.TextWrapWord
 	v.Summary.TextStyle = fyne.TextStyle{Bold: true}
+	v.Lead = widget.NewLabel("")
+	v.Lead.Wrapping = fyne.TextWrapWord
+	v.Lead.Hide()
 	v.Explain = widget.NewLabel("Select a row to read its explanation.")
 	v.Explain.Wrapping = fyne.TextWrapWord
 
@@ -165,7 +171,7 @@ func newConsumerView(m *mainWindow) *consumerView {
 		widget.NewFormItem("Consumer URL", container.NewBorder(nil, nil, nil, limit, v.Target)),
 		widget.NewFormItem("Secret", container.NewBorder(nil, nil, v.UseSaved, nil, v.Secret)),
 	)
-	top := container.NewVBox(form, container.NewBorder(nil, nil, container.NewHBox(v.Run, v.Cancel, v.CopyText), nil, v.Progress), v.Summary)
+	top := container.NewVBox(form, container.NewBorder(nil, nil, container.NewHBox(v.Run, v.Cancel, v.CopyText), nil, v.Progress), v.Summary, v.Lead)
 	v.ExplainScroll = container.NewVScroll(v.Explain)
 	v.ExplainScroll.SetMinSize(fyne.NewSize(100, 90))
 	v.content = container.NewBorder(top, v.ExplainScroll, nil, nil, v.Table)
@@ -242,6 +248,7 @@ func (v *consumerView) start() {
 	v.pend = nil
 	v.mu.Unlock()
 	v.cases, v.report = nil, nil
+	v.Lead.Hide()
 	v.Table.Refresh()
 	v.Progress.SetValue(0)
 	v.Summary.Importance = widget.MediumImportance
@@ -291,8 +298,29 @@ func (v *consumerView) start() {
 				v.Summary.Importance = widget.WarningImportance
 			}
 			v.Summary.SetText(msg)
+			v.showLead(report.Findings)
 		}
 	})
+}
+
+// showLead puts the report's findings above the table: what the endpoint
+// did, before which cases it failed.
+func (v *consumerView) showLead(fs []replay.Finding) {
+	if len(fs) == 0 {
+		v.Lead.Hide()
+		return
+	}
+	lines := make([]string, len(fs))
+	for i, f := range fs {
+		lines[i] = "• " + f.Text
+	}
+	v.Lead.SetText("What the endpoint did:\n" + strings.Join(lines, "\n"))
+	v.Lead.Importance = widget.WarningImportance
+	if fs[0].Severity == replay.Fail {
+		v.Lead.Importance = widget.DangerImportance
+	}
+	v.Lead.Show()
+	v.Lead.Refresh()
 }
 
 func (v *consumerView) showCases(cs []replay.CaseResult) {

@@ -213,16 +213,9 @@ func prepareDetail(ctx context.Context, store Store, id int64) (*detailData, err
 		if err == nil {
 			dat.copies[i] = refs
 		}
-		if ev.Divergent && ev.FirstDeliveryID != 0 && ev.FirstDeliveryID != id {
-			if first, err := store.Get(ctx, ev.FirstDeliveryID); err == nil && first.Analysis != nil {
-				for _, fe := range first.Analysis.Events {
-					if fe.UUID == ev.UUID {
-						dat.diffs[i] = inspector.DiffJSON(fe.Raw, ev.Raw)
-						dat.firsts[i] = firstCopy{deliveryID: ev.FirstDeliveryID, raw: fe.Raw}
-						break
-					}
-				}
-			}
+		if fc, err := inspector.DivergentFrom(ctx, store, rec, i); err == nil && fc != nil {
+			dat.diffs[i] = fc.Changes
+			dat.firsts[i] = firstCopy{deliveryID: fc.DeliveryID, raw: fc.Raw}
 		}
 	}
 	return dat, nil

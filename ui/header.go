@@ -156,8 +156,8 @@ func (h *headerView) refreshTunnel() {
 		h.TunnelState.set("", nil, "")
 		return
 	}
-	if ok, _ := w.svc.Tunnel.Installed(); !ok {
-		h.PublicURL.SetText("install cloudflared for a public URL (see Settings → Tunnel)")
+	if ok, why := w.svc.Tunnel.Installed(); !ok {
+		h.PublicURL.SetText(why)
 		h.CopyPublic.Hide()
 		h.TunnelButton.Hide()
 		h.TunnelState.set("", nil, "")

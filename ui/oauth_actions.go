@@ -263,7 +263,7 @@ func (t *oauthTab) callbackRefused(r oauthflow.CallbackRefusal) {
 	if t.flow == nil || r.Transcript.FlowID != t.flow.ID() || t.settledFlow == t.flow {
 		return
 	}
-	what := fmt.Sprintf("%d request(s) to the callback were refused", r.Count)
+	what := plural(r.Count, "request to the callback was refused", "requests to the callback were refused")
 	if r.Last {
 		what += " (later ones are answered but no longer listed)"
 	}

@@ -554,7 +554,7 @@ func TestOAuthForgedCallbackShownAndTheWaitGoesOn(t *testing.T) {
 	if !h.tab.settle(5 * time.Second) {
 		t.Fatal("the refusal never reached the tab")
 	}
-	if v.CallbackCard.status != stepRunning || v.Refused.Hidden || !strings.Contains(v.Refused.Text, "1 request(s) to the callback were refused") ||
+	if v.CallbackCard.status != stepRunning || v.Refused.Hidden || !strings.Contains(v.Refused.Text, "1 request to the callback was refused") ||
 		!strings.Contains(v.Refused.Text, "still waiting") || !strings.Contains(v.Refused.Text, "does not match") {
 		t.Fatalf("after a forged callback: card %v, %q", v.CallbackCard.status, v.Refused.Text)
 	}

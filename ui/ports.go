@@ -50,7 +50,8 @@ type Receiver interface {
 
 // Tunnel is the cloudflared control. A nil Tunnel hides the control.
 type Tunnel interface {
-	// Installed reports whether cloudflared can be run, and install help when not.
+	// Installed reports whether cloudflared can be run and, when not, why
+	// and what to do, in one line for the header.
 	Installed() (ok bool, help string)
 	// Configure sets the cloudflared binary ("" means the PATH) and the
 	// receiver URL to expose; they take effect from the next Start.

@@ -204,7 +204,7 @@ func planLine(i int, p replay.Planned) string {
 	for j, id := range p.Sources {
 		src[j] = fmt.Sprintf("#%d", id)
 	}
-	return fmt.Sprintf("%3d. %-10s copy %d  from %s  hook %s  %s  %s", i+1, modeWords(p.Mode), p.Copy, strings.Join(src, ","), p.HookUUID, plural(len(p.Events), "event", "events"), humanBytes(int64(len(p.Request.Body))))
+	return fmt.Sprintf("%3d. %-10s %s  from %s  hook %s  %s  %s", i+1, modeWords(p.Mode), p.Position(), strings.Join(src, ","), p.HookUUID, plural(len(p.Events), "event", "events"), humanBytes(int64(len(p.Request.Body))))
 }
 
 // start runs the chaos replay with progress; Cancel stops it.
@@ -232,7 +232,7 @@ func (v *chaosView) run(ds []*inspector.Delivery, opts replay.ChaosOptions) {
 	opts.OnResult = func(done, total int, r *replay.Result) {
 		line, _ := resultHeadline(r)
 		v.mu.Lock()
-		v.lines = append(v.lines, fmt.Sprintf("%3d. %-10s #%d copy %d → %s", done, modeWords(r.Mode), r.DeliveryID, r.Copy, line))
+		v.lines = append(v.lines, fmt.Sprintf("%3d. %-10s #%d %s → %s", done, modeWords(r.Mode), r.DeliveryID, r.Position(), line))
 		snap := append([]string(nil), v.lines...)
 		v.mu.Unlock()
 		prog.push(done == total, func() {

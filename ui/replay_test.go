@@ -504,6 +504,9 @@ func TestConsumerCheckFillsTable(t *testing.T) {
 	if y := v.ExplainScroll.Offset.Y; y != 0 {
 		t.Fatalf("the next case's explanation opened scrolled to %.0f, want its top", y)
 	}
+	if v.Lead.Visible() {
+		t.Fatalf("a correct consumer gets a lead: %q", v.Lead.Text)
+	}
 	test.Tap(v.CopyText)
 	if got := h.app.Clipboard().Content(); !strings.Contains(got, "bad-signature") || strings.Contains(got, capturedSecret) {
 		t.Fatalf("copied report:\n%s", got)
@@ -535,6 +538,10 @@ func TestConsumerCheckShowsFailures(t *testing.T) {
 	}
 	if fails != v.report.Failed || !strings.Contains(v.Summary.Text, "failed") {
 		t.Fatalf("fails in table %d, report %d, summary %q", fails, v.report.Failed, v.Summary.Text)
+	}
+	// The lead says what the endpoint did, above the cases.
+	if !v.Lead.Visible() || !strings.Contains(v.Lead.Text, "What the endpoint did") || !strings.Contains(v.Lead.Text, "wrong or missing signature") {
+		t.Fatalf("lead (visible %v): %q", v.Lead.Visible(), v.Lead.Text)
 	}
 }
 

@@ -217,7 +217,7 @@ func (m *mainWindow) notify(recs []*inspector.Record) {
 		parts = append(parts, fmt.Sprintf("%d with an invalid signature", invalid))
 	}
 	if divergent > 0 && m.settings.NotifyDivergent {
-		parts = append(parts, fmt.Sprintf("%d divergent duplicate(s)", divergent))
+		parts = append(parts, plural(divergent, "divergent duplicate", "divergent duplicates"))
 	}
 	if len(parts) == 0 || time.Since(m.lastNotify) < 5*time.Second {
 		return
@@ -409,7 +409,7 @@ func (m *mainWindow) setSecrets(secrets [][]byte) {
 					m.showError(err)
 					return
 				}
-				m.showStatus(fmt.Sprintf("Secrets saved; %d stored deliveries changed verdict.", n))
+				m.showStatus("Secrets saved; " + plural(n, "stored delivery changed its signature verdict.", "stored deliveries changed their signature verdict."))
 				m.refreshStats()
 			}
 		})

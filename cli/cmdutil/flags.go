@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -143,4 +144,18 @@ func (s *SelectionFlags) Filter(now time.Time) (storage.Filter, error) {
 	}
 	f.DuplicatesOnly = s.Duplicates
 	return f, nil
+}
+
+// CheckHostPort checks that addr, the value of flag, is host:port with a
+// port number (0 picks a free one), so a wrong address is a usage error
+// before anything is opened or bound.
+func CheckHostPort(flag, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return UsageErrorf("%s %q: want host:port, for example 127.0.0.1:8787", flag, addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return UsageErrorf("%s %q: the port must be a number from 0 to 65535 (0 picks a free one), got %q", flag, addr, port)
+	}
+	return nil
 }

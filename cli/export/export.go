@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -24,7 +26,7 @@ const examples = `  # every stored delivery as a HAR file for browser devtools o
   # test fixtures, one file per event type, signed with your test secret
   TEST_SECRET=... hookscope export testdata/webhooks --format fixtures --secret-env TEST_SECRET
 
-  # the last hour's media.ready deliveries as a curl script (replay.sh + bodies/)
+  # the last hour's media.ready deliveries as a curl script (replay.sh, bodies inline)
   hookscope export replay-ready --format curl --type media.ready --since 1h
 
   # deliveries 12 and 15 as pretty JSON files; NDJSON of duplicates to stdout
@@ -126,8 +128,34 @@ func (o *Options) validate(args []string) error {
 	if o.format != export.Fixtures && o.secret != nil {
 		return cmdutil.UsageErrorf("--secret is only used by --format fixtures")
 	}
-	o.filter, err = o.Selection.Filter(time.Now())
-	return err
+	if o.filter, err = o.Selection.Filter(time.Now()); err != nil {
+		return err
+	}
+	return o.checkOut()
+}
+
+// checkOut refuses, before the store is opened, to write over a file or
+// into a folder that holds files, unless --force: an export must not lose
+// the user's work. (Export checks again as it writes.)
+func (o *Options) checkOut() error {
+	if o.Force || o.Out == "-" {
+		return nil
+	}
+	fi, err := os.Stat(o.Out)
+	switch {
+	case err != nil:
+		return nil // nothing there yet
+	case o.format.IsFolder() && !fi.IsDir():
+		return cmdutil.UsageErrorf("%s is a file; --format %s writes a folder: give a folder's path", o.Out, o.format)
+	case !o.format.IsFolder() && fi.IsDir():
+		return cmdutil.UsageErrorf("%s is a folder; --format %s writes a file: give a file's path", o.Out, o.format)
+	case !fi.IsDir():
+		return cmdutil.UsageErrorf("%s already exists; give --force to overwrite it, or another name", o.Out)
+	}
+	if ents, err := os.ReadDir(o.Out); err == nil && len(ents) > 0 {
+		return cmdutil.UsageErrorf("the folder %s is not empty; give --force to write into it, or another folder", o.Out)
+	}
+	return nil
 }
 
 func run(ctx context.Context, o *Options) error {
@@ -156,7 +184,7 @@ func run(ctx context.Context, o *Options) error {
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "Exported %s as %s to %s (%s).\n", count(sum.Deliveries, "delivery", "deliveries"), f, o.Out, count(len(sum.Files), "file", "files"))
+	fmt.Fprintf(env.Stdout, "Exported %s as %s to %s (%s).\n", plural.Count(sum.Deliveries, "delivery", "deliveries"), f, o.Out, plural.S(len(sum.Files), "file"))
 	for _, s := range sum.Skipped {
 		fmt.Fprintf(env.Stdout, "  skipped: %s\n", s)
 	}
@@ -164,12 +192,4 @@ func run(ctx context.Context, o *Options) error {
 		fmt.Fprintln(env.Stdout, "Credential headers and query parameters were redacted (--reveal keeps them).")
 	}
 	return nil
-}
-
-// count says "1 file" or "3 files".
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

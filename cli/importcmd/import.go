@@ -1,6 +1,7 @@
-// Package importcmd is `hookscope import`: load a HAR, NDJSON or fixtures
-// folder as deliveries, analyzed like received ones. (The package is not
-// called import: that is a Go keyword.)
+// Package importcmd is `hookscope import`: load what Hookscope (or a
+// browser's HAR) wrote — a HAR or NDJSON file, a fixtures, json or curl
+// export folder, a samples folder — as deliveries, analyzed like received
+// ones. (The package is not called import: that is a Go keyword.)
 package importcmd
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 const examples = `  # a teammate's HAR capture (Hookscope's or a browser's: POST entries are taken)
@@ -20,6 +22,10 @@ const examples = `  # a teammate's HAR capture (Hookscope's or a browser's: POST
 
   # a fixtures folder or an NDJSON export, verifying signatures with your secret
   WEBHOOK_SECRET=... hookscope import testdata/webhooks --secret-env WEBHOOK_SECRET
+
+  # what 'hookscope samples' or 'hookscope export --format curl|json' wrote
+  hookscope import ./samples
+  hookscope import ./replay-ready
 
   # into a separate store
   hookscope import hooks.ndjson --db /tmp/review.db`
@@ -40,15 +46,17 @@ func NewCmd(env *cmdutil.Env, runF func(context.Context, *Options) error) *cobra
 	o := &Options{Env: env}
 	cmd := &cobra.Command{
 		Use:   "import PATH [--db PATH] [--secret S...]",
-		Short: "Load a HAR, NDJSON or fixtures folder as deliveries, analyzed like received ones",
-		Long: `Load deliveries from PATH — a HAR file (Hookscope's or a browser's: POST
-entries are taken), an NDJSON export or a fixtures folder — into the store,
-and analyze them like received ones (signatures, events, dedupe ledger).`,
+		Short: "Load a HAR or NDJSON file, or an export or samples folder, as deliveries analyzed like received ones",
+		Long: `Load deliveries from PATH into the store and analyze them like received ones
+(signatures, events, dedupe ledger). PATH is a HAR file (Hookscope's or a
+browser's: POST entries are taken), an NDJSON export, or a folder that
+'hookscope export' (fixtures, json, curl) or 'hookscope samples' wrote:
+whatever Hookscope writes, it reads back.`,
 		Example: examples,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
-				return cmdutil.UsageErrorf("give the HAR file, NDJSON file or fixtures folder to import")
+				return cmdutil.UsageErrorf("give the HAR file, NDJSON file, or export or samples folder to import")
 			case 1:
 				return nil
 			}
@@ -73,6 +81,11 @@ func (o *Options) validate(args []string) error {
 
 func run(ctx context.Context, o *Options) error {
 	env, path := o.Env, o.Path
+	// Read (and refuse) the file before a store is opened or created.
+	format, ds, skipped, err := export.Read(path)
+	if err != nil {
+		return err
+	}
 	db, err := cmdutil.OpenStore(o.DBPath)
 	if err != nil {
 		return err
@@ -90,7 +103,7 @@ func run(ctx context.Context, o *Options) error {
 	// would also queue each delivery, and Drain analyzes both what it finds
 	// unanalyzed in the store and what is queued: twice, and the second pass
 	// would see later deliveries' events as already there.
-	rep, err := export.Import(ctx, path, export.IngestFunc(db.InsertDelivery))
+	rep, err := export.Ingest(ctx, path, format, ds, skipped, export.IngestFunc(db.InsertDelivery))
 	// Analyze what was stored even when the import stopped part way.
 	if derr := eng.Drain(context.WithoutCancel(ctx)); derr != nil && err == nil {
 		err = derr
@@ -121,8 +134,8 @@ func run(ctx context.Context, o *Options) error {
 	if n := len(rep.IDs); n > 0 {
 		span = fmt.Sprintf(" (ids %d-%d)", rep.IDs[0], rep.IDs[n-1])
 	}
-	fmt.Fprintf(env.Stdout, "Imported %d deliveries from %s (%s)%s into %s: %d events, %d duplicates.\n",
-		rep.Imported, path, rep.Format, span, db.Path(), events, dups)
+	fmt.Fprintf(env.Stdout, "Imported %s from %s (%s)%s into %s: %s, %s.\n",
+		plural.Count(rep.Imported, "delivery", "deliveries"), path, rep.Format, span, db.Path(), plural.S(events, "event"), plural.S(dups, "duplicate"))
 	fmt.Fprintf(env.Stdout, "Signatures: %d valid, %d invalid, %d missing, %d unverified.\n",
 		counts[inspector.SignatureValid], counts[inspector.SignatureInvalid], counts[inspector.SignatureMissing], counts[inspector.SignatureUnverified])
 	for _, s := range rep.Skipped {

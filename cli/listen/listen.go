@@ -16,7 +16,6 @@ import (
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector"
-	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -99,8 +98,16 @@ Ctrl+C stops accepting, finishes in-flight requests and closes the store.`,
 // validate checks the flags and resolves secrets and the answer mode;
 // every problem is a usage error.
 func (o *Options) validate([]string) error {
-	if o.Pprof != "" && !inspector.IsLoopback(o.Pprof) {
-		return cmdutil.UsageErrorf("--pprof %s is not a loopback address: the profiler must not be reachable from the network", o.Pprof)
+	if err := cmdutil.CheckHostPort("--addr", o.Addr); err != nil {
+		return err
+	}
+	if o.Pprof != "" {
+		if err := cmdutil.CheckHostPort("--pprof", o.Pprof); err != nil {
+			return err
+		}
+		if !inspector.IsLoopback(o.Pprof) {
+			return cmdutil.UsageErrorf("--pprof %s is not a loopback address: the profiler must not be reachable from the network", o.Pprof)
+		}
 	}
 	sec, err := o.Secrets.Resolve(o.Env)
 	if err != nil {
@@ -133,58 +140,51 @@ func run(ctx context.Context, o *Options) error {
 	if !inspector.IsLoopback(o.Addr) {
 		fmt.Fprintf(env.Stderr, "warning: listening on %s: anyone who can reach this machine can post deliveries\n", o.Addr)
 	}
+	// The ports first: a taken port is said before a store is created or
+	// opened, and nothing is received before the store is open.
+	ln, err := inspector.Listen(o.Addr)
+	if err != nil {
+		return err
+	}
+	var profLn net.Listener
+	if o.Pprof != "" {
+		if profLn, err = net.Listen("tcp", o.Pprof); err != nil {
+			ln.Close()
+			return fmt.Errorf("--pprof: listen on %s: %w", o.Pprof, err)
+		}
+	}
 	db, err := cmdutil.OpenStoreWith(o.DBPath, storage.Options{Inbox: true})
 	if err != nil {
+		ln.Close()
+		if profLn != nil {
+			profLn.Close()
+		}
 		return err
 	}
 	defer db.Close()
 
-	out := cmdutil.NewSyncWriter(env.Stdout)
+	out := newPrinter(env.Stdout, o.JSON, env.IsTerminal)
 	logf := func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }
 	eng := inspector.NewEngine(db, inspector.Options{Secrets: o.secrets, MaxBody: o.MaxBody, Answer: o.mode, Logf: logf})
-	color := env.IsTerminal && !o.JSON
 	eng.Subscribe(func(r *inspector.Record) {
-		if o.JSON {
-			out.PrintJSON(listenJSON(r))
-		} else {
-			out.Print(listenText(r, color))
-		}
+		out.delivery(r, divergences(context.WithoutCancel(ctx), db, r))
 		if o.MaxDeliveries > 0 && r.Delivery.ID%100 == 0 {
 			if _, err := db.Prune(ctx, o.MaxDeliveries); err != nil {
 				logf("prune: %v", err)
 			}
 		}
 	})
-	srv, err := inspector.Serve(o.Addr, eng.Handler(), inspector.ServerOptions{Engine: eng})
-	if err != nil {
-		return err
-	}
-	if o.Pprof != "" {
-		stopProf, err := servePprof(o.Pprof)
-		if err != nil {
-			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			srv.Shutdown(shutdownCtx)
-			cancel()
-			return err
-		}
-		defer stopProf()
-		fmt.Fprintf(env.Stderr, "profiler on http://%s/debug/pprof/\n", o.Pprof)
+	srv := inspector.ServeListener(ln, eng.Handler(), inspector.ServerOptions{Engine: eng})
+	if profLn != nil {
+		defer servePprof(profLn)()
+		fmt.Fprintf(env.Stderr, "profiler on http://%s/debug/pprof/\n", profLn.Addr())
 	}
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	runDone := make(chan error, 1)
 	go func() { runDone <- eng.Run(runCtx) }()
 
-	local := "http://" + srv.Addr() + o.Path
-	if o.JSON {
-		out.PrintJSON(map[string]any{"listening": local, "store": db.Path(), "secrets": len(o.secrets), "answer": string(o.mode)})
-	} else {
-		verify := "signatures not verified (no --secret)"
-		if len(o.secrets) > 0 {
-			verify = fmt.Sprintf("verifying signatures with %d secret(s)", len(o.secrets))
-		}
-		out.Print(fmt.Sprintf("Listening on %s  (%s; store %s)\nPress Ctrl+C to stop.\n", local, verify, db.Path()))
-	}
-	stopTunnel, err := o.Tunnel.startTunnel(ctx, &cmdutil.Env{Stdout: out, Stderr: env.Stderr, Getenv: env.Getenv}, srv.Addr(), o.Path, o.JSON)
+	out.listening("http://"+srv.Addr()+o.Path, db.Path(), len(o.secrets), o.mode)
+	stopTunnel, err := o.Tunnel.startTunnel(ctx, env, out, srv.Addr(), o.Path)
 	if err != nil {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		srv.Shutdown(shutdownCtx)
@@ -216,11 +216,7 @@ func run(ctx context.Context, o *Options) error {
 
 // servePprof serves the Go profiler on its own mux and listener, so it is
 // never reachable through the receiver, and returns how to stop it.
-func servePprof(addr string) (func(), error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--pprof: listen on %s: %w", addr, err)
-	}
+func servePprof(ln net.Listener) func() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -229,180 +225,5 @@ func servePprof(addr string) (func(), error) {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
-	return func() { srv.Close() }, nil
-}
-
-// listenEvent is one event in listen's --json output.
-type listenEvent struct {
-	UUID        string            `json:"uuid"`
-	Type        string            `json:"type"`
-	GeneratedAt string            `json:"generated_at"`
-	AccountID   string            `json:"account_id"`
-	Duplicate   bool              `json:"duplicate"`
-	Copies      int               `json:"copies"`
-	FirstID     int64             `json:"first_delivery_id"`
-	Divergent   bool              `json:"divergent"`
-	OutOfOrder  bool              `json:"out_of_order"`
-	Summary     string            `json:"summary,omitempty"`
-	Problems    []catalog.Problem `json:"problems"`
-}
-
-// listenLine is one delivery in listen's --json output.
-type listenLine struct {
-	DeliveryID      int64             `json:"delivery_id"`
-	ReceivedAt      string            `json:"received_at"`
-	Method          string            `json:"method"`
-	Path            string            `json:"path"`
-	Status          int               `json:"status"`
-	Answer          string            `json:"answer,omitempty"`
-	BodyLength      int64             `json:"body_length"`
-	Signature       string            `json:"signature"`
-	SignatureReason string            `json:"signature_reason,omitempty"`
-	SecretMatched   *int              `json:"secret_matched"`
-	HookUUID        string            `json:"hook_uuid"`
-	Resend          bool              `json:"resend"`
-	ResendOf        int64             `json:"resend_of,omitempty"`
-	Error           *string           `json:"error"`
-	ErrorOffset     *int64            `json:"error_offset,omitempty"`
-	Truncated       bool              `json:"truncated"`
-	Rejected        bool              `json:"rejected"`
-	Problems        []catalog.Problem `json:"problems"`
-	Events          []listenEvent     `json:"events"`
-}
-
-func listenJSON(r *inspector.Record) listenLine {
-	d, a := r.Delivery, r.Analysis
-	l := listenLine{
-		DeliveryID: d.ID,
-		ReceivedAt: d.ReceivedAt.UTC().Format(time.RFC3339Nano),
-		Method:     d.Method,
-		Path:       d.Path,
-		Status:     d.Status,
-		Answer:     d.Answer,
-		BodyLength: d.BodyLength,
-		Truncated:  d.Truncated,
-		Rejected:   d.Rejected,
-		Problems:   []catalog.Problem{},
-		Events:     []listenEvent{},
-	}
-	if a == nil {
-		l.Signature = "pending"
-		return l
-	}
-	l.Signature = string(a.Signature.Status)
-	l.SignatureReason = a.Signature.Reason
-	if a.Signature.SecretIndex >= 0 {
-		i := a.Signature.SecretIndex
-		l.SecretMatched = &i
-	}
-	l.HookUUID, l.Resend, l.ResendOf = a.HookUUID, a.Resend, a.ResendOf
-	if a.Error != nil {
-		l.Error = &a.Error.Reason
-		if a.Error.Offset >= 0 {
-			off := a.Error.Offset
-			l.ErrorOffset = &off
-		}
-	}
-	if a.Problems != nil {
-		l.Problems = a.Problems
-	}
-	for _, e := range a.Events {
-		ps := e.Problems
-		if ps == nil {
-			ps = []catalog.Problem{}
-		}
-		l.Events = append(l.Events, listenEvent{
-			UUID: e.UUID, Type: e.Type, GeneratedAt: e.GeneratedRaw, AccountID: e.AccountID,
-			Duplicate: e.Duplicate, Copies: e.Copies, FirstID: e.FirstDeliveryID, Divergent: e.Divergent,
-			OutOfOrder: e.OutOfOrder, Summary: e.Summary, Problems: ps,
-		})
-	}
-	return l
-}
-
-// ANSI colours for the text form on a terminal.
-const (
-	ansiReset  = "\x1b[0m"
-	ansiRed    = "\x1b[31m"
-	ansiGreen  = "\x1b[32m"
-	ansiYellow = "\x1b[33m"
-	ansiDim    = "\x1b[2m"
-	ansiBold   = "\x1b[1m"
-)
-
-func listenText(r *inspector.Record, color bool) string {
-	paint := func(c, s string) string {
-		if !color {
-			return s
-		}
-		return c + s + ansiReset
-	}
-	d, a := r.Delivery, r.Analysis
-	var b strings.Builder
-	status := fmt.Sprint(d.Status)
-	switch {
-	case d.Answer == string(inspector.AnswerHang):
-		status = "held 15s"
-	case d.Answer == string(inspector.AnswerClose):
-		status = "closed"
-	}
-	fmt.Fprintf(&b, "%s  #%-5d %s %s  %s", d.ReceivedAt.Local().Format("15:04:05.000"), d.ID, d.Method, d.Path, status)
-	if a == nil {
-		b.WriteString("  (not analyzed)\n")
-		return b.String()
-	}
-	sig := "signature " + string(a.Signature.Status)
-	switch a.Signature.Status {
-	case inspector.SignatureValid:
-		if a.Signature.SecretIndex > 0 {
-			sig += fmt.Sprintf(" (secret #%d)", a.Signature.SecretIndex+1)
-		}
-		if a.Signature.UpperCase {
-			sig += " (upper-case hex)"
-		}
-		sig = paint(ansiGreen, sig)
-	case inspector.SignatureInvalid, inspector.SignatureMissing:
-		sig = paint(ansiRed, sig)
-	default:
-		sig = paint(ansiDim, sig)
-	}
-	fmt.Fprintf(&b, "  %s", sig)
-	if d.Truncated {
-		b.WriteString(paint(ansiYellow, fmt.Sprintf("  TRUNCATED (%d bytes sent)", d.BodyLength)))
-	}
-	if a.Resend {
-		b.WriteString(paint(ansiYellow, fmt.Sprintf("  re-sent message (first #%d)", a.ResendOf)))
-	}
-	if n := len(a.Problems); n > 0 {
-		fmt.Fprintf(&b, "  %d header problem(s)", n)
-	}
-	b.WriteByte('\n')
-	if a.Error != nil {
-		fmt.Fprintf(&b, "    %s %s\n", paint(ansiRed, "undecodable:"), a.Error.Reason)
-	}
-	for _, e := range a.Events {
-		marks := "new"
-		if e.Duplicate {
-			marks = paint(ansiYellow, fmt.Sprintf("duplicate ×%d of #%d", e.Copies, e.FirstDeliveryID))
-		}
-		if e.Divergent {
-			marks += " " + paint(ansiRed+ansiBold, "DIVERGENT")
-		}
-		if e.OutOfOrder {
-			marks += " " + paint(ansiYellow, "out-of-order")
-		}
-		if len(e.Problems) > 0 {
-			marks += fmt.Sprintf(" %d problem(s)", len(e.Problems))
-		}
-		typ := e.Type
-		if typ == "" {
-			typ = "(no type)"
-		}
-		uuid := e.UUID
-		if uuid == "" {
-			uuid = "(no uuid)"
-		}
-		fmt.Fprintf(&b, "    %-42s %-34s %s\n", typ, uuid, marks)
-	}
-	return b.String()
+	return func() { srv.Close() }
 }

@@ -133,6 +133,7 @@ func TestListenEndToEnd(t *testing.T) {
 	check(5, "duplicates in batch", got[5].Events[0].Duplicate && got[5].Events[0].Copies == 2 && got[5].Events[1].Duplicate)
 	check(6, "re-send", got[6].Resend && got[6].HookUUID == "h1" && got[6].Events[0].Duplicate && !got[6].Events[0].Divergent)
 	check(7, "divergent", got[7].Events[0].Duplicate && got[7].Events[0].Divergent && !got[7].Resend)
+	check(7, "what changed", len(got[7].Events[0].Changes) == 1 && got[7].Events[0].Changes[0].String() == `payload.media.name: "Intro" → "Outro"`)
 	check(8, "oversize", got[8].Truncated && got[8].Status == 413 && got[8].Error != nil)
 	check(9, "get", got[9].Rejected && got[9].Status == 405 && got[9].Method == "GET")
 	if statuses["oversize"] != 413 || statuses["get"] != 405 || statuses["valid"] != 200 {
@@ -191,11 +192,14 @@ func TestListenOutOfOrderText(t *testing.T) {
 		resp.Body.Close()
 	}
 	post(msg("h1", ev("later0000000001", "media.ready", "m9", "2026-01-01T00:00:09Z")))
-	out.WaitLines(t, 4)
+	out.WaitFor(t, "later0000000001")
 	post(msg("h2", ev("earlier00000001", "media.processing", "m9", "2026-01-01T00:00:05Z")))
-	lines := out.WaitLines(t, 6)
-	text := strings.Join(lines, "\n")
-	if !strings.Contains(lines[5], "earlier00000001") || !strings.Contains(lines[5], "out-of-order") || !strings.Contains(text, "signature missing") {
+	out.WaitFor(t, "out of order: ")
+	text := out.String()
+	// The event line carries the mark, the indented line below it the reason.
+	i := strings.Index(text, "earlier00000001")
+	if i < 0 || !strings.Contains(text[i:], "out-of-order 1 problem\n      out of order: arrived after event later0000000001") ||
+		!strings.Contains(text, "signature missing: the delivery has no X-Service-Signature header") {
 		t.Fatalf("text output:\n%s", text)
 	}
 	cancel()

@@ -2,10 +2,8 @@ package listen
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"regexp"
 	"runtime"
@@ -53,6 +51,15 @@ func (f *TunnelOptions) config(env *cmdutil.Env, receiverAddr string) (tunnel.Co
 		return tunnel.Config{}, nil
 	}
 	cfg := tunnel.Config{Binary: f.Binary}
+	if f.Binary != "" {
+		// A path given on purpose that cannot run is a wrong flag, said
+		// before anything starts; no cloudflared on PATH is not (the
+		// receiver works without it, see startTunnel).
+		var ni *tunnel.NotInstalledError
+		if _, err := tunnel.Find(f.Binary, runtime.GOOS); errors.As(err, &ni) {
+			return cfg, cmdutil.UsageErrorf("--cloudflared %s %s: give the path of the cloudflared program, or leave --cloudflared out to use cloudflared from PATH", f.Binary, ni.Problem)
+		}
+	}
 	switch {
 	case f.Hostname != "" && f.TokenEnv == "":
 		return cfg, cmdutil.UsageErrorf("--tunnel-hostname is for a named tunnel: give its token with --tunnel-token-env VAR too (or drop it for a quick tunnel)")
@@ -85,34 +92,30 @@ func (f *TunnelOptions) config(env *cmdutil.Env, receiverAddr string) (tunnel.Co
 }
 
 // startTunnel starts the cloudflared supervisor when --tunnel was given
-// (nil, nil otherwise). It prints the public consumer URL (public URL +
-// path) when the tunnel is ready and again whenever it changes, and every
-// state change: text lines, or with jsonOut one JSON object per line such
-// as {"tunnel_url": "https://…/webhooks", "state": "ready"}. A missing
-// cloudflared is reported (with install help) but is not an error: the
-// receiver keeps working locally.
-//
-// Output: each line is one Write to env.Stdout, made under a mutex of
-// startTunnel's own. That serialises the tunnel's lines, not other
-// writers', so a caller that also writes to env.Stdout from other
-// goroutines must pass a synchronized writer (listen passes its
-// syncWriter). The returned stop stops cloudflared cleanly (SIGTERM, kill
-// after a grace period) and returns when it is gone.
-func (f *TunnelOptions) startTunnel(ctx context.Context, env *cmdutil.Env, receiverAddr, path string, jsonOut bool) (stop func(), err error) {
+// (nil, nil otherwise). It prints, through out, the public consumer URL
+// (public URL + path) when the tunnel is ready and again whenever it
+// changes, and every state change: text lines, or with --json one JSON
+// object per line such as {"tunnel_url": "https://…/webhooks", "state":
+// "ready"}. No cloudflared on PATH is reported (with install help) but is
+// not an error: the receiver keeps working locally. (A wrong --cloudflared
+// path never gets here: validate refuses it.) The returned stop stops
+// cloudflared cleanly (SIGTERM, kill after a grace period) and returns
+// when it is gone.
+func (f *TunnelOptions) startTunnel(ctx context.Context, env *cmdutil.Env, out *printer, receiverAddr, path string) (stop func(), err error) {
 	cfg, err := f.config(env, receiverAddr)
 	if err != nil || !f.Enabled {
 		return nil, err
 	}
-	p := &tunnelPrinter{w: env.Stdout, path: path, json: jsonOut}
+	p := &tunnelPrinter{out: out, path: path}
 	sup := tunnel.New(cfg)
 	cancel := sup.Subscribe(p.event)
 	if err := sup.Start(ctx); err != nil {
+		cancel()
 		var ni *tunnel.NotInstalledError
 		if errors.As(err, &ni) {
-			cancel()
-			return func() {}, nil // printed by the NotInstalled event
+			p.notInstalled(ni)
+			return func() {}, nil
 		}
-		cancel()
 		return nil, fmt.Errorf("start tunnel: %w", err)
 	}
 	return func() {
@@ -121,12 +124,11 @@ func (f *TunnelOptions) startTunnel(ctx context.Context, env *cmdutil.Env, recei
 	}, nil
 }
 
-// tunnelPrinter turns supervisor events into output lines.
+// tunnelPrinter turns supervisor events into output entries.
 type tunnelPrinter struct {
 	mu      sync.Mutex
-	w       io.Writer
+	out     *printer
 	path    string
-	json    bool
 	changed string // previous URL from a URLChanged event, shown with the next ready line
 }
 
@@ -139,6 +141,15 @@ type tunnelLine struct {
 	Message     string `json:"message,omitempty"`
 	Cloudflared string `json:"cloudflared,omitempty"`
 	Install     string `json:"install,omitempty"`
+}
+
+// notInstalled says there is no cloudflared to run, what was looked for
+// and how to install it.
+func (p *tunnelPrinter) notInstalled(ni *tunnel.NotInstalledError) {
+	line := tunnelLine{State: string(tunnel.NotInstalled), Reason: ni.Summary() + "; the receiver keeps working locally", Install: ni.Help}
+	p.out.emit(func() string {
+		return "tunnel: not installed — " + line.Reason + ".\nInstall cloudflared:\n  " + strings.ReplaceAll(line.Install, "\n", "\n  ") + "\n"
+	}, line)
 }
 
 func (p *tunnelPrinter) event(e tunnel.Event) {
@@ -165,21 +176,11 @@ func (p *tunnelPrinter) event(e tunnel.Event) {
 		line.Cloudflared = st.Version.String()
 		text = fmt.Sprintf("tunnel: starting cloudflared %s (%s)", st.Version, st.Binary)
 	case tunnel.NotInstalled:
-		line.Reason = "cloudflared not found; the receiver keeps working locally"
-		line.Install = tunnel.InstallHelp(runtime.GOOS)
-		text = "tunnel: not installed — cloudflared not found; the receiver keeps working locally.\nInstall cloudflared:\n  " +
-			strings.ReplaceAll(line.Install, "\n", "\n  ")
+		return // Start's error carries the details; startTunnel prints them
 	case tunnel.Stopped:
 		text = "tunnel: stopped"
 	default:
 		text = fmt.Sprintf("tunnel: %s — %s", st.State, st.Reason)
 	}
-	var b []byte
-	if p.json {
-		b, _ = json.Marshal(line)
-		b = append(b, '\n')
-	} else {
-		b = []byte(text + "\n")
-	}
-	p.w.Write(b) //nolint:errcheck // nowhere better to report a broken stdout
+	p.out.emit(func() string { return text + "\n" }, line)
 }

@@ -97,17 +97,18 @@ func TestTunnelFlagValidation(t *testing.T) {
 }
 
 func TestStartTunnelWithoutFlagIsNoop(t *testing.T) {
-	stop, err := parseTunnelFlags(t).startTunnel(t.Context(), &cmdutil.Env{Stdout: io.Discard}, "127.0.0.1:1", "/webhooks", false)
+	stop, err := parseTunnelFlags(t).startTunnel(t.Context(), &cmdutil.Env{}, newPrinter(io.Discard, false, false), "127.0.0.1:1", "/webhooks")
 	if stop != nil || err != nil {
 		t.Fatalf("startTunnel = %v, %v", stop != nil, err)
 	}
 }
 
 func TestStartTunnelNotInstalledKeepsWorking(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no cloudflared on PATH
 	for _, jsonOut := range []bool{false, true} {
 		out := &clitest.Buffer{}
-		tf := parseTunnelFlags(t, "--tunnel", "--cloudflared", filepath.Join(t.TempDir(), "missing-cloudflared"))
-		stop, err := tf.startTunnel(t.Context(), &cmdutil.Env{Stdout: out}, "127.0.0.1:1", "/webhooks", jsonOut)
+		tf := parseTunnelFlags(t, "--tunnel")
+		stop, err := tf.startTunnel(t.Context(), &cmdutil.Env{}, newPrinter(out, jsonOut, false), "127.0.0.1:1", "/webhooks")
 		if err != nil || stop == nil {
 			t.Fatalf("startTunnel = %v (stop nil: %v); a missing cloudflared must not stop listen", err, stop == nil)
 		}
@@ -118,10 +119,10 @@ func TestStartTunnelNotInstalledKeepsWorking(t *testing.T) {
 			if err := json.Unmarshal([]byte(strings.TrimSpace(got)), &l); err != nil {
 				t.Fatalf("not one JSON line: %q", got)
 			}
-			if l.State != "not-installed" || l.Install == "" {
+			if l.State != "not-installed" || l.Install == "" || !strings.Contains(l.Reason, "cloudflared is not on PATH") {
 				t.Fatalf("line = %+v", l)
 			}
-		} else if !strings.Contains(got, "tunnel: not installed") || !strings.Contains(got, "Install cloudflared") {
+		} else if !strings.Contains(got, "tunnel: not installed — cloudflared is not on PATH") || !strings.Contains(got, "Install cloudflared") {
 			t.Fatalf("output = %q", got)
 		}
 	}
@@ -137,7 +138,7 @@ func TestStartTunnelPrintsConsumerURL(t *testing.T) {
 		t.Setenv("FAKECF_CRASH_AFTER", "300ms")
 		out := &clitest.Buffer{}
 		tf := parseTunnelFlags(t, "--tunnel", "--cloudflared", bin)
-		stop, err := tf.startTunnel(t.Context(), &cmdutil.Env{Stdout: out}, addr, "/webhooks", false)
+		stop, err := tf.startTunnel(t.Context(), &cmdutil.Env{}, newPrinter(out, false, false), addr, "/webhooks")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +168,7 @@ func TestStartTunnelPrintsConsumerURL(t *testing.T) {
 	t.Run("json", func(t *testing.T) {
 		out := &clitest.Buffer{}
 		tf := parseTunnelFlags(t, "--tunnel", "--cloudflared", bin)
-		stop, err := tf.startTunnel(t.Context(), &cmdutil.Env{Stdout: out}, addr, "/webhooks", true)
+		stop, err := tf.startTunnel(t.Context(), &cmdutil.Env{}, newPrinter(out, true, false), addr, "/webhooks")
 		if err != nil {
 			t.Fatal(err)
 		}

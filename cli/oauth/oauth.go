@@ -16,9 +16,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/storage"
 )
+
+// exitCodes is what every oauth command's help says about its exit code.
+const exitCodes = `Exit codes: 0 success; 1 the step failed (reason and fix printed): callback
+time-out, denial, refused token call, any API call without a 2xx answer, a
+failure to save to the store; 2 bad flags.`
 
 // step is one subcommand that walks the flow.
 type step struct{ name, short string }
@@ -41,7 +47,9 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 		Short: "Walk the OAuth flow step by step: login, authorize, exchange, refresh, call, profiles, history",
 		Long: `Walk the service's OAuth 2.0 flow step by step, showing every request and
 response byte (secrets redacted unless --reveal). A profile (--profile NAME,
-saved with --save) keeps the application's settings between steps.`,
+saved with --save) keeps the application's settings between steps.
+
+` + exitCodes,
 		Example: `  hookscope oauth login --profile demo --save --base-url http://127.0.0.1:8790 ...
   hookscope oauth call k3j9x2m7pq --profile demo --method all
   hookscope oauth history --profile demo --format har > flow.har`,
@@ -80,7 +88,7 @@ func oauthExamples(sub string) string {
   hookscope oauth authorize --profile demo --standard-state --pkce`,
 		"exchange": `  # exchange the code of the last 'authorize'
   hookscope oauth exchange --profile demo
-  # send a spent code anyway to see the service's answer
+  # send a code known to be used up, to see the service's answer
   hookscope oauth exchange --profile demo --force --transcript`,
 		"refresh": `  hookscope oauth refresh --profile demo
   hookscope oauth refresh --profile demo --json --reveal`,
@@ -116,6 +124,9 @@ type StepOptions struct {
 
 	placement oauthflow.Placement
 	methods   []oauthflow.TokenMethod
+	// recorder, when set, wraps the store as the flow's Recorder (tests
+	// make saving fail with it).
+	recorder func(oauthflow.Recorder) oauthflow.Recorder
 }
 
 // NewStepCmd builds `hookscope oauth <step>`; runF replaces the step in
@@ -131,8 +142,22 @@ func NewStepCmd(env *cmdutil.Env, step string, runF func(context.Context, *StepO
 	for _, s := range steps() {
 		if s.name == step {
 			cmd.Short = s.short
+			cmd.Long = s.short + "."
 		}
 	}
+	if step == "login" || step == "authorize" {
+		cmd.Long += `
+
+A request to the callback address that is not this attempt's callback (a
+wrong hs_state, an old code, a page's forged request) is answered, printed
+with its reason, and the wait goes on until the real callback or --timeout.
+With --paste, a pasted address that is refused is explained and another line
+is read, until --timeout.`
+	}
+	if step == "call" {
+		cmd.Long += "\n\nWith --method all, the command fails when any method gets no 2xx answer."
+	}
+	cmd.Long += "\n\n" + exitCodes
 	fs := cmd.Flags()
 	fs.StringVar(&o.Profile, "profile", "", "profile name in the store (default \"default\"); flags given override its fields")
 	fs.StringVar(&o.BaseURL, "base-url", "", "the service's API base URL ({base_url}, serves /oauth/token and /v1/)")
@@ -153,7 +178,7 @@ func NewStepCmd(env *cmdutil.Env, step string, runF func(context.Context, *StepO
 		_ = cmd.RegisterFlagCompletionFunc("placement", cmdutil.CompleteFixed("query\tURL query parameters (the spec)", "body\tform body", "basic\tHTTP Basic for the client"))
 	}
 	if step == "login" || step == "authorize" {
-		fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "how long to wait for the callback (0: until interrupted)")
+		fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "how long to wait for the callback, or for an accepted --paste (0: until interrupted)")
 		fs.BoolVar(&o.NoState, "no-state", false, "do not carry the anti-forgery hs_state parameter inside redirect_uri")
 		fs.BoolVar(&o.StdState, "standard-state", false, "also send the standard OAuth state parameter")
 		fs.BoolVar(&o.PKCE, "pkce", false, "use PKCE (S256)")
@@ -162,7 +187,7 @@ func NewStepCmd(env *cmdutil.Env, step string, runF func(context.Context, *StepO
 	}
 	if step == "exchange" {
 		fs.StringVar(&o.Code, "code", "", "the authorization code (default: the code of the last callback of this profile)")
-		fs.BoolVar(&o.Force, "force", false, "send a code that was already sent (to see the service's answer)")
+		fs.BoolVar(&o.Force, "force", false, "send a code known to be used up (exchanged, or refused with invalid_grant) to see the service's answer")
 	}
 	if step == "call" {
 		cmd.Use = "call [PATH | URL | HASHED_ID] [flags]"
@@ -212,17 +237,24 @@ func (o *StepOptions) validate(args []string) error {
 	if o.Save && o.Profile == "" {
 		return cmdutil.UsageErrorf("--save needs --profile NAME")
 	}
+	if o.SecretEnv != "" && o.Env.Getenv(o.SecretEnv) == "" {
+		return cmdutil.UsageErrorf("--client-secret-env %s: the environment variable is unset or empty", o.SecretEnv)
+	}
 	return nil
 }
 
 func runStep(ctx context.Context, o *StepOptions) error {
-	env, sub := o.Env, o.Step
+	sub := o.Step
+	// Refusals of the callback are printed from the listener's goroutine
+	// while this one prints too: every write goes whole.
+	env := *o.Env
+	env.Stdout, env.Stderr = cmdutil.NewSyncWriter(o.Env.Stdout), cmdutil.NewSyncWriter(o.Env.Stderr)
 	db, err := cmdutil.OpenStore(o.DBPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	p, err := o.resolveProfile(ctx, env, db)
+	p, err := o.resolveProfile(ctx, &env, db)
 	if err != nil {
 		return err
 	}
@@ -232,35 +264,34 @@ func runStep(ctx context.Context, o *StepOptions) error {
 		}
 		fmt.Fprintf(env.Stderr, "saved profile %q in %s\n", p.Name, db.Path())
 	}
-	opts := oauthflow.Options{Placement: o.placement, NoRedirectState: o.NoState, StandardState: o.StdState, PKCE: o.PKCE,
-		Recorder: db, UserAgent: "Hookscope/" + env.Version}
+	var rec oauthflow.Recorder = db
+	if o.recorder != nil {
+		rec = o.recorder(db)
+	}
 	var flow *oauthflow.Flow
+	opts := oauthflow.Options{Placement: o.placement, NoRedirectState: o.NoState, StandardState: o.StdState, PKCE: o.PKCE,
+		Recorder: rec, UserAgent: "Hookscope/" + env.Version,
+		OnCallbackRefused: func(r oauthflow.CallbackRefusal) { o.printRefusal(&env, flow, r) }}
 	var tok *oauthflow.Token
 	if t, err := db.LoadToken(ctx, p.Name); err == nil {
 		tok = &t
 	} else if !errors.Is(err, oauthflow.ErrNotFound) {
 		return err
 	}
+	st := oauthflow.State{}
 	if sub == "exchange" {
-		st, err := db.LatestFlowState(ctx, p.Name)
-		if err != nil && !errors.Is(err, oauthflow.ErrNotFound) {
+		if st, err = db.LatestFlowState(ctx, p.Name); err != nil && !errors.Is(err, oauthflow.ErrNotFound) {
 			return err
 		}
-		flow, err = oauthflow.Resume(p, st, tok, opts)
-		if err != nil {
-			return cmdutil.UsageErrorf("%v", err)
-		}
-	} else {
-		flow, err = oauthflow.Resume(p, oauthflow.State{}, tok, opts)
-		if err != nil {
-			return cmdutil.UsageErrorf("%v", err)
-		}
+	}
+	if flow, err = oauthflow.Resume(p, st, tok, opts); err != nil {
+		return cmdutil.UsageErrorf("%v", err)
 	}
 	r := &oauthReport{Profile: p.Name, Store: db.Path()}
 	var stepErr error
 	switch sub {
 	case "login", "authorize":
-		stepErr = o.authorize(ctx, env, flow, r, sub == "login")
+		stepErr = o.authorize(ctx, &env, flow, r, sub == "login")
 	case "exchange":
 		var t *oauthflow.Token
 		t, stepErr = flow.Exchange(ctx, o.Code, o.Force)
@@ -279,12 +310,40 @@ func runStep(ctx context.Context, o *StepOptions) error {
 		}
 		res, err := flow.Call(ctx, oauthflow.CallRequest{Method: o.HTTPMethod, Path: path, Body: o.Data, ContentType: o.ContentType, Methods: o.methods})
 		stepErr = err
-		r.Calls = res
+		r.calls = res
 	}
+	// A step that worked but could not be saved failed: the next step
+	// (another process) would not find its code or token.
 	if err := flow.RecordErr(); err != nil {
-		fmt.Fprintf(env.Stderr, "warning: %v\n", err)
+		r.saveFailed = true
+		if stepErr == nil {
+			stepErr = &oauthflow.StepError{Step: oauthflow.Step(sub), Msg: fmt.Sprintf("the %s worked, but saving it to the store %s failed: %v", sub, db.Path(), err),
+				Fix: "check that the store's disk is writable and not full, then run the step again", Err: err}
+		}
 	}
-	return o.finish(env, flow, r, stepErr)
+	return o.finish(&env, flow, r, stepErr)
+}
+
+// printRefusal prints a request to the callback address that was refused
+// while the wait goes on: its status and reason, redacted unless --reveal
+// (on stderr with --json, which keeps stdout for the report).
+func (o *StepOptions) printRefusal(env *cmdutil.Env, flow *oauthflow.Flow, r oauthflow.CallbackRefusal) {
+	w := env.Stdout
+	if o.JSON {
+		w = env.Stderr
+	}
+	why := r.Transcript.Error
+	if why == "" && r.Err != nil {
+		why = r.Err.Error()
+	}
+	if !o.Reveal && flow != nil {
+		why = oauthflow.Redact(oauthflow.Transcript{Error: why}, flow.Secrets()...).Error
+	}
+	line := fmt.Sprintf("Callback refused (answered %d): %s; still waiting for the real callback.", r.Status, refusalReason(why))
+	if r.Last {
+		line += " Later refusals are answered but no longer printed."
+	}
+	fmt.Fprintln(w, line)
 }
 
 // resolveProfile merges the stored profile (if any) with the flags.
@@ -384,21 +443,13 @@ func (o *StepOptions) authorize(ctx context.Context, env *cmdutil.Env, flow *oau
 	}
 	var res *oauthflow.CallbackResult
 	if paste {
-		line, err := readPastedURL(ctx, env.Stdin)
-		if err != nil {
-			return err
-		}
-		res, err = flow.AcceptCallbackURL(ctx, line)
-		r.Callback = res
-		if err != nil {
-			return err
-		}
+		res, err = o.awaitPaste(ctx, env, flow)
 	} else {
 		res, err = flow.AwaitCallback(ctx, o.Timeout)
-		r.Callback = res
-		if err != nil {
-			return err
-		}
+	}
+	r.Callback = res
+	if err != nil {
+		return err
 	}
 	if !exchange {
 		fmt.Fprintln(info, "The code is kept in the store; run 'hookscope oauth exchange' to trade it for a token (codes are short-lived).")
@@ -409,36 +460,86 @@ func (o *StepOptions) authorize(ctx context.Context, env *cmdutil.Env, flow *oau
 	return err
 }
 
-// readPastedURL reads the first non-empty line of stdin.
-func readPastedURL(ctx context.Context, in io.Reader) (string, error) {
-	if in == nil {
-		return "", errors.New("--paste: no standard input to read the redirected URL from")
+// refusalReason drops the "callback refused: " a refusal's error starts
+// with, for a line that already says so.
+func refusalReason(why string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(why, "callback refused: "), ".")
+}
+
+// awaitPaste reads pasted addresses from stdin until one settles the flow
+// (its code, or the service's error) or --timeout passes: a refused one
+// (another attempt's state, not a callback URL) is explained and another
+// line is read.
+func (o *StepOptions) awaitPaste(ctx context.Context, env *cmdutil.Env, flow *oauthflow.Flow) (*oauthflow.CallbackResult, error) {
+	if env.Stdin == nil {
+		return nil, errors.New("--paste: no standard input to read the redirected URL from")
 	}
-	type result struct {
-		line string
-		err  error
+	info := env.Stdout
+	if o.JSON {
+		info = env.Stderr
 	}
-	ch := make(chan result, 1)
+	lines := make(chan string)
+	readErr := make(chan error, 1)
 	go func() {
-		sc := bufio.NewScanner(in)
+		sc := bufio.NewScanner(env.Stdin)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			if l := strings.TrimSpace(sc.Text()); l != "" {
-				ch <- result{line: l}
-				return
+				select {
+				case lines <- l:
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
 		err := sc.Err()
 		if err == nil {
 			err = io.EOF
 		}
-		ch <- result{err: fmt.Errorf("read the redirected URL from stdin: %w", err)}
+		readErr <- err
 	}()
-	select {
-	case r := <-ch:
-		return r.line, r.err
-	case <-ctx.Done():
-		return "", ctx.Err()
+	var deadline <-chan time.Time
+	if o.Timeout > 0 {
+		t := time.NewTimer(o.Timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	refused := 0
+	var last error
+	gaveUp := func(why string) error {
+		msg := why
+		if refused > 0 {
+			msg += fmt.Sprintf("; %s (the last: %v)", plural.Count(refused, "pasted address was refused", "pasted addresses were refused"), last)
+		}
+		return &oauthflow.StepError{Step: oauthflow.StepCallback, Err: oauthflow.ErrCallbackTimeout, Msg: msg,
+			Fix: "approve in the browser, then paste the full address it lands on (it starts with the Redirect URI and carries code= or error=)"}
+	}
+	for {
+		select {
+		case l := <-lines:
+			res, err := flow.AcceptCallbackURL(ctx, l)
+			var de *oauthflow.DeniedError
+			if err == nil || errors.As(err, &de) || errors.Is(err, oauthflow.ErrAlreadyReceived) {
+				return res, err
+			}
+			refused++
+			last = err
+			why := err.Error()
+			if !o.Reveal {
+				why = oauthflow.Redact(oauthflow.Transcript{Error: why}, flow.Secrets()...).Error
+			}
+			fmt.Fprintf(info, "That address was refused: %s.\nPaste the full address the browser landed on after approving (still waiting", refusalReason(why))
+			if o.Timeout > 0 {
+				fmt.Fprintf(info, ", up to %s in all", o.Timeout)
+			}
+			fmt.Fprintln(info, "):")
+		case err := <-readErr:
+			return nil, gaveUp(fmt.Sprintf("standard input ended (%v) before an accepted address was pasted", err))
+		case <-deadline:
+			return nil, gaveUp(fmt.Sprintf("no accepted address was pasted within %s", o.Timeout))
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for the pasted address: %w", ctx.Err())
+		}
 	}
 }
 
@@ -452,11 +553,26 @@ type oauthReport struct {
 	Token        *oauthflow.Token          `json:"token,omitempty"`
 	TokenState   *tokenState               `json:"token_state,omitempty"`
 	Refresh      *oauthflow.RefreshResult  `json:"refresh,omitempty"`
-	Calls        []oauthflow.CallResult    `json:"calls,omitempty"`
+	Calls        []callLine                `json:"calls,omitempty"`
 	Error        string                    `json:"error,omitempty"`
 	Fix          string                    `json:"fix,omitempty"`
 	Transcripts  []oauthflow.Transcript    `json:"transcripts"`
 	Curl         []string                  `json:"curl,omitempty"`
+
+	calls oauthflow.Calls
+	// saveFailed: the step's outcome could not be saved to the store.
+	saveFailed bool
+	// denial is the service's error on the callback, explained in the
+	// callback's block rather than again after the steps.
+	denial *oauthflow.DeniedError
+}
+
+// callLine is one API call in the JSON report: why it failed, redacted
+// like the transcripts, beside its outcome.
+type callLine struct {
+	oauthflow.CallResult
+	Error string `json:"error,omitempty"`
+	Fix   string `json:"fix,omitempty"`
 }
 
 type tokenState struct {
@@ -512,8 +628,12 @@ func (o *StepOptions) finish(env *cmdutil.Env, flow *oauthflow.Flow, r *oauthRep
 		rr.Token = redactToken(rr.Token, o.Reveal)
 		r.Refresh = &rr
 	}
-	for i := range r.Calls {
-		r.Calls[i].Transcript = oauthflow.Transcript{}
+	for _, c := range r.calls {
+		t := c.Transcript
+		if !o.Reveal {
+			t = oauthflow.Redact(t, ro.Secrets...)
+		}
+		r.Calls = append(r.Calls, callLine{CallResult: c, Error: t.Error, Fix: t.Fix})
 	}
 	for _, t := range flow.Transcripts(true) {
 		if !t.Inbound && t.Step != oauthflow.StepAuthorize {
@@ -522,12 +642,20 @@ func (o *StepOptions) finish(env *cmdutil.Env, flow *oauthflow.Flow, r *oauthRep
 	}
 	if stepErr != nil {
 		var se *oauthflow.StepError
-		if errors.As(stepErr, &se) {
+		var de *oauthflow.DeniedError
+		switch {
+		case errors.As(stepErr, &de):
+			meaning, fix := oauthflow.OAuthError{Code: de.Code, Description: de.Description}.Explain()
+			r.Error, r.Fix, r.denial = "the service redirected with error="+de.Code+": "+meaning, fix, de
+		case errors.As(stepErr, &se):
 			r.Error, r.Fix = se.Msg, se.Fix
-		} else {
+		default:
 			r.Error = stepErr.Error()
 		}
-		r.Error = oauthflow.Redact(oauthflow.Transcript{Error: r.Error}, ro.Secrets...).Error
+		if !o.Reveal {
+			red := oauthflow.Redact(oauthflow.Transcript{Error: r.Error, Fix: r.Fix}, ro.Secrets...)
+			r.Error, r.Fix = red.Error, red.Fix
+		}
 	}
 	if o.JSON {
 		if err := cmdutil.PrintJSON(env, r); err != nil {
@@ -545,18 +673,18 @@ func (o *StepOptions) finish(env *cmdutil.Env, flow *oauthflow.Flow, r *oauthRep
 		}
 	}
 	if stepErr != nil {
-		// Already explained above (text or JSON); a short line for the exit.
-		return silentError{msg: r.Error}
+		// Explained once above (text or JSON); the exit gets a short line.
+		return stepFailed{}
 	}
 	return nil
 }
 
-// silentError carries a failure already explained on stdout; Run prints
-// its short message.
-type silentError struct{ msg string }
+// stepFailed is a failure already explained on stdout: Execute's line on
+// stderr only says the command failed.
+type stepFailed struct{}
 
 // Error is the short message.
-func (e silentError) Error() string { return e.msg }
+func (stepFailed) Error() string { return "failed (exit 1); the reason and fix are printed above" }
 
 func (o *StepOptions) printText(w io.Writer, flow *oauthflow.Flow, r *oauthReport) {
 	if c := r.Callback; c != nil {
@@ -579,8 +707,13 @@ func (o *StepOptions) printText(w io.Writer, flow *oauthflow.Flow, r *oauthRepor
 		for _, n := range c.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
+		if r.denial != nil {
+			meaning, _ := oauthflow.OAuthError{Code: r.denial.Code, Description: r.denial.Description}.Explain()
+			fmt.Fprintf(w, "  means: %s\n  fix: %s\n", meaning, r.Fix)
+		}
 	}
-	// Step lines: one per HTTP exchange of this run.
+	// Step lines: one per HTTP exchange of this run, each with its error.
+	explained := r.denial != nil
 	for _, t := range r.Transcripts {
 		if t.Inbound || t.Step == oauthflow.StepAuthorize {
 			continue
@@ -598,6 +731,7 @@ func (o *StepOptions) printText(w io.Writer, flow *oauthflow.Flow, r *oauthRepor
 			if t.Fix != "" {
 				fmt.Fprintf(w, "  fix: %s\n", t.Fix)
 			}
+			explained = explained || t.Error == r.Error
 		}
 	}
 	if t := r.Token; t != nil {
@@ -608,12 +742,14 @@ func (o *StepOptions) printText(w io.Writer, flow *oauthflow.Flow, r *oauthRepor
 		if len(r.TokenState.MissingScopes) > 0 {
 			fmt.Fprintf(w, "  missing scopes: %v\n", r.TokenState.MissingScopes)
 		}
-		fmt.Fprintf(w, "  saved for profile %q in %s\n", r.Profile, r.Store)
+		if !r.saveFailed {
+			fmt.Fprintf(w, "  saved for profile %q in %s\n", r.Profile, r.Store)
+		}
 	}
 	if r.Refresh != nil {
 		fmt.Fprintf(w, "Refresh token: %s\n", r.Refresh.Note)
 	}
-	if r.Error != "" {
+	if r.Error != "" && !explained {
 		fmt.Fprintf(w, "Error: %s\n", r.Error)
 		if r.Fix != "" {
 			fmt.Fprintf(w, "Fix: %s\n", r.Fix)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/sandbox"
 )
 
@@ -195,13 +197,14 @@ func TestOAuthLoginNoBrowserThenRefreshCallHistory(t *testing.T) {
 	}
 
 	// the spent code is refused before sending
+	// Explained once, on stdout; stderr only says the command failed.
 	code, out, errOut = e.run(t, nil, nil, "oauth", "exchange", "--profile", "t")
-	if code != 1 || !strings.Contains(out, "already sent") || !strings.Contains(errOut, "already sent") {
+	if code != 1 || strings.Count(out, "already sent") != 1 || strings.Contains(errOut, "already sent") || !strings.Contains(errOut, "failed (exit 1)") {
 		t.Fatalf("second exchange: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, _ = e.run(t, nil, nil, "oauth", "exchange", "--profile", "t", "--force")
-	if code != 1 || !strings.Contains(out, "invalid_grant") {
-		t.Fatalf("forced exchange: exit %d\n%s", code, out)
+	if code != 1 || strings.Count(out, "invalid_grant") != 1 || strings.Contains(out, "Error:") {
+		t.Fatalf("forced exchange: the refusal must be explained once, in its step: exit %d\n%s", code, out)
 	}
 
 	// history exports, redacted
@@ -240,11 +243,11 @@ func TestOAuthAuthorizeThenExchange(t *testing.T) {
 	}
 }
 
-func TestOAuthLoginPaste(t *testing.T) {
-	e := newOAuthCLIEnv(t, "https://tunnel.example.com/oauth/callback")
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	browse := func(u string) string {
+// pasteApproved plays a manager approving in the browser, and pastes what
+// before holds, then the address the browser landed on, into pw.
+func pasteApproved(t *testing.T, pw *io.PipeWriter, before string) func(string) string {
+	return func(u string) string {
+		_, _ = io.WriteString(pw, before)
 		b := sandbox.NewBrowser("manager@example.com", "manager")
 		loc, err := b.Authorize(context.Background(), u)
 		if err != nil {
@@ -252,9 +255,16 @@ func TestOAuthLoginPaste(t *testing.T) {
 			pw.Close()
 			return ""
 		}
-		_, _ = io.WriteString(pw, "\n"+loc.String()+"\n")
+		_, _ = io.WriteString(pw, loc.String()+"\n")
 		return loc.String()
 	}
+}
+
+func TestOAuthLoginPaste(t *testing.T) {
+	e := newOAuthCLIEnv(t, "https://tunnel.example.com/oauth/callback")
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	browse := pasteApproved(t, pw, "\n")
 	args := append([]string{"oauth", "login", "--paste", "--json"}, e.profileFlags()...)
 	code, out, errOut := e.run(t, pr, browse, args...)
 	if code != 0 {
@@ -291,7 +301,10 @@ func TestOAuthLoginDenied(t *testing.T) {
 	}
 	args := append([]string{"oauth", "login", "--no-browser"}, e.profileFlags()...)
 	code, out, errOut := e.run(t, nil, browse, args...)
-	if code != 1 || !strings.Contains(out, "error=access_denied") || !strings.Contains(errOut, "managers and owners") {
+	// The denial explained once, in the callback's block: what it means
+	// and the fix; no Error: line repeating it, no repeat on stderr.
+	if code != 1 || !strings.Contains(out, "Callback: error=access_denied") || strings.Count(out, "\n  means: ") != 1 ||
+		strings.Count(out, "log in as a manager or owner") != 1 || strings.Contains(out, "Error:") || strings.Contains(errOut, "managers") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 }
@@ -320,4 +333,131 @@ func TestOAuthBadFlags(t *testing.T) {
 		t.Errorf("--help exit %d", code)
 	}
 	_ = out
+}
+
+// TestOAuthRefusalsPrintedWhileWaiting: a forged request to the callback
+// address is printed with its reason as it arrives (stderr with --json),
+// and the real callback that follows still completes the login.
+func TestOAuthRefusalsPrintedWhileWaiting(t *testing.T) {
+	for _, jsonOut := range []bool{false, true} {
+		e := newOAuthCLIEnv(t, "")
+		real := playLocal(t)
+		browse := func(u string) string {
+			resp, err := http.Get(e.redirect + "?hs_state=guessed&code=forged-code")
+			if err != nil {
+				t.Errorf("forged callback: %v", err)
+				return ""
+			}
+			resp.Body.Close()
+			return real(u)
+		}
+		args := append([]string{"oauth", "login", "--no-browser", "--timeout", "20s"}, e.profileFlags()...)
+		if jsonOut {
+			args = append(args, "--json")
+		}
+		code, out, errOut := e.run(t, nil, browse, args...)
+		where := out
+		if jsonOut {
+			where = errOut
+			if !json.Valid([]byte(out)) {
+				t.Errorf("--json: stdout is not one JSON report:\n%s", out)
+			}
+		}
+		if code != 0 || !strings.Contains(where, "Callback refused (answered 403): ") || !strings.Contains(where, "still waiting for the real callback") {
+			t.Fatalf("json %v: exit %d\nstdout:\n%s\nstderr:\n%s", jsonOut, code, out, errOut)
+		}
+		if strings.Contains(out+errOut, "forged-code") {
+			t.Errorf("the forged request's code was printed")
+		}
+	}
+}
+
+// TestOAuthPasteRetries: a refused paste is explained and another line is
+// read; only --timeout ends the wait.
+func TestOAuthPasteRetries(t *testing.T) {
+	e := newOAuthCLIEnv(t, "https://tunnel.example.com/oauth/callback")
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	browse := pasteApproved(t, pw, "not a URL at all\n"+e.redirect+"?code=stale&hs_state=old-attempt\n")
+	args := append([]string{"oauth", "login", "--paste", "--timeout", "20s"}, e.profileFlags()...)
+	code, out, errOut := e.run(t, pr, browse, args...)
+	if code != 0 || strings.Count(out, "That address was refused: ") != 2 || !strings.Contains(out, "Token: type bearer") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	// Only refused pastes, stdin left open: the time-out ends it, exit 1.
+	pr2, pw2 := io.Pipe()
+	defer pw2.Close()
+	go io.WriteString(pw2, e.redirect+"?code=stale&hs_state=old-attempt\n")
+	args = append([]string{"oauth", "login", "--paste", "--timeout", "500ms"}, e.profileFlags()...)
+	code, out, errOut = e.run(t, pr2, nil, args...)
+	if code != 1 || !strings.Contains(out, "no accepted address was pasted within 500ms; 1 pasted address was refused") {
+		t.Fatalf("time-out: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// failingRecorder keeps nothing: every save fails, as on a full disk.
+type failingRecorder struct{}
+
+func (failingRecorder) SaveTranscript(context.Context, oauthflow.Transcript) (int64, error) {
+	return 0, errors.New("disk full")
+}
+func (failingRecorder) SaveFlowState(context.Context, oauthflow.State) error {
+	return errors.New("disk full")
+}
+func (failingRecorder) SaveToken(context.Context, string, oauthflow.Token) error {
+	return errors.New("disk full")
+}
+
+// TestOAuthSaveFailureFails: a step whose outcome cannot be saved exits 1
+// and does not claim the token was saved.
+func TestOAuthSaveFailureFails(t *testing.T) {
+	e := newOAuthCLIEnv(t, "")
+	args := append([]string{"oauth", "login", "--no-browser", "--timeout", "20s"}, e.profileFlags()...)
+	out := &watchWriter{urls: make(chan string, 1)}
+	env := &cmdutil.Env{Stdout: out, Stderr: io.Discard, Getenv: func(k string) string { return map[string]string{"SECRET": e.app.ClientSecret}[k] }}
+	go func() { playLocal(t)(<-out.urls) }()
+	code := cmdutil.RunCommand(context.Background(), env, func(env *cmdutil.Env) *cobra.Command {
+		return NewStepCmd(env, "login", func(ctx context.Context, o *StepOptions) error {
+			o.recorder = func(oauthflow.Recorder) oauthflow.Recorder { return failingRecorder{} }
+			return runStep(ctx, o)
+		})
+	}, append(args, "--db", e.db)[1:])
+	got := out.String()
+	if code != 1 || strings.Contains(got, "saved for profile") || !strings.Contains(got, "saving it to the store") || !strings.Contains(got, "disk full") {
+		t.Fatalf("exit %d:\n%s", code, got)
+	}
+}
+
+// TestOAuthHelpAndCallErrors: every oauth command's help states the exit
+// codes; a failed call carries its error and fix in the JSON report.
+func TestOAuthHelpAndCallErrors(t *testing.T) {
+	e := newOAuthCLIEnv(t, "")
+	for _, sub := range []string{"login", "authorize", "exchange", "refresh", "call"} {
+		code, out, _ := e.run(t, nil, nil, "oauth", sub, "--help")
+		if code != 0 || !strings.Contains(out, "Exit codes: 0 success; 1 the step failed") {
+			t.Errorf("oauth %s --help lacks the exit codes:\n%s", sub, out)
+		}
+	}
+	if _, out, _ := e.run(t, nil, nil, "oauth", "call", "--help"); !strings.Contains(out, "With --method all, the command fails when any method gets no 2xx answer") {
+		t.Errorf("call --help:\n%s", out)
+	}
+	if _, out, _ := e.run(t, nil, nil, "oauth", "exchange", "--help"); !strings.Contains(out, "send a code known to be used up (exchanged, or refused with invalid_grant)") {
+		t.Errorf("exchange --help:\n%s", out)
+	}
+	args := append([]string{"oauth", "login", "--no-browser", "--save", "--timeout", "20s"}, e.profileFlags()...)
+	if code, out, errOut := e.run(t, nil, playLocal(t), args...); code != 0 {
+		t.Fatalf("login: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ := e.run(t, nil, nil, "oauth", "call", "--profile", "t", "--media", "nosuchmedia", "--json")
+	var rep struct {
+		Calls []struct {
+			Status int    `json:"status"`
+			Error  string `json:"error"`
+			Fix    string `json:"fix"`
+		} `json:"calls"`
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Calls) != 1 || rep.Calls[0].Status != 404 || rep.Calls[0].Error == "" || rep.Calls[0].Fix == "" {
+		t.Fatalf("call of a missing media: exit %d\n%s", code, out)
+	}
 }

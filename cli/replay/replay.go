@@ -15,6 +15,7 @@ import (
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/replay"
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -253,10 +254,14 @@ func run(ctx context.Context, o *Options) error {
 		}
 	}
 	if bad > 0 {
-		return fmt.Errorf("%d of %d sends were not answered 2xx", bad, len(results))
+		return fmt.Errorf("%d of %s not answered 2xx", bad, plural.Count(len(results), "send was", "sends were"))
 	}
 	if !o.JSON {
-		fmt.Fprintf(env.Stderr, "%d sends, all answered 2xx; recorded with their deliveries in %s\n", len(results), db.Path())
+		all := "all answered 2xx"
+		if len(results) == 1 {
+			all = "answered 2xx"
+		}
+		fmt.Fprintf(env.Stderr, "%s, %s; recorded with their deliveries in %s\n", plural.S(len(results), "send"), all, db.Path())
 	}
 	return nil
 }

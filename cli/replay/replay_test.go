@@ -102,7 +102,7 @@ func TestReplayCommand(t *testing.T) {
 	s.status = 500
 	s.mu.Unlock()
 	r = runCLI(t, env, "replay", "--db", dbPath, "--id", "3")
-	if r.Code != 1 || !strings.Contains(r.Stderr, "1 of 1 sends were not answered 2xx") {
+	if r.Code != 1 || !strings.Contains(r.Stderr, "1 of 1 send was not answered 2xx") {
 		t.Errorf("500: exit %d: %s", r.Code, r.Stderr)
 	}
 

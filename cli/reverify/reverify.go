@@ -5,11 +5,15 @@ package reverify
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -65,7 +69,7 @@ func run(ctx context.Context, o *Options) error {
 	}
 	defer db.Close()
 	eng := inspector.NewEngine(db, inspector.Options{Secrets: o.secrets})
-	n, err := eng.Reverify(ctx, storeRecords{db})
+	rep, err := eng.Reverify(ctx, storeRecords{db})
 	if err != nil {
 		return err
 	}
@@ -73,8 +77,24 @@ func run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Env.Stdout, "re-verified %d deliveries with %d secret(s): %d verdict(s) changed, %d invalid now\n", st.Deliveries, len(o.secrets), n, st.InvalidSignatures)
+	fmt.Fprint(o.Env.Stdout, reverifyText(rep, len(o.secrets), st.InvalidSignatures))
 	return nil
+}
+
+// reverifyText says what changed, and how, apart from what did not:
+// "re-verified 3 deliveries with 2 secrets: 1 verdict changed (invalid ->
+// valid with secret #2: 1); 2 unchanged; 0 invalid now".
+func reverifyText(rep inspector.ReverifyReport, secrets int, invalid int64) string {
+	changed := "no verdict changed"
+	if rep.Changed > 0 {
+		var how []string
+		for _, k := range slices.Sorted(maps.Keys(rep.Transitions)) {
+			how = append(how, fmt.Sprintf("%s: %d", k, rep.Transitions[k]))
+		}
+		changed = fmt.Sprintf("%s changed (%s)", plural.S(rep.Changed, "verdict"), strings.Join(how, ", "))
+	}
+	return fmt.Sprintf("re-verified %s with %s: %s; %d unchanged; %d invalid now\n",
+		plural.Count(rep.Checked, "delivery", "deliveries"), plural.S(secrets, "secret"), changed, rep.Unchanged, invalid)
 }
 
 // storeRecords adapts the store to inspector.ReverifySource.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -40,8 +39,17 @@ func TestReverifyCommand(t *testing.T) {
 	if code := cmdutil.RunCommand(context.Background(), env, newCmd, []string{"reverify", "--db", dbPath, "--secret", "old", "--secret", secret}); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	if !strings.Contains(out.String(), "1 verdict(s) changed") {
-		t.Fatalf("output: %s", out.String())
+	if want := "re-verified 1 delivery with 2 secrets: 1 verdict changed (unverified -> valid with secret #2: 1); 0 unchanged; 0 invalid now\n"; out.String() != want {
+		t.Fatalf("output %q, want %q", out.String(), want)
+	}
+	// A third secret: every expected digest changes, the verdict does not,
+	// and the count says so.
+	out.Reset()
+	if code := cmdutil.RunCommand(context.Background(), env, newCmd, []string{"reverify", "--db", dbPath, "--secret", "old", "--secret", secret, "--secret", "new"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if want := "re-verified 1 delivery with 3 secrets: no verdict changed; 1 unchanged; 0 invalid now\n"; out.String() != want {
+		t.Fatalf("output %q, want %q", out.String(), want)
 	}
 	db, _ = storage.Open(dbPath)
 	defer db.Close()

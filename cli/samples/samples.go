@@ -3,19 +3,17 @@
 package samples
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 const examples = `  hookscope samples testdata/webhooks --secret-env HOOK_SECRET
@@ -55,20 +53,6 @@ bytes in the file) and an index.json a test suite can iterate over.`,
 	return cmd
 }
 
-// sampleIndex is samples' index.json: what a test suite iterates over.
-type sampleIndex struct {
-	UserAgent string        `json:"user_agent"`
-	Signed    bool          `json:"signed"`
-	Samples   []sampleEntry `json:"samples"`
-}
-
-type sampleEntry struct {
-	Type      string `json:"type"`
-	Body      string `json:"body"`
-	Headers   string `json:"headers"`
-	Signature string `json:"signature,omitempty"`
-}
-
 // validate takes the folder and checks the types; it resolves the secrets.
 func (o *Options) validate(args []string) error {
 	var err error
@@ -100,11 +84,8 @@ func run(ctx context.Context, o *Options) error {
 			fmt.Fprintf(env.Stderr, "note: %d secrets given; samples are signed with the first\n", len(o.secrets))
 		}
 	}
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", o.Out, err)
-	}
 	g := simulate.New(o.Seed)
-	idx := sampleIndex{UserAgent: simulate.UserAgent, Signed: len(secret) > 0}
+	var samples []export.Sample
 	for _, typ := range types {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -113,64 +94,11 @@ func run(ctx context.Context, o *Options) error {
 		// computed over exactly those bytes, so a test suite can post the
 		// file as it is and verify it with the same secret.
 		body := catalog.Pretty(g.Message(g.Event(typ)).Body())
-		headers := simulate.HeadersFor(body, secret)
-		var hj bytes.Buffer
-		hj.WriteString("{\n")
-		for i, h := range headers {
-			k, _ := json.Marshal(h.Name)
-			v, _ := json.Marshal(h.Value)
-			fmt.Fprintf(&hj, "  %s: %s", k, v)
-			if i < len(headers)-1 {
-				hj.WriteString(",")
-			}
-			hj.WriteString("\n")
-		}
-		hj.WriteString("}\n")
-		e := sampleEntry{Type: typ, Body: typ + ".json", Headers: typ + ".headers.json"}
-		for _, h := range headers {
-			if h.Name == "X-Service-Signature" {
-				e.Signature = h.Value
-			}
-		}
-		if err := writeFile(filepath.Join(o.Out, e.Body), body); err != nil {
-			return err
-		}
-		if err := writeFile(filepath.Join(o.Out, e.Headers), hj.Bytes()); err != nil {
-			return err
-		}
-		idx.Samples = append(idx.Samples, e)
+		samples = append(samples, export.Sample{Type: typ, Body: body, Headers: simulate.HeadersFor(body, secret)})
 	}
-	ib, _ := cmdutil.PrettyJSON(idx)
-	if err := writeFile(filepath.Join(o.Out, "index.json"), ib); err != nil {
+	if err := export.WriteSamples(o.Out, simulate.UserAgent, len(secret) > 0, samples); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "wrote %d samples to %s (%s)\n", len(types), o.Out, map[bool]string{true: "signed", false: "unsigned: give --secret or --secret-env to add X-Service-Signature"}[len(secret) > 0])
-	return nil
-}
-
-// writeFile writes through a temporary file and a rename, so an interrupted
-// run never leaves a half-written sample that a test suite would load.
-func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".sample-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
+	fmt.Fprintf(env.Stdout, "wrote %s to %s (%s)\n", plural.S(len(types), "sample"), o.Out, map[bool]string{true: "signed", false: "unsigned: give --secret or --secret-env to add X-Service-Signature"}[len(secret) > 0])
 	return nil
 }

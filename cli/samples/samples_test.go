@@ -50,7 +50,14 @@ func TestSamples(t *testing.T) {
 	if !strings.Contains(out, "wrote 17 samples") {
 		t.Errorf("output %q", out)
 	}
-	var idx sampleIndex
+	// index.json as docs/catalog.md describes it.
+	var idx struct {
+		UserAgent string `json:"user_agent"`
+		Signed    bool   `json:"signed"`
+		Samples   []struct {
+			Type, Body, Headers, Signature string
+		} `json:"samples"`
+	}
 	b, err := os.ReadFile(filepath.Join(dir, "index.json"))
 	if err != nil {
 		t.Fatal(err)

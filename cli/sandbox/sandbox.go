@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/sandbox"
 )
 
@@ -59,6 +60,7 @@ type Options struct {
 	JSON             bool
 
 	secret []byte
+	apps   []sandbox.App
 }
 
 // NewCmd builds `hookscope sandbox`; runF replaces the server in tests.
@@ -123,17 +125,19 @@ func (o *Options) validate([]string) error {
 		}
 		o.secret = []byte(v)
 	}
+	if err := cmdutil.CheckHostPort("--addr", o.Addr); err != nil {
+		return err
+	}
 	if sandbox.CheckLoopback(o.Addr) != nil && !o.AllowRemote {
 		return cmdutil.UsageErrorf("--addr %s is not a loopback address; add --allow-remote to serve the sandbox on the network", o.Addr)
 	}
-	return nil
+	return o.resolveApps()
 }
 
-func run(ctx context.Context, o *Options) error {
-	env := o.Env
-	if sandbox.CheckLoopback(o.Addr) != nil {
-		fmt.Fprintf(env.Stderr, "warning: serving the sandbox on %s: anyone who can reach this machine can log in as the demo users and use its tokens\n", o.Addr)
-	}
+// resolveApps builds the registered applications from --redirect-uri,
+// --scopes and --apps, and checks each as the service's settings screen
+// would: a wrong value is a usage error, said before anything starts.
+func (o *Options) resolveApps() error {
 	def := sandbox.DefaultApp()
 	if o.RedirectURI != "" {
 		def.RedirectURI = o.RedirectURI
@@ -146,15 +150,30 @@ func run(ctx context.Context, o *Options) error {
 			}
 		}
 	}
-	apps := []sandbox.App{def}
+	if err := def.Validate(); err != nil {
+		return cmdutil.UsageErrorf("--redirect-uri/--scopes: the default app: %v", err)
+	}
+	o.apps = []sandbox.App{def}
 	if o.AppsFile != "" {
 		more, err := readSandboxApps(o.AppsFile)
 		if err != nil {
-			return err
+			return cmdutil.UsageErrorf("%v", err)
 		}
-		apps = append(apps, more...)
+		for i, a := range more {
+			if err := a.Validate(); err != nil {
+				return cmdutil.UsageErrorf("--apps %s: app #%d (%q): %v", o.AppsFile, i+1, a.Name, err)
+			}
+		}
+		o.apps = append(o.apps, more...)
 	}
+	return nil
+}
 
+func run(ctx context.Context, o *Options) error {
+	env := o.Env
+	if sandbox.CheckLoopback(o.Addr) != nil {
+		fmt.Fprintf(env.Stderr, "warning: serving the sandbox on %s: anyone who can reach this machine can log in as the demo users and use its tokens\n", o.Addr)
+	}
 	var mu sync.Mutex
 	logf := func(format string, a ...any) {
 		if o.Quiet {
@@ -165,13 +184,13 @@ func run(ctx context.Context, o *Options) error {
 		fmt.Fprintf(env.Stderr, time.Now().Format("15:04:05.000")+" "+format+"\n", a...)
 	}
 	cfg := sandbox.Config{
-		Apps: apps, TokenTTL: o.TokenTTL, CodeTTL: o.CodeTTL,
+		Apps: o.apps, TokenTTL: o.TokenTTL, CodeTTL: o.CodeTTL,
 		WebhookURL: o.WebhookURL, WebhookSecret: o.secret, AtLeastOnce: o.AtLeastOnce, Seed: o.Seed,
 		Strict: o.Strict, AllowRemote: o.AllowRemote, ProcessingDelay: o.ProcessingDelay, Logf: logf,
 	}
 	srv, base, err := sandbox.Start(ctx, o.Addr, cfg)
 	if err != nil {
-		// A bad app or a busy port: the flags were fine, the input was not.
+		// The flags were checked: a busy port, most likely.
 		return fmt.Errorf("start sandbox: %w", err)
 	}
 	defer srv.Close()
@@ -255,7 +274,7 @@ func printSandboxSummary(w io.Writer, srv *sandbox.Server, base string, cfg sand
 		if !signed {
 			sig = "UNSIGNED (no secret given)"
 		}
-		fmt.Fprintf(w, "Webhooks: %s, %s, %s\n", sandbox.RedactURL(cfg.WebhookURL), sig, mode)
+		fmt.Fprintf(w, "Webhooks: %s, %s, %s\n", export.RedactURL(cfg.WebhookURL), sig, mode)
 	}
 	fmt.Fprintf(w, "Trigger a media life cycle: curl -X POST '%s/sandbox/lifecycle?account_id=%s&name=Demo'\n", base, srv.Users()[0].Memberships[0].Account.ID)
 	fmt.Fprintf(w, "Overview page: %s/\nPress Ctrl-C to stop.\n", base)
@@ -280,7 +299,7 @@ func printSandboxJSON(w io.Writer, srv *sandbox.Server, base string, cfg sandbox
 		out.Medias = append(out.Medias, media{m.HashedID, m.AccountID, m.Name})
 	}
 	if cfg.WebhookURL != "" {
-		out.WebhookURL = sandbox.RedactURL(cfg.WebhookURL)
+		out.WebhookURL = export.RedactURL(cfg.WebhookURL)
 	}
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(out); err != nil {

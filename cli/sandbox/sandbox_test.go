@@ -149,8 +149,10 @@ func TestSandboxCommandUsage(t *testing.T) {
 		{"secret without url", []string{"--webhook-secret", "a"}, 2, "need --webhook-url"},
 		{"unset env", []string{"--webhook-url", "http://127.0.0.1:1/", "--webhook-secret-env", "NOPE"}, 2, "unset or empty"},
 		{"bad url", []string{"--webhook-url", "127.0.0.1:8787"}, 2, "absolute http"},
-		{"missing apps file", []string{"--addr", "127.0.0.1:0", "--apps", "/nonexistent/apps.json"}, 1, "--apps"},
-		{"bad scope", []string{"--addr", "127.0.0.1:0", "--scopes", "media:write"}, 1, "media:write"},
+		{"missing apps file", []string{"--addr", "127.0.0.1:0", "--apps", "/nonexistent/apps.json"}, 2, "--apps"},
+		{"bad scope", []string{"--addr", "127.0.0.1:0", "--scopes", "media:write"}, 2, "media:write"},
+		{"bad redirect", []string{"--addr", "127.0.0.1:0", "--redirect-uri", "/callback"}, 2, "not an absolute URL"},
+		{"no port", []string{"--addr", "127.0.0.1"}, 2, "want host:port"},
 		{"stray argument", []string{"now"}, 2, "unexpected argument"},
 	}
 	for _, tc := range tests {

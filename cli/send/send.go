@@ -19,6 +19,7 @@ import (
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 const examples = `  hookscope send http://127.0.0.1:8080/hooks --secret-env HOOK_SECRET --all-types
@@ -45,6 +46,9 @@ type Options struct {
 	Timeout      time.Duration
 
 	secrets [][]byte
+	// batchGiven reports whether --batch was on the command line (its
+	// default, 0, leaves the batch size to the scenario).
+	batchGiven func() bool
 }
 
 // NewCmd builds `hookscope send`; runF replaces the sending in tests.
@@ -66,8 +70,9 @@ such as at-least-once delivery. The URL is the argument or --to.`,
 	fs.StringArrayVar(&o.Types, "type", nil, "event `type` to send (repeatable): "+strings.Join(catalog.TypeNames(), ", "))
 	fs.BoolVar(&o.AllTypes, "all-types", false, "send one event of each of the 17 types")
 	fs.StringVar(&o.Scenario, "scenario", "", "send a scenario instead of single events: "+strings.Join(simulate.Scenarios(), ", "))
-	fs.IntVar(&o.Batch, "batch", 1, "events per message (the service batches events that occur close together)")
-	fs.IntVar(&o.Duplicates, "duplicates", 0, "extra copies of every event, each in another message (at-least-once delivery)")
+	fs.IntVar(&o.Batch, "batch", 0, "at most this many events per message (the service batches events that occur close together); default 1, and 3 for --scenario at-least-once")
+	fs.IntVar(&o.Duplicates, "duplicates", 0, "extra copies of every event, each in another message than its other copies (at-least-once delivery)")
+	o.batchGiven = func() bool { return fs.Changed("batch") }
 	fs.BoolVar(&o.Shuffle, "shuffle", false, "mix the order of events before batching (the service does not guarantee order)")
 	fs.IntVar(&o.Count, "count", 1, "repeat: events per type, or runs of the scenario")
 	fs.BoolVar(&o.IgnoreStatus, "ignore-status", false, "exit 0 even when an answer is not 2xx")
@@ -104,7 +109,7 @@ func (o *Options) validate(args []string) error {
 		return cmdutil.UsageErrorf("--scenario %q is unknown; valid scenarios: %s", o.Scenario, strings.Join(simulate.Scenarios(), ", "))
 	case o.Scenario == "" && len(o.Types) == 0 && !o.AllTypes:
 		return cmdutil.UsageErrorf("choose what to send: --type T (repeatable), --all-types, or --scenario NAME (%s)", strings.Join(simulate.Scenarios(), ", "))
-	case o.Batch < 1:
+	case o.Batch < 0 || o.Batch == 0 && o.batchGiven != nil && o.batchGiven():
 		return cmdutil.UsageErrorf("--batch must be at least 1, got %d", o.Batch)
 	case o.Duplicates < 0:
 		return cmdutil.UsageErrorf("--duplicates cannot be negative, got %d", o.Duplicates)
@@ -177,7 +182,7 @@ func run(ctx context.Context, o *Options) error {
 	var failed, notOK, events int
 	for i, m := range msgs {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted after %d of %d messages", i, len(msgs))
+			return fmt.Errorf("interrupted after %d of %s", i, plural.S(len(msgs), "message"))
 		}
 		line := post(ctx, client, o.To, secret, m)
 		line.N, line.Of = i+1, len(msgs)
@@ -196,14 +201,14 @@ func run(ctx context.Context, o *Options) error {
 		}
 	}
 	if !o.JSON {
-		fmt.Fprintf(env.Stdout, "sent %d messages (%d events) to %s: %d answered 2xx, %d other status, %d failed\n",
-			len(msgs), events, o.To, len(msgs)-notOK-failed, notOK, failed)
+		fmt.Fprintf(env.Stdout, "sent %s (%s) to %s: %d answered 2xx, %d other status, %d failed\n",
+			plural.S(len(msgs), "message"), plural.S(events, "event"), o.To, len(msgs)-notOK-failed, notOK, failed)
 	}
 	switch {
 	case failed > 0:
-		return fmt.Errorf("%d of %d requests got no answer", failed, len(msgs))
+		return fmt.Errorf("%d of %s got no answer", failed, plural.S(len(msgs), "request"))
 	case notOK > 0 && !o.IgnoreStatus:
-		return fmt.Errorf("%d of %d answers were not 2xx (use --ignore-status to exit 0 anyway)", notOK, len(msgs))
+		return fmt.Errorf("%d of %s were not 2xx (use --ignore-status to exit 0 anyway)", notOK, plural.S(len(msgs), "answer"))
 	}
 	return nil
 }

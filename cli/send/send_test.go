@@ -148,9 +148,64 @@ func TestSendBatchDuplicates(t *testing.T) {
 	if code != 0 {
 		t.Fatal(errOut)
 	}
-	// 6 events + 6 copies = 12 events in messages of 4.
-	if len(srv.bodies) != 3 {
-		t.Errorf("%d messages, want 3", len(srv.bodies))
+	// 6 events + 6 copies = 12 events in messages of at most 4, no
+	// message carrying an event and its copy.
+	sent := map[string]int{}
+	for i, b := range srv.bodies {
+		m, err := inspector.DecodeMessage(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inMsg := map[string]bool{}
+		for _, e := range m.Events {
+			if inMsg[e.UUID] {
+				t.Errorf("message %d carries event %s twice", i, e.UUID)
+			}
+			inMsg[e.UUID] = true
+			sent[e.UUID]++
+		}
+		if len(m.Events) > 4 {
+			t.Errorf("message %d has %d events", i, len(m.Events))
+		}
+	}
+	if len(sent) != 6 {
+		t.Errorf("%d distinct events, want 6", len(sent))
+	}
+	for u, n := range sent {
+		if n != 2 {
+			t.Errorf("event %s sent %d times, want 2", u, n)
+		}
+	}
+}
+
+// TestSendAtLeastOnceBatches: the at-least-once scenario batches by 3
+// unless --batch says otherwise, as its description says; the summary
+// counts in words.
+func TestSendAtLeastOnceBatches(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		most int
+	}{
+		{nil, 3},
+		{[]string{"--batch", "1"}, 1},
+	} {
+		srv := newSendTarget(t, http.StatusOK)
+		code, out, errOut := runSendCLI(t, nil, append([]string{"send", "--to", srv.URL, "--scenario", "at-least-once", "--seed", "4"}, tc.args...)...)
+		if code != 0 {
+			t.Fatal(errOut)
+		}
+		most := 0
+		for _, b := range srv.bodies {
+			m, _ := inspector.DecodeMessage(b)
+			most = max(most, len(m.Events))
+		}
+		if most != tc.most {
+			t.Errorf("%v: the largest message has %d events, want %d\n%s", tc.args, most, tc.most, out)
+		}
+	}
+	srv := newSendTarget(t, http.StatusOK)
+	if _, out, _ := runSendCLI(t, nil, "send", "--to", srv.URL, "--type", "media.ready"); !strings.Contains(out, "sent 1 message (1 event) to") {
+		t.Errorf("summary:\n%s", out)
 	}
 }
 

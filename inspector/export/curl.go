@@ -3,7 +3,13 @@ package export
 import (
 	"fmt"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/internal/curlcmd"
@@ -120,7 +126,7 @@ func writeCurl(opts Options, recs []*inspector.Record, sum *Summary) error {
 		}
 		b.WriteString("\n" + CurlCommand(d, CurlOptions{Target: target, Reveal: opts.Reveal}) + "\n")
 	}
-	return writeInto(sum, opts.Out, "replay.sh", []byte(b.String()), scriptMode)
+	return writeInto(sum, opts.Out, curlScript, []byte(b.String()), scriptMode)
 }
 
 // oneLine keeps text from the body (event types) on its comment line: a
@@ -132,4 +138,61 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// curlScript is the file of a curl export folder.
+const curlScript = "replay.sh"
+
+// receivedRE finds the arrival time in a command's comment ("# delivery
+// 12, received 2026-03-02 09:30:01Z: …").
+var receivedRE = regexp.MustCompile(`received (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z)`)
+
+// readCurl reads a curl export's replay.sh back: each command as the
+// request curl would send to the script's default URL — Host first, the
+// headers in their order, Content-Length last (curl writes both), the
+// body byte for byte — with the arrival time from its comment. What the
+// export left out stays out: the original Host and path (the target's are
+// taken), hop-by-hop headers, revealed credentials.
+func readCurl(path string) ([]*inspector.Delivery, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	cmds, err := curlcmd.ParseScript(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	var out []*inspector.Delivery
+	for i, c := range cmds {
+		u, err := url.Parse(c.URL)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("%s: command %d: the URL %q is not an absolute URL", filepath.Base(path), i+1, c.URL)
+		}
+		method := c.Method
+		if method == "" {
+			method = http.MethodGet
+			if c.SendBody {
+				method = http.MethodPost
+			}
+		}
+		hs := []inspector.Header{{Name: "Host", Value: u.Host}}
+		for _, h := range c.Headers {
+			hs = append(hs, inspector.Header{Name: h.Name, Value: h.Value})
+		}
+		if c.SendBody {
+			hs = append(hs, inspector.Header{Name: "Content-Length", Value: strconv.Itoa(len(c.Body))})
+		}
+		p := u.Path
+		if p == "" {
+			p = "/"
+		}
+		d := &inspector.Delivery{Method: method, Path: p, Query: u.RawQuery, Headers: hs, Body: c.Body,
+			BodyLength: int64(len(c.Body)), RemoteAddr: "import", Status: 200,
+			Truncated: strings.Contains(c.Comment, "(TRUNCATED")}
+		if m := receivedRE.FindStringSubmatch(c.Comment); m != nil {
+			d.ReceivedAt, _ = time.Parse("2006-01-02 15:04:05Z", m[1])
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }

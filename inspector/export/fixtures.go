@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -224,50 +222,31 @@ is the one used at export, and refuse them with any other secret.
 	return []byte(b.String())
 }
 
-// readFixtures loads a fixtures folder (or any folder of fixture files)
-// as deliveries; files that are not fixtures are listed as skipped.
-func readFixtures(dir string) ([]*inspector.Delivery, []string, error) {
-	ents, err := os.ReadDir(dir)
+// readFixture reads one fixture file as a delivery; nil and why not when
+// it is not one.
+func readFixture(data []byte) (*inspector.Delivery, string) {
+	var fx struct {
+		Method  string          `json:"method"`
+		Path    string          `json:"path"`
+		Headers json.RawMessage `json:"headers"`
+		Body    *string         `json:"body"`
+	}
+	if err := json.Unmarshal(data, &fx); err != nil || fx.Body == nil || len(fx.Headers) == 0 {
+		return nil, "neither a fixture (headers and a body string) nor a delivery of the json export"
+	}
+	hs, err := orderedStrings(fx.Headers)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read fixtures folder: %w", err)
+		return nil, fmt.Sprintf("headers: %v", err)
 	}
-	var out []*inspector.Delivery
-	var skipped []string
-	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read %s: %w", p, err)
-		}
-		var fx struct {
-			Method  string          `json:"method"`
-			Path    string          `json:"path"`
-			Headers json.RawMessage `json:"headers"`
-			Body    *string         `json:"body"`
-		}
-		if err := json.Unmarshal(data, &fx); err != nil || fx.Body == nil || len(fx.Headers) == 0 {
-			skipped = append(skipped, e.Name()+": not a fixture (needs headers and a body string)")
-			continue
-		}
-		hs, err := orderedStrings(fx.Headers)
-		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("%s: headers: %v", e.Name(), err))
-			continue
-		}
-		d := &inspector.Delivery{Method: "POST", Path: fx.Path, Headers: hs, Body: []byte(*fx.Body),
-			BodyLength: int64(len(*fx.Body)), RemoteAddr: "import", Status: 200}
-		if fx.Method != "" {
-			d.Method = strings.ToUpper(fx.Method)
-		}
-		if d.Path == "" {
-			d.Path = "/webhooks"
-		}
-		out = append(out, d)
+	d := &inspector.Delivery{Method: "POST", Path: fx.Path, Headers: hs, Body: []byte(*fx.Body),
+		BodyLength: int64(len(*fx.Body)), RemoteAddr: "import", Status: 200}
+	if fx.Method != "" {
+		d.Method = strings.ToUpper(fx.Method)
 	}
-	return out, skipped, nil
+	if d.Path == "" {
+		d.Path = "/webhooks"
+	}
+	return d, ""
 }
 
 // orderedStrings reads a JSON object of strings keeping its key order,

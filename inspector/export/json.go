@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -59,8 +60,12 @@ func Summarize(a *inspector.Analysis) *AnalysisSummary {
 type prettyDelivery struct {
 	deliveryFacts
 	BodySHA256 string `json:"body_sha256"`
-	// Exactly one of the three body forms is set: JSON pretty-printed,
-	// other UTF-8 text as is, anything else base64.
+	// Body is a JSON body, pretty-printed for reading; compacting it gives
+	// back the exact bytes when they were compact JSON, as the service
+	// sends them. Any other body is in BodyText (UTF-8) or BodyBase64,
+	// exactly — a JSON body that was not compact in both Body and one of
+	// them — so import reads every body back byte for byte (checked
+	// against BodySHA256).
 	Body       json.RawMessage  `json:"body,omitempty"`
 	BodyText   *string          `json:"body_text,omitempty"`
 	BodyBase64 string           `json:"body_base64,omitempty"`
@@ -72,14 +77,16 @@ func writeJSONFolder(opts Options, recs []*inspector.Record, sum *Summary) error
 		d := r.Delivery
 		sha := sha256.Sum256(d.Body)
 		p := prettyDelivery{deliveryFacts: factsFor(d, opts.Reveal), BodySHA256: hex.EncodeToString(sha[:]), Analysis: Summarize(r.Analysis)}
-		switch {
-		case json.Valid(d.Body):
+		if json.Valid(d.Body) {
 			p.Body = json.RawMessage(d.Body)
-		case utf8.Valid(d.Body):
-			s := string(d.Body)
-			p.BodyText = &s
-		default:
-			p.BodyBase64 = base64.StdEncoding.EncodeToString(d.Body)
+		}
+		if p.Body == nil || !isCompactJSON(d.Body) {
+			if utf8.Valid(d.Body) {
+				s := string(d.Body)
+				p.BodyText = &s
+			} else {
+				p.BodyBase64 = base64.StdEncoding.EncodeToString(d.Body)
+			}
 		}
 		b, err := marshalPretty(p)
 		if err != nil {
@@ -103,4 +110,39 @@ func marshalPretty(v any) ([]byte, error) {
 		return nil, err
 	}
 	return catalog.Pretty(b.Bytes()), nil
+}
+
+// isCompactJSON reports whether compacting the JSON b gives b back, so a
+// pretty-printed copy of it can be compacted back to the same bytes.
+func isCompactJSON(b []byte) bool {
+	var c bytes.Buffer
+	return json.Compact(&c, b) == nil && bytes.Equal(c.Bytes(), b)
+}
+
+// readJSONDelivery reads one file of the json export back; ok is false
+// when data is not one (the caller says why it skipped the file).
+func readJSONDelivery(data []byte) (_ *inspector.Delivery, ok bool, err error) {
+	var p prettyDelivery
+	if json.Unmarshal(data, &p) != nil || p.Method == "" || p.BodySHA256 == "" || p.Headers == nil {
+		return nil, false, nil
+	}
+	var body []byte
+	switch {
+	case p.BodyBase64 != "":
+		if body, err = base64.StdEncoding.DecodeString(p.BodyBase64); err != nil {
+			return nil, true, fmt.Errorf("body_base64: %w", err)
+		}
+	case p.BodyText != nil:
+		body = []byte(*p.BodyText)
+	case p.Body != nil:
+		var c bytes.Buffer
+		if err := json.Compact(&c, p.Body); err != nil {
+			return nil, true, fmt.Errorf("body: %w", err)
+		}
+		body = c.Bytes()
+	}
+	if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != p.BodySHA256 {
+		return nil, true, errors.New("the body read back does not match body_sha256 (an export from before bodies were kept exactly, of a JSON body that was not compact)")
+	}
+	return p.delivery(body), true, nil
 }

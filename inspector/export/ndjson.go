@@ -39,6 +39,18 @@ func factsFor(d *inspector.Delivery, reveal bool) deliveryFacts {
 		Headers: headersFor(d, reveal), BodyLength: d.BodyLength}
 }
 
+// delivery is the delivery these facts describe, with body: what import
+// stores (the id is the store's to give).
+func (f deliveryFacts) delivery(body []byte) *inspector.Delivery {
+	d := &inspector.Delivery{ReceivedAt: f.ReceivedAt, Method: f.Method, Path: f.Path, Query: f.Query,
+		Headers: f.Headers, HeadersReconstructed: f.HeadersReconstructed, Body: body, BodyLength: max(f.BodyLength, int64(len(body))),
+		RemoteAddr: f.RemoteAddr, Status: f.Status, Rejected: f.Rejected, Truncated: f.Truncated, ReadError: f.ReadError}
+	if d.Headers == nil {
+		d.Headers = []inspector.Header{}
+	}
+	return d
+}
+
 // Line is one NDJSON line: a delivery byte-exact (body in base64) with its
 // analysis summary. Import reads it back.
 type Line struct {
@@ -82,16 +94,7 @@ func readNDJSON(data []byte) ([]*inspector.Delivery, error) {
 		if l.Method == "" {
 			return nil, fmt.Errorf("line %d: not a Hookscope delivery (no method)", n+1)
 		}
-		d := &inspector.Delivery{ReceivedAt: l.ReceivedAt, Method: l.Method, Path: l.Path, Query: l.Query,
-			Headers: l.Headers, HeadersReconstructed: l.HeadersReconstructed, Body: l.Body, BodyLength: l.BodyLength,
-			RemoteAddr: l.RemoteAddr, Status: l.Status, Rejected: l.Rejected, Truncated: l.Truncated, ReadError: l.ReadError}
-		if d.BodyLength < int64(len(d.Body)) {
-			d.BodyLength = int64(len(d.Body))
-		}
-		if d.Headers == nil {
-			d.Headers = []inspector.Header{}
-		}
-		out = append(out, d)
+		out = append(out, l.delivery(l.Body))
 	}
 	return out, nil
 }

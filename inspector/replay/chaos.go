@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // ChaosOptions shape a chaos replay: the things the service's at-least-once,
@@ -46,12 +47,50 @@ type ChaosOptions struct {
 
 // Planned is one message a chaos run sends.
 type Planned struct {
-	Mode     Mode
-	Sources  []int64
-	Copy     int
-	HookUUID string
-	Events   []string
-	Request  Request
+	Mode    Mode
+	Sources []int64
+	// Copy is which send of this message it is, out of Copies (--times).
+	Copy, Copies int
+	// Part is which message of a split delivery it is (one per event),
+	// out of Parts; 0 when the run does not split.
+	Part, Parts int
+	HookUUID    string
+	Events      []string
+	Request     Request
+}
+
+// Label says which message of the run a send is, in words: "split part 2
+// of 3, copy 1 of 2" (the mode, then Position).
+func (p Planned) Label() string { return label(p.Mode, p.Position()) }
+
+// Position says which message of the run a send is, in words shared by the
+// CLI and the window: "part 2 of 3, copy 1 of 2". A part is named only
+// for a split and a copy only when messages are sent more than once; ""
+// when neither.
+func (p Planned) Position() string { return position(p.Part, p.Parts, p.Copy, p.Copies) }
+
+// Label is Planned.Label for the send that was made.
+func (r *Result) Label() string { return label(r.Mode, r.Position()) }
+
+// Position is Planned.Position for the send that was made.
+func (r *Result) Position() string { return position(r.Part, r.Parts, r.Copy, r.Copies) }
+
+func label(m Mode, pos string) string {
+	if pos == "" {
+		return string(m)
+	}
+	return string(m) + " " + pos
+}
+
+func position(part, parts, cp, copies int) string {
+	var s []string
+	if parts > 0 {
+		s = append(s, fmt.Sprintf("part %d of %d", part, parts))
+	}
+	if copies > 1 {
+		s = append(s, fmt.Sprintf("copy %d of %d", cp, copies))
+	}
+	return strings.Join(s, ", ")
 }
 
 // ChaosReport sums up a chaos run.
@@ -109,13 +148,18 @@ func PlanChaos(ds []*inspector.Delivery, opts ChaosOptions) ([]Planned, error) {
 			if err != nil {
 				return nil, fmt.Errorf("split delivery %d: it is not a webhook message: %w", d.ID, err)
 			}
+			first := len(base)
 			for _, ev := range m.Events {
 				if !keep(ev) {
 					continue
 				}
 				p := newMessage(d, []inspector.RawEvent{ev}, rng, opts.Secret)
 				p.Mode, p.Sources = ModeSplit, []int64{d.ID}
+				p.Part = len(base) - first + 1
 				base = append(base, p)
+			}
+			for i := first; i < len(base); i++ {
+				base[i].Parts = len(base) - first
 			}
 		}
 	case opts.Merge:
@@ -163,7 +207,7 @@ func PlanChaos(ds []*inspector.Delivery, opts ChaosOptions) ([]Planned, error) {
 	var plan []Planned
 	for _, p := range base {
 		for c := 1; c <= times; c++ {
-			p.Copy = c
+			p.Copy, p.Copies = c, times
 			plan = append(plan, p)
 		}
 	}
@@ -229,15 +273,15 @@ func (r *Replayer) Chaos(ctx context.Context, ds []*inspector.Delivery, opts Cha
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return rep, fmt.Errorf("chaos replay stopped after %d of %d sends: %w", i, len(plan), ctx.Err())
+				return rep, fmt.Errorf("chaos replay stopped after %d of %s: %w", i, plural.S(len(plan), "send"), ctx.Err())
 			case <-t.C:
 			}
 		}
 		if ctx.Err() != nil {
-			return rep, fmt.Errorf("chaos replay stopped after %d of %d sends: %w", i, len(plan), ctx.Err())
+			return rep, fmt.Errorf("chaos replay stopped after %d of %s: %w", i, plural.S(len(plan), "send"), ctx.Err())
 		}
-		res := &Result{DeliveryID: p.Sources[0], Sources: p.Sources, Mode: p.Mode, Copy: p.Copy,
-			HookUUID: p.HookUUID, Events: p.Events, BodySize: len(p.Request.Body)}
+		res := &Result{DeliveryID: p.Sources[0], Sources: p.Sources, Mode: p.Mode, Copy: p.Copy, Copies: p.Copies,
+			Part: p.Part, Parts: p.Parts, HookUUID: p.HookUUID, Events: p.Events, BodySize: len(p.Request.Body)}
 		res, err := r.send(ctx, target, p.Request, res)
 		if res != nil {
 			rep.Results = append(rep.Results, res)
@@ -272,16 +316,9 @@ func (r *Result) Line() string {
 	} else {
 		fmt.Fprintf(&b, "delivery %d", r.DeliveryID)
 	}
-	fmt.Fprintf(&b, " %s", r.Mode)
-	if r.Copy > 0 {
-		fmt.Fprintf(&b, " copy %d", r.Copy)
-	}
+	fmt.Fprintf(&b, " %s", r.Label())
 	if len(r.Events) > 0 {
-		fmt.Fprintf(&b, " (%d event", len(r.Events))
-		if len(r.Events) != 1 {
-			b.WriteByte('s')
-		}
-		b.WriteByte(')')
+		fmt.Fprintf(&b, " (%s)", plural.S(len(r.Events), "event"))
 	}
 	fmt.Fprintf(&b, " -> %s: ", r.Target)
 	switch {

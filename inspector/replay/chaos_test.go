@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -106,6 +107,25 @@ func TestChaosSplit(t *testing.T) {
 	if rep.Results[0].Mode != ModeSplit {
 		t.Errorf("mode %s", rep.Results[0].Mode)
 	}
+	// Each part says which part of its delivery it is; no copy is named
+	// when each message goes once.
+	var labels []string
+	for _, r := range rep.Results {
+		labels = append(labels, r.Label())
+	}
+	parts := make([]string, 0, 4)
+	for _, n := range []int{len(ids[0]), len(ids[1])} {
+		for i := 1; i <= n; i++ {
+			parts = append(parts, fmt.Sprintf("split part %d of %d", i, n))
+		}
+	}
+	if strings.Join(labels, "; ") != strings.Join(parts, "; ") {
+		t.Errorf("labels %q, want %q", labels, parts)
+	}
+	plan, err := PlanChaos(ds, ChaosOptions{Split: true, Secret: []byte("new"), Times: 2})
+	if err != nil || plan[1].Label() != fmt.Sprintf("split part 1 of %d, copy 2 of 2", len(ids[0])) {
+		t.Errorf("twice: %q, %v", plan[1].Label(), err)
+	}
 	if _, err := PlanChaos(ds, ChaosOptions{Split: true}); err == nil {
 		t.Error("split without a secret was planned")
 	}
@@ -144,7 +164,7 @@ func TestChaosMerge(t *testing.T) {
 	if s[0].hook != s[1].hook {
 		t.Error("the two copies of the merged message differ in hook uuid")
 	}
-	if line := rep.Results[1].Line(); !strings.HasPrefix(line, "deliveries 1,2 merged copy 2 (4 events) -> ") || !strings.Contains(line, ": 200 OK in ") {
+	if line := rep.Results[1].Line(); !strings.HasPrefix(line, "deliveries 1,2 merged copy 2 of 2 (4 events) -> ") || !strings.Contains(line, ": 200 OK in ") {
 		t.Errorf("line: %s", line)
 	}
 }

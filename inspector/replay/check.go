@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // ServiceTimeout is the service's webhook time-out (spec section 8): an
@@ -69,10 +71,29 @@ type CheckReport struct {
 	Target    string        `json:"target"`
 	StartedAt time.Time     `json:"started_at"`
 	Limit     time.Duration `json:"limit_ns"`
-	Cases     []CaseResult  `json:"cases"`
-	Passed    int           `json:"passed"`
-	Warned    int           `json:"warned"`
-	Failed    int           `json:"failed"`
+	// Findings lead the report: what the endpoint did across every case
+	// (the same status for everything, correctly signed deliveries
+	// refused, forged ones accepted, answers too slow), judged by its
+	// answers, most fundamental first. Empty when it behaved.
+	Findings []Finding    `json:"findings"`
+	Cases    []CaseResult `json:"cases"`
+	Passed   int          `json:"passed"`
+	Warned   int          `json:"warned"`
+	Failed   int          `json:"failed"`
+}
+
+// Finding is one thing the endpoint did across the check, with the cases
+// it concerns.
+type Finding struct {
+	// Kind names the behaviour, stable for scripts: no-answer,
+	// same-status, redirect, refused-signed, rejected-signed,
+	// failed-signed, accepted-forged, slow, not-200.
+	Kind string `json:"kind"`
+	// Severity is Fail or Warn, as the cases it concerns.
+	Severity Verdict `json:"severity"`
+	// Text says what the endpoint did and what to look at, in plain words.
+	Text  string   `json:"text"`
+	Cases []string `json:"cases"`
 }
 
 // OK reports whether no case failed (warnings allowed).
@@ -215,6 +236,10 @@ func (r *Replayer) CheckConsumer(ctx context.Context, opts CheckOptions) (*Check
 			opts.OnCase(cr)
 		}
 	}
+	rep.Findings = findings(rep.Cases, limit)
+	if rep.Findings == nil {
+		rep.Findings = []Finding{}
+	}
 	return rep, nil
 }
 
@@ -271,11 +296,12 @@ func judge(c checkCase, sends []Send, limit time.Duration) (Verdict, string) {
 		case s.Status >= 300 && s.Status < 400:
 			return Fail, which + fmt.Sprintf("answered a redirect (%d): the service does not follow redirects; configure the final URL", s.Status)
 		case s.Status >= 400:
-			why := "a correctly signed delivery was refused: check that the endpoint verifies against the same secret, over the raw body bytes"
-			switch c.name {
-			case "duplicate", "resend":
+			why := refusalReason(s.Status)
+			switch {
+			case s.Status >= 500:
+			case c.name == "duplicate" || c.name == "resend":
 				why = "a duplicate must still get a 2xx (skip the work, not the answer), or the service keeps sending it"
-			case "out-of-order":
+			case c.name == "out-of-order":
 				why = "an older event arriving late is normal: answer 2xx and ignore it if a newer one (by generated_at) was already applied"
 			}
 			if s.Response != "" {
@@ -311,6 +337,13 @@ func judge(c checkCase, sends []Send, limit time.Duration) (Verdict, string) {
 func (r *CheckReport) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Consumer check of %s (answers expected within %s)\n\n", r.Target, r.Limit)
+	if len(r.Findings) > 0 {
+		b.WriteString("What the endpoint did:\n")
+		for _, f := range r.Findings {
+			fmt.Fprintf(&b, "  %s  %s\n", strings.ToUpper(string(f.Severity)), f.Text)
+		}
+		b.WriteString("\nCase by case:\n")
+	}
 	for _, c := range r.Cases {
 		mark := map[Verdict]string{Pass: "PASS", Warn: "WARN", Fail: "FAIL"}[c.Verdict]
 		status := make([]string, len(c.Sends))
@@ -324,7 +357,7 @@ func (r *CheckReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "%s  %-46s %s\n", mark, c.Name, strings.Join(status, ", "))
 		fmt.Fprintf(&b, "      %s\n", c.Explanation)
 	}
-	fmt.Fprintf(&b, "\n%d passed, %d warnings, %d failed\n", r.Passed, r.Warned, r.Failed)
+	fmt.Fprintf(&b, "\n%d passed, %s, %d failed\n", r.Passed, plural.S(r.Warned, "warning"), r.Failed)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -336,4 +369,163 @@ func (r *CheckReport) MarshalJSON() ([]byte, error) {
 		OK bool `json:"ok"`
 		*plain
 	}{r.OK(), (*plain)(r)})
+}
+
+// refusalReason says what a non-2xx answer to a correctly signed delivery
+// points at, by the status itself: only 401 and 403 are about the
+// signature.
+func refusalReason(status int) string {
+	switch {
+	case status == 401 || status == 403:
+		return "a correctly signed delivery was refused as unauthorized: check that the endpoint verifies with the same secret, over the raw body bytes (not re-encoded JSON)"
+	case status == 404 || status == 405:
+		return "the endpoint does not take a POST at this URL: check the path and the method it is routed for"
+	case status == 413:
+		return "the body was refused as too large: allow at least a few hundred KiB (batches and localization events are large)"
+	case status == 415:
+		return "the endpoint refused Content-Type application/json"
+	case status >= 500:
+		return "the endpoint failed while handling it (a 5xx means 'try again later': the service sends it again); look at its log"
+	case status == 429:
+		return "the endpoint rate-limited the delivery: the service sends it again later, in a burst"
+	}
+	return "a well-formed, correctly signed delivery was refused: the endpoint rejects its content (it must accept every documented event type, and ignore fields it does not know)"
+}
+
+// findings judges the endpoint by what it answered across all cases,
+// before any case's own verdict: an endpoint that answers 500 to
+// everything fails every case for one reason, and that reason leads.
+func findings(cases []CaseResult, limit time.Duration) []Finding {
+	type send struct {
+		Send
+		cas string
+	}
+	var all, signed, forged []send
+	for _, c := range cases {
+		for _, s := range c.Sends {
+			x := send{s, c.Name}
+			all = append(all, x)
+			if s.Signature == "valid" {
+				signed = append(signed, x)
+			} else {
+				forged = append(forged, x)
+			}
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	names := func(ss []send) []string {
+		var out []string
+		for _, s := range ss {
+			if len(out) == 0 || out[len(out)-1] != s.cas {
+				out = append(out, s.cas)
+			}
+		}
+		return out
+	}
+	where := func(ss []send, keep func(send) bool) []send {
+		var out []send
+		for _, s := range ss {
+			if keep(s) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	quote := func(ss []send) string {
+		for _, s := range ss {
+			if s.Response != "" {
+				return fmt.Sprintf(" Its answer: %q.", strings.TrimSpace(s.Response))
+			}
+		}
+		return ""
+	}
+	var out []Finding
+	// One answer to everything: one cause, said once.
+	silent := where(all, func(s send) bool { return s.Status == 0 })
+	if len(silent) == len(all) {
+		return []Finding{{Kind: "no-answer", Severity: Fail, Cases: names(all),
+			Text: fmt.Sprintf("It answered none of the %s (%s): is it running, and reachable at this URL?", plural.S(len(all), "request"), silent[0].Error)}}
+	}
+	if st := all[0].Status; st != 0 && len(where(all, func(s send) bool { return s.Status == st })) == len(all) && (st < 200 || st > 299) {
+		f := Finding{Kind: "same-status", Severity: Fail, Cases: names(all)}
+		what := fmt.Sprintf("It answered %d to all %s, correctly signed or not", st, plural.S(len(all), "request"))
+		switch {
+		case st >= 300 && st < 400:
+			f.Text = what + ": a redirect, which the service does not follow. Configure the final URL."
+		case st == 401 || st == 403:
+			f.Text = what + ": it refuses even correctly signed deliveries. Check that it verifies with the same secret as the check, over the raw body bytes."
+		case st >= 500:
+			f.Text = what + ": it fails before telling deliveries apart (a crash, a missing dependency or configuration), so no case says anything about your webhook code yet. Look at its log."
+		default:
+			f.Text = what + ": " + refusalReason(st) + "."
+		}
+		f.Text += quote(all)
+		return append(out, f)
+	}
+	if len(silent) > 0 {
+		out = append(out, Finding{Kind: "no-answer", Severity: Fail, Cases: names(silent),
+			Text: fmt.Sprintf("It answered nothing to %s (%s): the service gives up after %s and sends again.", plural.S(len(silent), "request"), silent[0].Error, ServiceTimeout)})
+	}
+	redirects := where(all, func(s send) bool { return s.Status >= 300 && s.Status < 400 })
+	if len(redirects) > 0 {
+		out = append(out, Finding{Kind: "redirect", Severity: Fail, Cases: names(redirects),
+			Text: fmt.Sprintf("It answered a redirect (%d) to %s: the service does not follow redirects.", redirects[0].Status, plural.S(len(redirects), "request"))})
+	}
+	// Correctly signed deliveries refused, grouped by what the status
+	// points at: the signature (401/403), the endpoint failing (5xx), or
+	// the content (other 4xx).
+	for _, g := range []struct {
+		kind string
+		is   func(int) bool
+		what string
+	}{
+		{"refused-signed", func(st int) bool { return st == 401 || st == 403 },
+			"It refused %s as unauthorized (%s) although each was signed with the secret given: it verifies with another secret, or over re-encoded JSON instead of the raw body bytes."},
+		{"failed-signed", func(st int) bool { return st >= 500 },
+			"It failed (%[2]s) on %[1]s; the service takes a 5xx as 'try again later'. Look at its log for these cases."},
+		{"rejected-signed", func(st int) bool { return st >= 400 && st < 500 && st != 401 && st != 403 },
+			"It rejected %s (%s): a correctly signed, well-formed delivery must get a 2xx, even a duplicate, an old event or a type it does not handle."},
+	} {
+		bad := where(signed, func(s send) bool { return g.is(s.Status) })
+		if len(bad) == 0 {
+			continue
+		}
+		out = append(out, Finding{Kind: g.kind, Severity: Fail, Cases: names(bad),
+			Text: fmt.Sprintf(g.what, plural.Count(len(bad), "correctly signed delivery", "correctly signed deliveries"), statuses(bad, func(s send) int { return s.Status })) + quote(bad)})
+	}
+	accepted := where(forged, func(s send) bool { return s.Status >= 200 && s.Status < 300 })
+	if len(accepted) > 0 {
+		out = append(out, Finding{Kind: "accepted-forged", Severity: Fail, Cases: names(accepted),
+			Text: fmt.Sprintf("It accepted %s with a wrong or missing signature (%s): it does not verify X-Service-Signature, so anyone who learns the URL can post events.", plural.Count(len(accepted), "delivery", "deliveries"), statuses(accepted, func(s send) int { return s.Status }))})
+	}
+	slow := where(all, func(s send) bool { return s.Status != 0 && s.Latency > limit })
+	if len(slow) > 0 {
+		var worst time.Duration
+		for _, s := range slow {
+			worst = max(worst, s.Latency)
+		}
+		out = append(out, Finding{Kind: "slow", Severity: Fail, Cases: names(slow),
+			Text: fmt.Sprintf("It answered %s later than the %s limit (the slowest after %s): the service would send them again. Answer first, then process (queue the work).", plural.S(len(slow), "request"), limit, roundLatency(worst))})
+	}
+	other := where(signed, func(s send) bool { return s.Status > 200 && s.Status < 300 })
+	if len(other) > 0 {
+		out = append(out, Finding{Kind: "not-200", Severity: Warn, Cases: names(other),
+			Text: fmt.Sprintf("It answered %s to %s: the service documents 200; most senders accept any 2xx.", statuses(other, func(s send) int { return s.Status }), plural.Count(len(other), "delivery", "deliveries"))})
+	}
+	return out
+}
+
+// statuses lists the distinct statuses of ss in order: "500" or "400, 422".
+func statuses[T any](ss []T, status func(T) int) string {
+	var out []string
+	seen := map[int]bool{}
+	for _, s := range ss {
+		if st := status(s); !seen[st] {
+			seen[st] = true
+			out = append(out, strconv.Itoa(st))
+		}
+	}
+	return strings.Join(out, ", ")
 }

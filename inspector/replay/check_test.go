@@ -159,3 +159,75 @@ func TestCheckNeedsSecret(t *testing.T) {
 		t.Error("check without a secret ran")
 	}
 }
+
+// TestCheckLeadsWithBehaviour: the report first says what the endpoint did
+// across every case, judged by its answers, and no case blames the
+// secret for an answer that is not about it.
+func TestCheckLeadsWithBehaviour(t *testing.T) {
+	verifying := func(secret string, ok int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			sig := r.Header.Get(inspector.SignatureHeader)
+			if inspector.Verify(sig, sig != "", body, [][]byte{[]byte(secret)}).Status != inspector.SignatureValid {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			w.WriteHeader(ok)
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		h         http.HandlerFunc
+		kinds     []string
+		lead      []string
+		notInCase string
+	}{
+		{"500 to everything", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "db down", 500) },
+			[]string{"same-status"}, []string{"It answered 500 to all 23 requests, correctly signed or not", "Look at its log", `Its answer: "db down"`}, "secret"},
+		{"404 to everything", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) },
+			[]string{"same-status"}, []string{"404 to all 23 requests", "check the path"}, "secret"},
+		{"verifies with another secret", verifying("other", 200),
+			[]string{"same-status"}, []string{"401 to all 23 requests", "same secret"}, ""},
+		{"verifies nothing", func(w http.ResponseWriter, r *http.Request) {},
+			[]string{"accepted-forged"}, []string{"accepted 2 deliveries with a wrong or missing signature (200)"}, ""},
+		{"202 and verifies", verifying("shh", 202),
+			[]string{"not-200"}, []string{"It answered 202 to 21 deliveries"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.h)
+			defer srv.Close()
+			rep, err := New(nil).CheckConsumer(context.Background(), CheckOptions{Target: srv.URL, Secret: []byte("shh"), Seed: 5, Limit: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			for _, f := range rep.Findings {
+				kinds = append(kinds, f.Kind)
+			}
+			if strings.Join(kinds, ",") != strings.Join(tc.kinds, ",") {
+				t.Errorf("findings %q, want %q: %+v", kinds, tc.kinds, rep.Findings)
+			}
+			var b bytes.Buffer
+			if err := rep.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			text := b.String()
+			lead, _, ok := strings.Cut(text, "Case by case:")
+			if !ok {
+				t.Fatalf("no lead before the cases:\n%s", text)
+			}
+			for _, w := range tc.lead {
+				if !strings.Contains(lead, w) {
+					t.Errorf("lead lacks %q:\n%s", w, lead)
+				}
+			}
+			if tc.notInCase != "" {
+				for _, c := range rep.Cases {
+					if strings.Contains(c.Explanation, tc.notInCase) {
+						t.Errorf("case %s blames the %s: %s", c.Name, tc.notInCase, c.Explanation)
+					}
+				}
+			}
+		})
+	}
+}

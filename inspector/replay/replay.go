@@ -44,8 +44,14 @@ type Result struct {
 	// Target is the URL with credentials redacted.
 	Target string `json:"target"`
 	Mode   Mode   `json:"mode"`
-	// Copy numbers repeated sends of one message in a chaos run (1-based).
-	Copy     int       `json:"copy,omitempty"`
+	// Copy numbers repeated sends of one message in a chaos run (1-based)
+	// out of Copies (the run's --times).
+	Copy   int `json:"copy,omitempty"`
+	Copies int `json:"copies,omitempty"`
+	// Part numbers the messages a split makes of one delivery (1-based),
+	// one per event, out of Parts.
+	Part     int       `json:"part,omitempty"`
+	Parts    int       `json:"parts,omitempty"`
 	HookUUID string    `json:"hook_uuid,omitempty"`
 	Events   []string  `json:"events,omitempty"`
 	BodySize int       `json:"body_size"`

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -102,20 +103,6 @@ func (s *store) Unanalyzed(context.Context, int64, int) ([]*inspector.Delivery, 
 // TestThroughReceiver sends every type and the at-least-once scenario to
 // the real receiver and checks what the engine concluded.
 func TestThroughReceiver(t *testing.T) {
-	secret := []byte("receiver-secret")
-	st := &store{rows: map[int64]*inspector.Delivery{}, analyses: map[int64]*inspector.Analysis{}}
-	e := inspector.NewEngine(st, inspector.Options{Secrets: [][]byte{secret}})
-	var mu sync.Mutex
-	var recs []*inspector.Record
-	cancel := e.Subscribe(func(r *inspector.Record) {
-		mu.Lock()
-		recs = append(recs, r)
-		mu.Unlock()
-	})
-	defer cancel()
-	srv := httptest.NewServer(e.Handler())
-	defer srv.Close()
-
 	g := simulate.New(21)
 	var msgs []simulate.Message
 	for _, typ := range catalog.TypeNames() {
@@ -126,28 +113,7 @@ func TestThroughReceiver(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs = append(msgs, alo...)
-	for _, m := range msgs {
-		req, err := m.Request(context.Background(), srv.URL+"/hooks", secret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("receiver answered %d", resp.StatusCode)
-		}
-	}
-	if err := e.Drain(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(recs) != len(msgs) {
-		t.Fatalf("%d analyses for %d deliveries", len(recs), len(msgs))
-	}
+	recs := postAll(t, msgs)
 	dups, resends := 0, 0
 	for i, r := range recs {
 		a := r.Analysis
@@ -173,4 +139,160 @@ func TestThroughReceiver(t *testing.T) {
 	if dups < 9 || resends != 1 {
 		t.Errorf("ledger saw %d duplicate events and %d resent messages", dups, resends)
 	}
+}
+
+// TestLedgerSeesOnlyMeantDuplicates runs every scenario and every type,
+// each from a generator of the same seed (as separate `hookscope send
+// --seed 7` runs would), through the real receiver and engine, and holds
+// the ledger's duplicates to the copies the simulator made on purpose: no
+// uuid shared by two runs, no copy in the same message as its twin, no
+// divergent copy, one whole-message re-send per at-least-once run.
+func TestLedgerSeesOnlyMeantDuplicates(t *testing.T) {
+	const seed = 7
+	type run struct {
+		name string
+		msgs []simulate.Message
+	}
+	var runs []run
+	for _, name := range simulate.Scenarios() {
+		opts := simulate.ScenarioOptions{Batch: 4, Duplicates: 1}
+		if name == simulate.ScenarioAtLeastOnce {
+			opts = simulate.ScenarioOptions{Duplicates: 2} // batched by 3, shuffled: its own
+		}
+		ms, err := simulate.New(seed).Scenario(name, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, run{name, ms})
+	}
+	// --count 2: the same scenario twice from one generator is two media.
+	// (Another seed: with seed 7 its first run would be the media-lifecycle
+	// run above again, the same events reproduced.)
+	g := simulate.New(seed + 1)
+	var twice []simulate.Message
+	for range 2 {
+		ms, _ := g.Scenario(simulate.ScenarioMediaLifecycle, simulate.ScenarioOptions{})
+		twice = append(twice, ms...)
+	}
+	runs = append(runs, run{"media-lifecycle x2", twice})
+	for _, types := range [][]string{catalog.TypeNames(), {catalog.TypeMediaReady}, {catalog.TypeMediaDeleted}} {
+		g := simulate.New(seed)
+		var evs []simulate.Event
+		for _, typ := range types {
+			evs = append(evs, g.Event(typ))
+		}
+		runs = append(runs, run{"types " + strings.Join(types, ","), g.Batch(evs, simulate.ScenarioOptions{Batch: 5, Duplicates: 1})})
+	}
+
+	meant, meantResends := 0, 0
+	var all []simulate.Message
+	for _, r := range runs {
+		seen := map[string]int{}
+		for _, m := range r.msgs {
+			inMsg := map[string]bool{}
+			for _, e := range m.Events {
+				if inMsg[e.UUID] {
+					t.Errorf("%s: message %s carries event %s twice; a copy goes in another message", r.name, m.Hook.UUID, e.UUID)
+				}
+				inMsg[e.UUID] = true
+				if seen[e.UUID] > 0 {
+					meant++
+				}
+				seen[e.UUID]++
+			}
+		}
+		if r.name == simulate.ScenarioAtLeastOnce {
+			meantResends++
+			// Every event three times (two copies), the re-sent message's
+			// events once more.
+			resent := r.msgs[len(r.msgs)-1]
+			for u, n := range seen {
+				want := 3
+				for _, e := range resent.Events {
+					if e.UUID == u {
+						want++
+					}
+				}
+				if n != want {
+					t.Errorf("at-least-once: event %s sent %d times, want %d", u, n, want)
+				}
+			}
+			if len(seen) != 9 || len(r.msgs[0].Events) != 3 {
+				t.Errorf("at-least-once: %d events, first message of %d (want 9, batched by 3)", len(seen), len(r.msgs[0].Events))
+			}
+		}
+		all = append(all, r.msgs...)
+	}
+
+	recs := postAll(t, all)
+	dups, resends := 0, 0
+	for _, r := range recs {
+		if r.Analysis.Resend {
+			resends++
+		}
+		for _, ev := range r.Analysis.Events {
+			if ev.Duplicate {
+				dups++
+			}
+			if ev.Divergent {
+				t.Errorf("delivery %d %s %s: a divergent copy the simulator did not make", r.Delivery.ID, ev.Type, ev.UUID)
+			}
+		}
+	}
+	if dups != meant || resends != meantResends {
+		t.Errorf("ledger: %d duplicate events and %d re-sent messages; the simulator made %d and %d", dups, resends, meant, meantResends)
+	}
+}
+
+// postAll sends msgs, signed, one at a time to the real receiver on an
+// in-memory store and returns the engine's analyses in order.
+func postAll(t *testing.T, msgs []simulate.Message) []*inspector.Record {
+	t.Helper()
+	secret := []byte("receiver-secret")
+	st := &store{rows: map[int64]*inspector.Delivery{}, analyses: map[int64]*inspector.Analysis{}}
+	e := inspector.NewEngine(st, inspector.Options{Secrets: [][]byte{secret}})
+	var mu sync.Mutex
+	var recs []*inspector.Record
+	cancel := e.Subscribe(func(r *inspector.Record) {
+		mu.Lock()
+		recs = append(recs, r)
+		mu.Unlock()
+	})
+	defer cancel()
+	srv := httptest.NewServer(e.Handler())
+	defer srv.Close()
+	for i, status := range sendAll(t, srv.URL+"/hooks", secret, msgs) {
+		if status != http.StatusOK {
+			t.Fatalf("message %d: the receiver answered %d", i, status)
+		}
+	}
+	if err := e.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(recs) != len(msgs) {
+		t.Fatalf("%d analyses for %d deliveries", len(recs), len(msgs))
+	}
+	return recs
+}
+
+// sendAll posts msgs to url, signed with secret, one after the other, and
+// returns the answers' statuses.
+func sendAll(t *testing.T, url string, secret []byte, msgs []simulate.Message) []int {
+	t.Helper()
+	var out []int
+	for _, m := range msgs {
+		req, err := m.Request(context.Background(), url, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		out = append(out, resp.StatusCode)
+	}
+	return out
 }

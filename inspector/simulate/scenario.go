@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
@@ -9,7 +10,8 @@ import (
 
 // ScenarioOptions shape how a scenario's events become messages.
 type ScenarioOptions struct {
-	// Batch is the number of events per message (0 or 1: one event each).
+	// Batch is the most events per message; 0 means the scenario's own:
+	// 3 for at-least-once, 1 (one event each) for the others.
 	Batch int
 	// Duplicates is how many extra copies of each event are sent, each in
 	// a different message: at-least-once delivery as the service does it.
@@ -51,8 +53,19 @@ func ScenarioDescription(name string) string {
 }
 
 // Scenario generates the messages of a named scenario. Unknown names give
-// an error listing the valid ones.
+// an error listing the valid ones. Each run draws from a stream of its own
+// (see Generator): another scenario, or another run of this one, shares no
+// event with it.
 func (g *Generator) Scenario(name string, opts ScenarioOptions) ([]Message, error) {
+	if !slices.Contains(Scenarios(), name) {
+		return nil, fmt.Errorf("unknown scenario %q; valid scenarios: %s", name, strings.Join(Scenarios(), ", "))
+	}
+	sub := g.fork(name)
+	defer g.join(sub)
+	return sub.scenario(name, opts), nil
+}
+
+func (g *Generator) scenario(name string, opts ScenarioOptions) []Message {
 	var events []Event
 	switch name {
 	case ScenarioMediaLifecycle:
@@ -77,11 +90,9 @@ func (g *Generator) Scenario(name string, opts ScenarioOptions) ([]Message, erro
 		msgs := g.Batch(events, opts)
 		// The service may also re-send a whole message (same hook uuid)
 		// when its answer was late.
-		return append(msgs, msgs[g.rng.IntN(len(msgs))]), nil
-	default:
-		return nil, fmt.Errorf("unknown scenario %q; valid scenarios: %s", name, strings.Join(Scenarios(), ", "))
+		return append(msgs, msgs[g.rng.IntN(len(msgs))])
 	}
-	return g.Batch(events, opts), nil
+	return g.Batch(events, opts)
 }
 
 func (g *Generator) mediaLifecycle(end string) []Event {
@@ -117,8 +128,11 @@ func (g *Generator) viewingSession() []Event {
 }
 
 // Batch turns events into messages: each event plus opts.Duplicates copies
-// of it (same uuid, same content), shuffled when asked, opts.Batch per
-// message, each message with a new hook uuid.
+// of it (same uuid, same content), shuffled when asked, up to opts.Batch
+// per message, each message with a new hook uuid. No message carries two
+// copies of one event: every copy goes in another message, as the service
+// re-sends it. Messages are filled in order; a copy that would join its
+// twin waits for the next message.
 func (g *Generator) Batch(events []Event, opts ScenarioOptions) []Message {
 	all := append([]Event(nil), events...)
 	for range max(opts.Duplicates, 0) {
@@ -130,9 +144,18 @@ func (g *Generator) Batch(events []Event, opts ScenarioOptions) []Message {
 	size := max(opts.Batch, 1)
 	var out []Message
 	for len(all) > 0 {
-		n := min(size, len(all))
-		out = append(out, g.Message(all[:n]...))
-		all = all[n:]
+		var msg, rest []Event
+		in := map[string]bool{}
+		for _, e := range all {
+			if len(msg) < size && !in[e.UUID] {
+				msg = append(msg, e)
+				in[e.UUID] = true
+			} else {
+				rest = append(rest, e)
+			}
+		}
+		out = append(out, g.Message(msg...))
+		all = rest
 	}
 	return out
 }

@@ -8,12 +8,21 @@
 // A Generator is deterministic for a non-zero seed (tests, reproducible
 // samples) and random for seed 0. It is not safe for concurrent use: give
 // each goroutine its own.
+//
+// An event uuid names one event: the simulator gives a uuid only to
+// events of the same content (same type, payload, account and time), and
+// only copies it makes on purpose (ScenarioOptions.Duplicates, the
+// at-least-once scenario's re-sent message) repeat one. Generators with the
+// same seed therefore never give one uuid to two different events, and
+// each scenario draws from a stream of its own, so two scenarios run with
+// the same seed share no event. A hook uuid is new for every message made.
 package simulate
 
 import (
 	"bytes"
 	"context"
 	crand "crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -129,10 +138,15 @@ func (m Message) Types() []string {
 
 // Generator makes events and messages.
 type Generator struct {
-	rng     *rand.Rand
-	clock   time.Time
-	account string
-	site    string
+	rng *rand.Rand
+	// key is drawn from the seed; uuids are keyed hashes of what they name.
+	key [16]byte
+	// runs counts the scenarios generated, msgs the messages made: each
+	// scenario gets its own stream, each message its own hook uuid.
+	runs, msgs int
+	clock      time.Time
+	account    string
+	site       string
 }
 
 // New returns a generator. A non-zero seed makes every output (ids, names,
@@ -147,6 +161,8 @@ func New(seed int64) *Generator {
 		clock = time.Now().UTC().Add(-10 * time.Minute).Truncate(time.Second)
 	}
 	g := &Generator{rng: rand.New(rand.NewPCG(uint64(seed), uint64(seed)>>7^0x9e3779b97f4a7c15))}
+	binary.LittleEndian.PutUint64(g.key[:8], g.rng.Uint64())
+	binary.LittleEndian.PutUint64(g.key[8:], g.rng.Uint64())
 	g.clock = clock
 	g.account = strconv.Itoa(1_000_000 + g.rng.IntN(8_999_999))
 	g.site = g.pick(companySlugs)
@@ -178,8 +194,40 @@ func (g *Generator) hex(n int) string {
 	return hex.EncodeToString(b)[:n]
 }
 
-// EventUUID returns a 16-hex-character event uuid, as real deliveries carry.
+// EventUUID returns a random 16-hex-character event uuid, as real
+// deliveries carry (Wrap gives events uuids of their content instead).
 func (g *Generator) EventUUID() string { return g.hex(16) }
+
+// keyedID returns n hex characters of a hash, under the generator's key, of
+// parts: the same parts give the same id, other parts another.
+func (g *Generator) keyedID(n int, parts ...string) string {
+	h := sha256.New()
+	h.Write(g.key[:])
+	for _, p := range parts {
+		var l [8]byte
+		binary.LittleEndian.PutUint64(l[:], uint64(len(p)))
+		h.Write(l[:])
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:n]
+}
+
+// fork returns a generator for one scenario run: the same key, account and
+// clock, and a stream of its own derived from the key, the scenario's name
+// and how many scenarios came before, so another scenario (or another run
+// of this one) draws other media, people and times. join takes its clock
+// and message count back.
+func (g *Generator) fork(name string) *Generator {
+	seed := g.keyedID(32, "scenario", name, strconv.Itoa(g.runs))
+	g.runs++
+	a, _ := strconv.ParseUint(seed[:16], 16, 64)
+	b, _ := strconv.ParseUint(seed[16:], 16, 64)
+	sub := *g
+	sub.rng = rand.New(rand.NewPCG(a, b))
+	return &sub
+}
+
+func (g *Generator) join(sub *Generator) { g.clock, g.msgs = sub.clock, sub.msgs }
 
 func (g *Generator) uuid4() string {
 	h := g.hex(32)
@@ -232,14 +280,23 @@ func (g *Generator) Project() *catalog.Project {
 // events about its own media (for example a *catalog.MediaUpdated). The
 // payload must marshal to JSON (plain structs, maps, strings, finite
 // numbers); Message.Body panics otherwise, as that is a programming error.
+//
+// The uuid names the event's content: see Generator.
 func (g *Generator) Wrap(typ string, payload any) Event {
-	return Event{
-		UUID:        g.EventUUID(),
+	ev := Event{
 		Type:        typ,
 		Payload:     payload,
 		Metadata:    Metadata{AccountID: g.account},
 		GeneratedAt: utc(g.tick()),
 	}
+	p, err := json.Marshal(payload)
+	if err != nil {
+		// As in Message.Body: a payload that does not marshal is a
+		// programming error, not an input error.
+		panic(fmt.Sprintf("simulate: encode %s payload: %v", typ, err))
+	}
+	ev.UUID = g.keyedID(16, "event", typ, string(p), ev.Metadata.AccountID, ev.GeneratedAt)
+	return ev
 }
 
 // Event returns a realistic event of type typ about a new media (or
@@ -376,7 +433,14 @@ func (g *Generator) registration(ev *catalog.LiveEvent, w *world) *catalog.LiveE
 	}
 }
 
-// Message wraps events into one message with a new hook uuid.
+// Message wraps events into one message with a new hook uuid: a hash of
+// the events' uuids and how many messages this generator made before, so
+// another message (even of the same events) gets another hook uuid.
 func (g *Generator) Message(events ...Event) Message {
-	return Message{Hook: Hook{UUID: g.hex(32)}, Events: append([]Event(nil), events...)}
+	parts := []string{"hook", strconv.Itoa(g.msgs)}
+	for _, e := range events {
+		parts = append(parts, e.UUID)
+	}
+	g.msgs++
+	return Message{Hook: Hook{UUID: g.keyedID(32, parts...)}, Events: append([]Event(nil), events...)}
 }

@@ -2,7 +2,6 @@ package simulate_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -143,17 +142,7 @@ func TestSendToServer(t *testing.T) {
 		}
 		msgs = append(msgs, ms...)
 	}
-	for _, m := range msgs {
-		req, err := m.Request(context.Background(), srv.URL+"/hook", secret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-	}
+	sendAll(t, srv.URL+"/hook", secret, msgs)
 	if len(got) != len(msgs) {
 		t.Fatalf("server saw %d requests, sent %d", len(got), len(msgs))
 	}

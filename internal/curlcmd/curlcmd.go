@@ -68,7 +68,8 @@ type Command struct {
 
 // maxArgBody is the largest body written as a command-line argument of
 // curl. Linux refuses a single argument over 128 KiB (MAX_ARG_STRLEN);
-// larger bodies, and any with a NUL byte, are piped in from printf, a
+// larger bodies, any with a NUL byte, and any starting with '@' (which
+// --data-binary takes for a file name to read) are piped in from printf, a
 // shell built-in, which has no such limit.
 const maxArgBody = 64 << 10
 
@@ -76,7 +77,7 @@ const maxArgBody = 64 << 10
 // backslash-newline, so it can be pasted into a shell or a script.
 func (c Command) String() string {
 	var b strings.Builder
-	piped := c.SendBody && (len(c.Body) > maxArgBody || strings.IndexByte(string(c.Body), 0) >= 0)
+	piped := c.SendBody && (len(c.Body) > maxArgBody || strings.IndexByte(string(c.Body), 0) >= 0 || strings.HasPrefix(string(c.Body), "@"))
 	if piped {
 		b.WriteString("printf " + printfFormat(c.Body) + " |\n  ")
 	}

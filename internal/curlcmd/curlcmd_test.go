@@ -81,6 +81,13 @@ func TestShellsSendTheExactBytes(t *testing.T) {
 		"nul-start": []byte("\x00\x00x"),
 	}
 	dir := t.TempDir()
+	// A body starting with '@' is not a file name to curl's --data-binary.
+	other := filepath.Join(dir, "other-file")
+	if err := os.WriteFile(other, []byte("not the body"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bodies["at-file"] = []byte("@" + other)
+	bodies["at-stdin"] = []byte("@-")
 	for _, sh := range shells {
 		for name, body := range bodies {
 			c := Command{Options: []string{"-sS"}, Method: "POST",

@@ -1,0 +1,346 @@
+package listen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/internal/plural"
+)
+
+// printer writes listen's standard output: the start line, one entry per
+// delivery, one per tunnel state change. Each entry is text for a person
+// or, with --json, one JSON object on one line. Every entry is one write
+// under the printer's lock, so entries from the engine's and the tunnel's
+// goroutines never interleave. Another kind of entry is one method that
+// builds its text and its JSON value and calls emit.
+type printer struct {
+	mu    sync.Mutex
+	w     io.Writer
+	json  bool
+	color bool
+}
+
+func newPrinter(w io.Writer, jsonOut, color bool) *printer {
+	return &printer{w: w, json: jsonOut, color: color && !jsonOut}
+}
+
+// emit writes one entry: v as a JSON line with --json, else text (which
+// ends with a newline). text is only called for text output.
+func (p *printer) emit(text func() string, v any) {
+	var b []byte
+	if p.json {
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			b, _ = json.Marshal(map[string]string{"error": fmt.Sprintf("encode output: %v", err)})
+		}
+		b = append(b, '\n')
+	} else {
+		b = []byte(text())
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.w.Write(b) //nolint:errcheck // nowhere better to report a broken stdout
+}
+
+// listening prints the start entry: where deliveries are received, how
+// signatures are checked and, when it is not 200, how the receiver answers.
+func (p *printer) listening(url, store string, secrets int, mode inspector.AnswerMode) {
+	p.emit(func() string {
+		verify := "signatures not verified (no --secret)"
+		if secrets > 0 {
+			verify = "verifying signatures with " + plural.S(secrets, "secret")
+		}
+		answer := ""
+		if w := mode.Warning(); w != "" {
+			answer = fmt.Sprintf("Warning: %s (--answer %s): the service takes that as a failure and sends each delivery again.\n", w, mode)
+		}
+		return fmt.Sprintf("Listening on %s  (%s; store %s)\n%sPress Ctrl+C to stop.\n", url, verify, store, answer)
+	}, map[string]any{"listening": url, "store": store, "secrets": secrets, "answer": string(mode)})
+}
+
+// delivery prints one analysed (or not yet analysed) delivery; firsts
+// holds, by event index, the first copy of each divergent event and what
+// changed from it.
+func (p *printer) delivery(r *inspector.Record, firsts map[int]*inspector.FirstCopy) {
+	p.emit(func() string { return deliveryText(r, firsts, p.color) }, listenJSON(r, firsts))
+}
+
+// divergences finds the first copy of every divergent event of r, for
+// delivery; a first copy that cannot be read is left out (the mark says
+// divergent still).
+func divergences(ctx context.Context, store inspector.RecordGetter, r *inspector.Record) map[int]*inspector.FirstCopy {
+	var out map[int]*inspector.FirstCopy
+	if r.Analysis == nil {
+		return nil
+	}
+	for i, e := range r.Analysis.Events {
+		if !e.Divergent {
+			continue
+		}
+		if fc, err := inspector.DivergentFrom(ctx, store, r, i); err == nil && fc != nil {
+			if out == nil {
+				out = map[int]*inspector.FirstCopy{}
+			}
+			out[i] = fc
+		}
+	}
+	return out
+}
+
+// maxChangesShown bounds the changes listed under a divergent event; the
+// rest are counted (--json lists them all).
+const maxChangesShown = 5
+
+// listenEvent is one event in listen's --json output.
+type listenEvent struct {
+	UUID        string `json:"uuid"`
+	Type        string `json:"type"`
+	GeneratedAt string `json:"generated_at"`
+	AccountID   string `json:"account_id"`
+	// Duplicate: an earlier delivery carried this uuid (Copies > 1).
+	Duplicate bool `json:"duplicate"`
+	// Copies numbers this copy of the uuid in arrival order: 1 is the
+	// first, 2 the second copy (the first duplicate), and so on.
+	Copies     int    `json:"copies"`
+	FirstID    int64  `json:"first_delivery_id"`
+	Divergent  bool   `json:"divergent"`
+	OutOfOrder bool   `json:"out_of_order"`
+	OrderNote  string `json:"order_note,omitempty"`
+	// Changes lists, for a divergent copy, what changed from the first
+	// copy, path by path.
+	Changes  []inspector.JSONChange `json:"changes,omitempty"`
+	Summary  string                 `json:"summary,omitempty"`
+	Problems []catalog.Problem      `json:"problems"`
+}
+
+// listenLine is one delivery in listen's --json output.
+type listenLine struct {
+	DeliveryID      int64  `json:"delivery_id"`
+	ReceivedAt      string `json:"received_at"`
+	Method          string `json:"method"`
+	Path            string `json:"path"`
+	Status          int    `json:"status"`
+	Answer          string `json:"answer,omitempty"`
+	BodyLength      int64  `json:"body_length"`
+	Signature       string `json:"signature"`
+	SignatureReason string `json:"signature_reason,omitempty"`
+	// SignatureNote says how a valid signature departs from the service's
+	// form (a "sha256=" prefix, upper-case hex).
+	SignatureNote string            `json:"signature_note,omitempty"`
+	SecretMatched *int              `json:"secret_matched"`
+	HookUUID      string            `json:"hook_uuid"`
+	Resend        bool              `json:"resend"`
+	ResendOf      int64             `json:"resend_of,omitempty"`
+	Error         *string           `json:"error"`
+	ErrorOffset   *int64            `json:"error_offset,omitempty"`
+	Truncated     bool              `json:"truncated"`
+	Rejected      bool              `json:"rejected"`
+	Problems      []catalog.Problem `json:"problems"`
+	Events        []listenEvent     `json:"events"`
+}
+
+func listenJSON(r *inspector.Record, firsts map[int]*inspector.FirstCopy) listenLine {
+	d, a := r.Delivery, r.Analysis
+	l := listenLine{
+		DeliveryID: d.ID,
+		ReceivedAt: d.ReceivedAt.UTC().Format(time.RFC3339Nano),
+		Method:     d.Method,
+		Path:       d.Path,
+		Status:     d.Status,
+		Answer:     d.Answer,
+		BodyLength: d.BodyLength,
+		Truncated:  d.Truncated,
+		Rejected:   d.Rejected,
+		Problems:   []catalog.Problem{},
+		Events:     []listenEvent{},
+	}
+	if a == nil {
+		l.Signature = "pending"
+		return l
+	}
+	l.Signature = string(a.Signature.Status)
+	l.SignatureReason = a.Signature.Reason
+	l.SignatureNote = a.Signature.Note()
+	if a.Signature.SecretIndex >= 0 {
+		i := a.Signature.SecretIndex
+		l.SecretMatched = &i
+	}
+	l.HookUUID, l.Resend, l.ResendOf = a.HookUUID, a.Resend, a.ResendOf
+	if a.Error != nil {
+		l.Error = &a.Error.Reason
+		if a.Error.Offset >= 0 {
+			off := a.Error.Offset
+			l.ErrorOffset = &off
+		}
+	}
+	if a.Problems != nil {
+		l.Problems = a.Problems
+	}
+	for i, e := range a.Events {
+		ps := e.Problems
+		if ps == nil {
+			ps = []catalog.Problem{}
+		}
+		le := listenEvent{
+			UUID: e.UUID, Type: e.Type, GeneratedAt: e.GeneratedRaw, AccountID: e.AccountID,
+			Duplicate: e.Duplicate, Copies: e.Copies, FirstID: e.FirstDeliveryID, Divergent: e.Divergent,
+			OutOfOrder: e.OutOfOrder, OrderNote: e.OrderNote, Summary: e.Summary, Problems: ps,
+		}
+		if fc := firsts[i]; fc != nil {
+			le.Changes = fc.Changes
+		}
+		l.Events = append(l.Events, le)
+	}
+	return l
+}
+
+// ANSI colours for the text form on a terminal.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiDim    = "\x1b[2m"
+	ansiBold   = "\x1b[1m"
+)
+
+// deliveryText is a delivery for a person: a head line (time, id, request,
+// answer, signature verdict, marks), then an indented line for every
+// reason the window and --json give: why a signature is not valid, or the
+// note on a valid one in another form than the service's; each header
+// problem; why the body is not a message; and under each event its marks,
+// problems and why it is out of order.
+func deliveryText(r *inspector.Record, firsts map[int]*inspector.FirstCopy, color bool) string {
+	paint := func(c, s string) string {
+		if !color {
+			return s
+		}
+		return c + s + ansiReset
+	}
+	d, a := r.Delivery, r.Analysis
+	var b strings.Builder
+	status := fmt.Sprint(d.Status)
+	switch {
+	case d.Answer == string(inspector.AnswerHang):
+		status = "held 15s"
+	case d.Answer == string(inspector.AnswerClose):
+		status = "closed"
+	}
+	fmt.Fprintf(&b, "%s  #%-5d %s %s  %s", d.ReceivedAt.Local().Format("15:04:05.000"), d.ID, d.Method, d.Path, status)
+	if a == nil {
+		b.WriteString("  (not analyzed)\n")
+		return b.String()
+	}
+	sig := a.Signature
+	head := "signature " + string(sig.Status)
+	note := sig.Note()
+	switch sig.Status {
+	case inspector.SignatureValid:
+		if sig.SecretIndex > 0 {
+			head += fmt.Sprintf(" (secret #%d)", sig.SecretIndex+1)
+		}
+		if note != "" {
+			head += " (with a note)"
+		}
+		head = paint(ansiGreen, head)
+	case inspector.SignatureInvalid, inspector.SignatureMissing:
+		head = paint(ansiRed, head)
+	default:
+		head = paint(ansiDim, head)
+	}
+	fmt.Fprintf(&b, "  %s", head)
+	if d.Truncated {
+		b.WriteString(paint(ansiYellow, fmt.Sprintf("  TRUNCATED (%d bytes sent)", d.BodyLength)))
+	}
+	if a.Resend {
+		b.WriteString(paint(ansiYellow, fmt.Sprintf("  re-sent message (first #%d)", a.ResendOf)))
+	}
+	if n := len(a.Problems); n > 0 {
+		b.WriteString("  " + plural.S(n, "header problem"))
+	}
+	b.WriteByte('\n')
+	// The reasons, one indented line each. An unverified signature's reason
+	// (no secret) is said once, on the start line, not under every delivery.
+	switch {
+	case sig.Status == inspector.SignatureInvalid || sig.Status == inspector.SignatureMissing:
+		fmt.Fprintf(&b, "    %s %s\n", paint(ansiRed, "signature "+string(sig.Status)+":"), sig.Reason)
+	case note != "":
+		fmt.Fprintf(&b, "    %s %s\n", paint(ansiYellow, "signature note:"), note)
+	}
+	for _, p := range a.Problems {
+		fmt.Fprintf(&b, "    %s\n", problemText(p, paint))
+	}
+	if a.Error != nil {
+		fmt.Fprintf(&b, "    %s %s\n", paint(ansiRed, "undecodable:"), a.Error.Reason)
+	}
+	for i, e := range a.Events {
+		marks := "new"
+		if e.Duplicate {
+			marks = paint(ansiYellow, fmt.Sprintf("duplicate: copy %d, first in #%d", e.Copies, e.FirstDeliveryID))
+		}
+		if e.Divergent {
+			marks += " " + paint(ansiRed+ansiBold, "DIVERGENT")
+		}
+		if e.OutOfOrder {
+			marks += " " + paint(ansiYellow, "out-of-order")
+		}
+		if n := len(e.Problems); n > 0 {
+			marks += " " + plural.S(n, "problem")
+		}
+		typ := e.Type
+		if typ == "" {
+			typ = "(no type)"
+		}
+		uuid := e.UUID
+		if uuid == "" {
+			uuid = "(no uuid)"
+		}
+		fmt.Fprintf(&b, "    %-42s %-34s %s\n", typ, uuid, marks)
+		if e.Divergent {
+			fmt.Fprintf(&b, "      %s same uuid as #%d, other content", paint(ansiRed, "divergent:"), e.FirstDeliveryID)
+			if fc := firsts[i]; fc != nil && len(fc.Changes) > 0 {
+				b.WriteString(":\n")
+				for _, c := range fc.Changes[:min(len(fc.Changes), maxChangesShown)] {
+					fmt.Fprintf(&b, "        %s\n", c)
+				}
+				if n := len(fc.Changes) - maxChangesShown; n > 0 {
+					fmt.Fprintf(&b, "        … and %s (--json lists them all)\n", plural.S(n, "more change"))
+				}
+			} else {
+				b.WriteString("\n")
+			}
+		}
+		if e.OutOfOrder && e.OrderNote != "" {
+			fmt.Fprintf(&b, "      %s %s\n", paint(ansiYellow, "out of order:"), e.OrderNote)
+		}
+		for _, p := range e.Problems {
+			fmt.Fprintf(&b, "      %s\n", problemText(p, paint))
+		}
+	}
+	return b.String()
+}
+
+// problemText is one contract problem on a line: its severity, where it
+// is (a JSON path or a header name) and what is wrong.
+func problemText(p catalog.Problem, paint func(c, s string) string) string {
+	sev := string(p.Severity)
+	switch p.Severity {
+	case catalog.SeverityError:
+		sev = paint(ansiRed, sev)
+	case catalog.SeverityWarning:
+		sev = paint(ansiYellow, sev)
+	default:
+		sev = paint(ansiDim, sev)
+	}
+	if p.Path == "" {
+		return sev + ": " + p.Message
+	}
+	return sev + " " + p.Path + ": " + p.Message
+}

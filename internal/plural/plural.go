@@ -1,0 +1,17 @@
+// Package plural writes a count with its noun in the right number, so no
+// message says "1 messages" or "2 problem(s)".
+package plural
+
+import "strconv"
+
+// Count says "1 message" or "3 messages": one is the singular noun, many
+// the plural.
+func Count(n int, one, many string) string {
+	if n == 1 || n == -1 {
+		return strconv.Itoa(n) + " " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// S is Count with the plural made by adding "s" to one.
+func S(n int, one string) string { return Count(n, one, one+"s") }
