@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,23 @@ const (
 	AnswerHang  AnswerMode = "hang"  // no answer for 15 s: past the service's 10 s timeout
 	AnswerClose AnswerMode = "close" // close the connection without an answer
 )
+
+// AnswerPassThrough is Delivery.Answer for a delivery answered by the
+// developer's app through a Tap (pass-through forwarding): the status the
+// service got is in the forward attempt, not in Delivery.Status.
+const AnswerPassThrough = "pass-through"
+
+// Tap sees what the receiver stores, to forward it (see inspector/forward).
+type Tap interface {
+	// Relays reports whether d, read whole and about to be stored with a
+	// 200 answer, is to be answered by Relay instead.
+	Relays(d *Delivery) bool
+	// Stored is called once d is durably stored, before it is answered.
+	// It must not block: the answer waits for it.
+	Stored(d *Delivery)
+	// Relay answers d in the receiver's place (when Relays said so).
+	Relay(w http.ResponseWriter, r *http.Request, d *Delivery)
+}
 
 // ParseAnswerMode checks a user-supplied mode.
 func ParseAnswerMode(s string) (AnswerMode, error) {
@@ -76,6 +94,7 @@ type Engine struct {
 	secrets [][]byte
 	answer  AnswerMode
 	maxBody int64
+	tap     Tap
 
 	q queue
 	// receiving counts requests between arrival and answer; analysis
@@ -168,6 +187,17 @@ func (e *Engine) SetMaxBody(n int64) {
 	e.maxBody = n
 	e.mu.Unlock()
 }
+
+// SetTap gives every delivery the receiver stores from now on to t (nil
+// stops). Answer modes other than 200 take precedence over t's relaying.
+func (e *Engine) SetTap(t Tap) {
+	e.mu.Lock()
+	e.tap = t
+	e.mu.Unlock()
+}
+
+// Receiving is how many requests are between arrival and answer now.
+func (e *Engine) Receiving() int64 { return e.receiving.Load() }
 
 // Subscribe registers fn to be called, on the analysis goroutine, with
 // every record once it is analyzed (or re-verified). fn must not block for
