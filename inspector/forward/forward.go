@@ -12,6 +12,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -614,4 +615,15 @@ func (f *Forwarder) queued(id int64) bool {
 		}
 	}
 	return false
+}
+
+// Floor is the highest id below every delivery a route still owes:
+// retention may delete at or below it, never above (math.MaxInt64 - 1
+// when the routes owe nothing).
+func (f *Forwarder) Floor() int64 {
+	l := int64(math.MaxInt64)
+	for _, w := range f.workers {
+		l = min(l, w.lowest())
+	}
+	return l - 1
 }
