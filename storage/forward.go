@@ -221,17 +221,18 @@ func (db *DB) SaveForwards(ctx context.Context, attempts []*forward.Attempt, cur
 				body = []byte{}
 			}
 			number := sql.NullInt64{Int64: int64(a.Number), Valid: a.Number > 0}
-			res, err := tx.exec(ctx, `INSERT INTO forward_attempts(delivery_id, route, number, kind, started_at, status,
+			st, err := tx.prepared(ctx, `INSERT INTO forward_attempts(delivery_id, route, number, kind, started_at, status,
 				latency_ns, outcome, final, reforward, error, detail, response_body)
 				SELECT ?1, ?2, coalesce(?3, (SELECT coalesce(max(number), 0) + 1 FROM forward_attempts WHERE delivery_id = ?1 AND route = ?2)),
-				?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 WHERE EXISTS (SELECT 1 FROM deliveries WHERE id = ?1)`,
-				a.DeliveryID, a.Route, number, string(a.Kind), nanos(a.StartedAt), a.Status, int64(a.Latency),
-				string(a.Outcome), boolInt(a.Final), boolInt(a.Reforward), a.Error, details[i], body)
+				?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 WHERE EXISTS (SELECT 1 FROM deliveries WHERE id = ?1)
+				RETURNING id, number`)
 			if err != nil {
 				return 0, err
 			}
-			if n, _ := res.RowsAffected(); n == 1 {
-				a.ID, _ = res.LastInsertId()
+			err = st.QueryRowContext(ctx, a.DeliveryID, a.Route, number, string(a.Kind), nanos(a.StartedAt), a.Status, int64(a.Latency),
+				string(a.Outcome), boolInt(a.Final), boolInt(a.Reforward), a.Error, details[i], body).Scan(&a.ID, &a.Number)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return 0, err
 			}
 		}
 		for route, c := range cursors {
