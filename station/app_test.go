@@ -33,8 +33,8 @@ type rawApp struct {
 	mu    sync.Mutex
 	conns map[net.Conn]bool
 	reqs  [][]byte
-	got  chan struct{}
-	wg   sync.WaitGroup
+	got   chan struct{}
+	wg    sync.WaitGroup
 }
 
 func newRawApp(t *testing.T, addr string) *rawApp {

@@ -16,7 +16,7 @@ import (
 func TestParseRoute(t *testing.T) {
 	for _, tc := range []struct {
 		spec, name, glob, err string
-		catchAll, loopback   bool
+		catchAll, loopback    bool
 	}{
 		{spec: "http://localhost:3000/webhooks", name: "http://localhost:3000/webhooks", catchAll: true, loopback: true},
 		{spec: "media.*=http://127.0.0.1:3000/media", name: "media.*=http://127.0.0.1:3000/media", glob: "media.*", loopback: true},
