@@ -39,9 +39,15 @@ type Tap interface {
 	// Relays reports whether d, read whole and about to be stored with a
 	// 200 answer, is to be answered by Relay instead.
 	Relays(d *Delivery) bool
-	// Stored is called once d is durably stored, before it is answered.
-	// It must not block: the answer waits for it.
-	Stored(d *Delivery)
+	// Arrived is called as the receiver starts storing a request. Its
+	// ticket comes back with Stored: a tap can then tell when every
+	// request that began storing before a delivery (and so may carry a
+	// lower id) has been handed over, and keep id order.
+	Arrived() (ticket uint64)
+	// Stored is called once per ticket: with d once it is durably stored,
+	// before it is answered, or with nil when it could not be stored. It
+	// must not block: the answer waits for it.
+	Stored(ticket uint64, d *Delivery)
 	// Relay answers d in the receiver's place (when Relays said so).
 	Relay(w http.ResponseWriter, r *http.Request, d *Delivery)
 }
@@ -195,9 +201,6 @@ func (e *Engine) SetTap(t Tap) {
 	e.tap = t
 	e.mu.Unlock()
 }
-
-// Receiving is how many requests are between arrival and answer now.
-func (e *Engine) Receiving() int64 { return e.receiving.Load() }
 
 // Subscribe registers fn to be called, on the analysis goroutine, with
 // every record once it is analyzed (or re-verified). fn must not block for

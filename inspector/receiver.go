@@ -87,6 +87,16 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if relay {
 		d.Status, d.Answer = 0, AnswerPassThrough
 	}
+	var stored func(*Delivery)
+	if tap != nil {
+		ticket := tap.Arrived()
+		stored = func(d *Delivery) { tap.Stored(ticket, d); stored = nil }
+		defer func() {
+			if stored != nil {
+				stored(nil)
+			}
+		}()
+	}
 
 	if _, err := e.Ingest(r.Context(), d); err != nil {
 		// Not stored, so not acknowledged: the sender must try again.
@@ -94,8 +104,8 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "hookscope could not store the delivery; send it again", http.StatusServiceUnavailable)
 		return
 	}
-	if tap != nil {
-		tap.Stored(d)
+	if stored != nil {
+		stored(d)
 		if relay {
 			tap.Relay(w, r, d)
 			return

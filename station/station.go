@@ -257,7 +257,7 @@ func (s *Station) SetForward(ctx context.Context, cfg *forward.Config) error {
 			}
 			s.marks = m
 		}
-		f, err := forward.New(*cfg, forward.Options{Store: s.db, Marks: s.marks, Receiving: s.eng.Receiving, Logf: s.logf})
+		f, err := forward.New(*cfg, forward.Options{Store: s.db, Marks: s.marks, Logf: s.logf})
 		if err != nil {
 			return err
 		}

@@ -33,11 +33,6 @@ type Options struct {
 	// Marks keeps the started marks; nil keeps none, so re-forwards
 	// after a crash are not marked (tests of other things).
 	Marks Marks
-	// Receiving reports how many requests the receiver is between
-	// arrival and answer (inspector.Engine.Receiving): while none is, every
-	// acked delivery has reached the forwarder and a route's cursor may
-	// pass it. Nil means always none (no receiver: tests).
-	Receiving func() int64
 	// Logf receives operational messages (never secrets). Nil discards.
 	Logf func(format string, args ...any)
 	// Now is the clock; nil means time.Now.
@@ -104,7 +99,6 @@ type Forwarder struct {
 	cfg       Config
 	store     Store
 	marks     Marks
-	receiving func() int64
 	logf      func(string, ...any)
 	now       func() time.Time
 	memLimit  int64
@@ -119,12 +113,13 @@ type Forwarder struct {
 	hub     hub
 	rec     recorder
 
-	// intake holds stored deliveries not yet handed to the routes'
-	// queues; undistributed counts them until they are.
-	intakeMu      sync.Mutex
-	intake        []*inspector.Delivery
-	intakeKick    chan struct{}
-	undistributed atomic.Int64
+	// tickets follow every request the receiver stores; intake holds
+	// stored deliveries not yet handed to the routes' queues (a ticket is
+	// finished once its delivery is).
+	tickets    tickets
+	intakeMu   sync.Mutex
+	intake     []intaken
+	intakeKick chan struct{}
 	// maxSeen is the highest id the receiver handed over.
 	maxSeen atomic.Int64
 	// top: every acked delivery at or below it has reached the routes'
@@ -158,7 +153,6 @@ func New(cfg Config, o Options) (*Forwarder, error) {
 		cfg:        cfg,
 		store:      o.Store,
 		marks:      o.Marks,
-		receiving:  o.Receiving,
 		logf:       o.Logf,
 		now:        o.Now,
 		memLimit:   o.MemoryBytes,
@@ -171,9 +165,6 @@ func New(cfg Config, o Options) (*Forwarder, error) {
 	}
 	if f.now == nil {
 		f.now = time.Now
-	}
-	if f.receiving == nil {
-		f.receiving = func() int64 { return 0 }
 	}
 	if f.memLimit <= 0 {
 		f.memLimit = 32 << 20
@@ -333,13 +324,27 @@ func (f *Forwarder) Relays(d *inspector.Delivery) bool {
 	return len(f.routesFor(d)) > 0
 }
 
+// Arrived issues the ticket of a request the receiver starts storing
+// (inspector.Tap).
+func (f *Forwarder) Arrived() uint64 { return f.tickets.issue() }
+
+// intaken is a stored delivery on its way to the routes' queues.
+type intaken struct {
+	ticket uint64
+	before uint64
+	d      *inspector.Delivery
+}
+
 // Stored takes a delivery the receiver has durably stored, before it is
 // answered (inspector.Tap). It only queues it: the ack never waits for
 // forwarding. In pass-through it sends the deliveries the receiver
 // answers itself (malformed ones) to the catch-all routes in the
 // background.
-func (f *Forwarder) Stored(d *inspector.Delivery) {
-	if f.state.Load() != 1 {
+func (f *Forwarder) Stored(ticket uint64, d *inspector.Delivery) {
+	if d == nil || f.state.Load() != 1 || f.cfg.Mode == ModePassThrough {
+		f.tickets.finish(ticket)
+	}
+	if d == nil || f.state.Load() != 1 {
 		return
 	}
 	if f.cfg.Mode == ModePassThrough {
@@ -356,16 +361,18 @@ func (f *Forwarder) Stored(d *inspector.Delivery) {
 		}
 		return
 	}
-	f.undistributed.Add(1)
-	f.intakeMu.Lock()
-	f.intake = append(f.intake, d)
-	f.intakeMu.Unlock()
 	for {
 		m := f.maxSeen.Load()
 		if d.ID <= m || f.maxSeen.CompareAndSwap(m, d.ID) {
 			break
 		}
 	}
+	// Every request that began storing before this call may carry a
+	// lower id: the routes send d once all of their tickets are finished.
+	before := f.tickets.issued()
+	f.intakeMu.Lock()
+	f.intake = append(f.intake, intaken{ticket: ticket, before: before, d: d})
+	f.intakeMu.Unlock()
 	select {
 	case f.intakeKick <- struct{}{}:
 	default:
@@ -373,7 +380,8 @@ func (f *Forwarder) Stored(d *inspector.Delivery) {
 }
 
 // dispatch hands stored deliveries to the queues of the routes they
-// match, off the receiver's goroutines (matching may decode the body).
+// match, off the receiver's goroutines (matching may decode the body),
+// then finishes their tickets.
 func (f *Forwarder) dispatch() {
 	defer f.wg.Done()
 	for {
@@ -381,17 +389,27 @@ func (f *Forwarder) dispatch() {
 		batch := f.intake
 		f.intake = nil
 		f.intakeMu.Unlock()
-		for _, d := range batch {
-			for _, w := range f.routesFor(d) {
-				w.push(d)
+		for _, in := range batch {
+			for _, w := range f.routesFor(in.d) {
+				w.push(in.d, in.before)
 			}
-			f.undistributed.Add(-1)
+			f.tickets.finish(in.ticket)
 		}
 		if len(batch) > 0 {
+			for _, w := range f.workers {
+				w.wake()
+			}
 			continue
 		}
 		select {
 		case <-f.ctx.Done():
+			// What is left is stored and owed: the next run sends it.
+			f.intakeMu.Lock()
+			for _, in := range f.intake {
+				f.tickets.finish(in.ticket)
+			}
+			f.intake = nil
+			f.intakeMu.Unlock()
 			return
 		case <-f.intakeKick:
 		}
@@ -400,15 +418,14 @@ func (f *Forwarder) dispatch() {
 
 // safeTop is the highest id such that every delivery at or below it that
 // the receiver acked has reached the routes' queues: read the highest id
-// handed over, then check no request is between arrival and answer and
-// nothing waits in the intake. A delivery's id is taken after its request
-// arrived and it is handed over before its answer, so any acked delivery
-// with a lower id was handed over by then. Under a constant flood the
-// check rarely passes; the cursor then lags, which costs a longer scan
-// after a crash, never a lost delivery.
+// handed over, then check that every ticket is finished. A delivery's id
+// is taken after its ticket was issued, and its ticket finishes once it
+// is in the queues, so any acked delivery with a lower id is there by
+// then. Under a constant flood the check rarely passes; the cursor then
+// lags, which costs a longer scan after a crash, never a lost delivery.
 func (f *Forwarder) safeTop() int64 {
 	m := f.maxSeen.Load()
-	if f.receiving() == 0 && f.undistributed.Load() == 0 {
+	if f.tickets.idle() {
 		for {
 			t := f.top.Load()
 			if m <= t || f.top.CompareAndSwap(t, m) {
@@ -417,6 +434,56 @@ func (f *Forwarder) safeTop() int64 {
 		}
 	}
 	return f.top.Load()
+}
+
+// tickets numbers the requests the receiver stores, in the order they
+// begin storing, and knows the highest number below which all are
+// finished.
+type tickets struct {
+	mu   sync.Mutex
+	next uint64          // last issued
+	low  uint64          // every ticket at or below it is finished
+	done map[uint64]bool // finished above low
+}
+
+func (t *tickets) issue() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.next++
+	return t.next
+}
+
+func (t *tickets) issued() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.next
+}
+
+func (t *tickets) finish(n uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done == nil {
+		t.done = map[uint64]bool{}
+	}
+	t.done[n] = true
+	for t.done[t.low+1] {
+		delete(t.done, t.low+1)
+		t.low++
+	}
+}
+
+// finished reports whether every ticket up to n is finished.
+func (t *tickets) finished(n uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.low >= n
+}
+
+// idle reports that no ticket is outstanding.
+func (t *tickets) idle() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.low == t.next
 }
 
 // attempt sends d to w's app once and describes the outcome; it neither

@@ -51,21 +51,24 @@ type worker struct {
 }
 
 type item struct {
-	id       int64
-	d        *inspector.Delivery
+	id int64
+	d  *inspector.Delivery
+	// before: every ticket up to it must be finished before the item is
+	// sent (a request storing meanwhile may carry a lower id).
+	before   uint64
 	attempts int
 	verdicts int
 	backlog  bool
 }
 
 // push queues a delivery of this run.
-func (w *worker) push(d *inspector.Delivery) {
+func (w *worker) push(d *inspector.Delivery, before uint64) {
 	w.mu.Lock()
 	if d.ID <= w.liveFrom {
 		w.mu.Unlock()
 		return
 	}
-	it := item{id: d.ID, d: d}
+	it := item{id: d.ID, d: d, before: before}
 	if w.liveBytes+int64(len(d.Body)) > w.f.memLimit {
 		it.d = nil
 	} else {
@@ -80,6 +83,10 @@ func (w *worker) push(d *inspector.Delivery) {
 	copy(w.live[i+1:], w.live[i:])
 	w.live[i] = it
 	w.mu.Unlock()
+}
+
+// wake tells the worker its queue changed.
+func (w *worker) wake() {
 	select {
 	case w.kick <- struct{}{}:
 	default:
@@ -130,7 +137,7 @@ func (w *worker) next() (item, bool) {
 			return item{id: o.ID, attempts: o.Attempts, verdicts: o.Verdicts, backlog: true}, true
 		}
 		w.mu.Lock()
-		if len(w.live) > 0 {
+		if len(w.live) > 0 && w.f.tickets.finished(w.live[0].before) {
 			it := w.live[0]
 			w.live = w.live[1:]
 			if it.d != nil {
@@ -140,10 +147,17 @@ func (w *worker) next() (item, bool) {
 			w.mu.Unlock()
 			return it, true
 		}
+		// A head waiting for lower ids is woken by the dispatcher; the
+		// timer covers tickets finished without a delivery (a failed store).
+		var retry <-chan time.Time
+		if len(w.live) > 0 {
+			retry = time.After(time.Millisecond)
+		}
 		w.mu.Unlock()
 		select {
 		case <-ctx.Done():
 		case <-w.kick:
+		case <-retry:
 		}
 	}
 	return item{}, false
