@@ -252,7 +252,7 @@ func TestPassThrough(t *testing.T) {
 	}{
 		{name: "200", status: 200, want: 200, outcome: forward.Delivered},
 		{name: "500", status: 500, want: 500, wantErr: "the app answered 500", outcome: forward.Rejected},
-		{name: "timeout", status: 200, delay: 2 * time.Second, want: 504, wantErr: "no answer from", outcome: forward.Timeout},
+		{name: "timeout", status: 200, delay: 4 * time.Second, want: 504, wantErr: "no answer from", outcome: forward.Timeout},
 		{name: "refused", target: "http://" + deadAddr + "/", want: 502, wantErr: "nothing is listening on " + deadAddr, outcome: forward.Unreachable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -262,7 +262,7 @@ func TestPassThrough(t *testing.T) {
 			if target == "" {
 				target = app.url("/hook")
 			}
-			st := open(t, "", &forward.Config{Mode: forward.ModePassThrough, Routes: routes(t, target), Policy: forward.Policy{Timeout: 300 * time.Millisecond}})
+			st := open(t, "", &forward.Config{Mode: forward.ModePassThrough, Routes: routes(t, target), Policy: forward.Policy{Timeout: 1500 * time.Millisecond}})
 			body := message(simulate.New(4), "media.ready")
 			req, _ := simulate.NewRequest(context.Background(), "http://"+st.Addr()+"/webhooks", body, nil)
 			resp, err := http.DefaultClient.Do(req)

@@ -80,8 +80,8 @@ type Attempt struct {
 	Relayed int `json:"relayed,omitempty"`
 
 	// unsent: the request never left (no connection), so the app cannot
-	// have it.
-	unsent bool
+	// have it. timedOut: the budget ran out (even while connecting).
+	unsent, timedOut bool
 }
 
 // OK reports a 2xx answer.

@@ -67,10 +67,14 @@ func DefaultsHelp() string {
 type Policy struct {
 	// Timeout is one attempt's budget; zero means DefaultTimeout.
 	Timeout time.Duration
-	// Retries is how often a rejected or timed-out delivery is retried;
-	// negative means none, zero means DefaultRetries.
+	// Retries is how often a rejected or timed-out delivery is retried:
+	// zero means DefaultRetries, NoRetries none (a face maps a user's
+	// "--forward-retries 0" to NoRetries).
 	Retries int
 }
+
+// NoRetries in Policy.Retries sends a rejected delivery once only.
+const NoRetries = -1
 
 func (p Policy) timeout() time.Duration {
 	if p.Timeout <= 0 {

@@ -272,6 +272,14 @@ func (f *Forwarder) Stop(ctx context.Context) error {
 	var errs []error
 	if err := f.rec.flush(ctx); err != nil {
 		errs = append(errs, err)
+	} else if f.marks != nil {
+		// Every outcome is recorded: only an attempt cut short by this
+		// stop may have reached the app unrecorded.
+		for _, w := range f.workers {
+			if !w.interrupted {
+				w.mark(min(w.lowest()-1, max(f.maxSeen.Load(), f.top.Load())))
+			}
+		}
 	}
 	if f.cfg.Mode == ModeAck {
 		last := max(f.maxSeen.Load(), f.top.Load())
@@ -500,7 +508,10 @@ func (f *Forwarder) attempt(ctx context.Context, w *worker, d *inspector.Deliver
 	if err != nil {
 		a.Detail = err.Error()
 		var xe *replay.ExchangeError
-		a.unsent = errors.As(err, &xe) && (xe.Stage == replay.StageConnect || xe.Stage == replay.StageTLS)
+		if errors.As(err, &xe) {
+			a.unsent = xe.Stage == replay.StageConnect || xe.Stage == replay.StageTLS
+			a.timedOut = xe.TimedOut
+		}
 	}
 	if resp != nil {
 		a.Status, a.StatusText, a.ResponseHeaders = resp.Status, resp.StatusText, resp.Headers
@@ -557,7 +568,7 @@ func (f *Forwarder) Relay(w http.ResponseWriter, r *http.Request, d *inspector.D
 		w.Write(resp.Body)
 	} else {
 		status := http.StatusBadGateway
-		if a.Outcome == Timeout {
+		if a.Outcome == Timeout || a.timedOut {
 			status = http.StatusGatewayTimeout
 			a.Error += "; the service got 504 and will send the message again"
 		} else {

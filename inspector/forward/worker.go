@@ -48,6 +48,8 @@ type worker struct {
 	// an app that fails everything does not hold the queue for each one.
 	streak    bool
 	downTries int
+	// interrupted: Hookscope stopped during an attempt.
+	interrupted bool
 }
 
 type item struct {
@@ -217,6 +219,7 @@ func (w *worker) deliver(it item) bool {
 		var wait time.Duration
 		switch a.Outcome {
 		case Stopped:
+			w.interrupted = true
 			f.rec.add(a)
 			return false
 		case Delivered:
