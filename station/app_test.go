@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/textproto"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -176,14 +175,6 @@ func (a *rawApp) waitFor(t *testing.T, what string, within time.Duration, cond f
 			t.Fatalf("after %v the app still had not %s (it got %d requests)", within, what, len(a.requests()))
 		}
 	}
-}
-
-// header returns a request's header value (first, any case).
-func header(req []byte, name string) string {
-	tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(req)))
-	tp.ReadLine()
-	h, _ := tp.ReadMIMEHeader()
-	return h.Get(name)
 }
 
 // open starts a station on a fresh store with fwd.

@@ -202,12 +202,11 @@ func TestForwardRetriesThenGivesUp(t *testing.T) {
 	if as[0].NextAt.IsZero() || !strings.Contains(as[0].Error, "tries again in 1s (retry 1 of 2)") {
 		t.Errorf("first attempt does not say when it is retried: %q", as[0].Error)
 	}
+	waitAttempts(t, st, ids[2], 1)
 	badges, err := st.Forwarder().Badges(context.Background(), ids)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitAttempts(t, st, ids[2], 1)
-	badges, _ = st.Forwarder().Badges(context.Background(), ids)
 	if badges[ids[0]].Text != "→ 500" || badges[ids[0]].State != "failed" || badges[ids[2]].Text != "→ 200" || badges[ids[2]].State != "delivered" {
 		t.Errorf("badges: %+v", badges)
 	}
