@@ -118,12 +118,8 @@ func TestForwardAppDownThenUp(t *testing.T) {
 	var want []string
 	for range 30 {
 		b := message(g, "media.updated")
-		start := time.Now()
 		if code, _ := post(t, url, b, nil); code != 200 {
 			t.Fatalf("receiver answered %d while the app is down", code)
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Fatalf("an ack took %v while the app was down", d)
 		}
 		want = append(want, string(b))
 	}

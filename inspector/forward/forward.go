@@ -277,7 +277,7 @@ func (f *Forwarder) Stop(ctx context.Context) error {
 		// stop may have reached the app unrecorded.
 		for _, w := range f.workers {
 			if !w.interrupted {
-				w.mark(min(w.lowest()-1, max(f.maxSeen.Load(), f.top.Load())))
+				w.mark(w.restingMark(max(f.maxSeen.Load(), f.top.Load())))
 			}
 		}
 	}

@@ -338,3 +338,16 @@ func (w *worker) lowest() int64 {
 	}
 	return l
 }
+
+// restingMark is the started mark a clean stop leaves: below everything
+// owed, but not below a delivery of the previous run's mark that this run
+// has not reached again (it may still have reached the app then).
+func (w *worker) restingMark(top int64) int64 {
+	m := min(w.lowest()-1, top)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.backlogDone && w.backlogAfter < w.startedBefore {
+		m = max(m, w.startedBefore)
+	}
+	return m
+}

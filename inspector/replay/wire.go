@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -242,7 +243,7 @@ func (s *Sender) exchange(ctx context.Context, c *poolConn, wire []byte, method 
 
 	start := time.Now()
 	if _, err := c.Write(wire); err != nil {
-		return nil, time.Since(start), false, &ExchangeError{Stage: StageSend, Err: s.ctxErr(ctx, err), TimedOut: timedOut(ctx)}
+		return nil, time.Since(start), false, &ExchangeError{Stage: StageSend, Err: s.ctxErr(ctx, err), TimedOut: timedOut(ctx, err)}
 	}
 	var hr *http.Response
 	var err error
@@ -257,7 +258,7 @@ func (s *Sender) exchange(ctx context.Context, c *poolConn, wire []byte, method 
 	}
 	latency := time.Since(start)
 	if err != nil {
-		return nil, latency, false, &ExchangeError{Stage: StageRead, Err: s.ctxErr(ctx, err), TimedOut: timedOut(ctx)}
+		return nil, latency, false, &ExchangeError{Stage: StageRead, Err: s.ctxErr(ctx, err), TimedOut: timedOut(ctx, err)}
 	}
 	defer hr.Body.Close()
 	limit := s.MaxResponse
@@ -285,7 +286,7 @@ func (s *Sender) exchange(ctx context.Context, c *poolConn, wire []byte, method 
 	}
 	if err != nil {
 		// The status arrived; a body cut short is worth keeping with a note.
-		return resp, latency, false, &ExchangeError{Stage: StageBody, Err: s.ctxErr(ctx, err), TimedOut: timedOut(ctx)}
+		return resp, latency, false, &ExchangeError{Stage: StageBody, Err: s.ctxErr(ctx, err), TimedOut: timedOut(ctx, err)}
 	}
 	keep := !resp.Truncated && !hr.Close && hr.StatusCode != http.StatusSwitchingProtocols
 	if keep && stop() {
@@ -296,7 +297,12 @@ func (s *Sender) exchange(ctx context.Context, c *poolConn, wire []byte, method 
 	return resp, latency, false, nil
 }
 
-func timedOut(ctx context.Context) bool { return errors.Is(ctx.Err(), context.DeadlineExceeded) }
+// timedOut reports an exchange whose budget ran out. The connection's
+// deadline is the context's, and on a busy machine it can fire before the
+// context's own timer has marked the context done.
+func timedOut(ctx context.Context, err error) bool {
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) || (ctx.Err() == nil && errors.Is(err, os.ErrDeadlineExceeded))
+}
 
 // Stage says how far an exchange got before it failed.
 type Stage string
@@ -341,7 +347,7 @@ func (e *ExchangeError) Error() string {
 func (e *ExchangeError) Unwrap() error { return e.Err }
 
 func (s *Sender) ctxErr(ctx context.Context, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if timedOut(ctx, err) {
 		return fmt.Errorf("no answer within %s", s.timeout())
 	}
 	if ctx.Err() != nil {
