@@ -151,6 +151,11 @@ func TestForwardAppDownThenUp(t *testing.T) {
 	if refused == 0 {
 		t.Error("no refused attempt was reported while the app was down")
 	}
+	if !slices.ContainsFunc(events, func(e forward.Event) bool {
+		return e.Kind == forward.RouteChanged && e.Route.State == forward.RouteDown && e.Route.Waiting == 30
+	}) {
+		t.Error("no route report said the app is down with 30 deliveries waiting")
+	}
 }
 
 // TestForwardRetriesThenGivesUp: an app answering 500 gets the delivery

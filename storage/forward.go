@@ -328,6 +328,38 @@ func (db *DB) ForwardDelivery(ctx context.Context, id int64) (*inspector.Deliver
 	return rec.Delivery, nil
 }
 
+// ForwardWaiting returns, per route in the store, how many deliveries it
+// still owes (a face shows it even while forwarding is off).
+func (db *DB) ForwardWaiting(ctx context.Context) (map[string]int64, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT route, cursor FROM forward_routes`)
+	if err != nil {
+		return nil, fmt.Errorf("count forward queues: %w", err)
+	}
+	cursors := map[string]int64{}
+	for rows.Next() {
+		var r string
+		var c int64
+		if err := rows.Scan(&r, &c); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("count forward queues: %w", err)
+		}
+		cursors[r] = c
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count forward queues: %w", err)
+	}
+	out := make(map[string]int64, len(cursors))
+	for r, c := range cursors {
+		var n int64
+		if err := db.sql.QueryRowContext(ctx, `SELECT count(*) `+owedWhere, r, c, int64(math.MaxInt64)).Scan(&n); err != nil {
+			return nil, fmt.Errorf("count forward queue %s: %w", r, err)
+		}
+		out[r] = n
+	}
+	return out, nil
+}
+
 // CountAfter counts the deliveries with an id above id: retention keeps at
 // least that many, so nothing a forward route still owes is pruned.
 func (db *DB) CountAfter(ctx context.Context, id int64) (int64, error) {

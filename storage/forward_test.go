@@ -94,6 +94,9 @@ func TestForwardQueueSessions(t *testing.T) {
 	if got := owedIDs(t, db, "r", st.Cursor, st.Live); !slices.Equal(got, []int64{6, 8, 9}) || st.Live != 10 || st.Owed != 3 {
 		t.Errorf("after a clean stop: owed %v, state %+v", got, st)
 	}
+	if w, err := db.ForwardWaiting(ctx); err != nil || w["r"] != 3 {
+		t.Errorf("waiting %v %v, want r: 3", w, err)
+	}
 	// A cursor never moves back.
 	if err := db.SaveForwards(ctx, nil, map[string]int64{"r": 2}); err != nil {
 		t.Fatal(err)

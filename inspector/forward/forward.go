@@ -53,8 +53,8 @@ const (
 	// AttemptDone: Attempt holds one finished attempt; Route the state of
 	// its route just after it.
 	AttemptDone EventKind = iota
-	// RouteChanged: Route went up, down or its queue length changed
-	// notably (it started or finished a backlog).
+	// RouteChanged: Route went up or down, or the number of deliveries
+	// waiting for it changed (reported at most every 250 ms).
 	RouteChanged
 	// Warning: Message says something the user should know once (a
 	// target off this machine).
@@ -150,13 +150,16 @@ func New(cfg Config, o Options) (*Forwarder, error) {
 		return nil, err
 	}
 	f := &Forwarder{
-		cfg:        cfg,
-		store:      o.Store,
-		marks:      o.Marks,
-		logf:       o.Logf,
-		now:        o.Now,
-		memLimit:   o.MemoryBytes,
-		pool:       &replay.Pool{},
+		cfg:      cfg,
+		store:    o.Store,
+		marks:    o.Marks,
+		logf:     o.Logf,
+		now:      o.Now,
+		memLimit: o.MemoryBytes,
+		// Pass-through relays as many requests at once as the service
+		// sends (the load generator's 64 connections): keep as many idle
+		// connections as a reverse proxy would, not the one-off default.
+		pool:       &replay.Pool{MaxIdle: 64},
 		byName:     map[string]*worker{},
 		intakeKick: make(chan struct{}, 1),
 	}
@@ -291,6 +294,21 @@ func (f *Forwarder) Stop(ctx context.Context) error {
 	}
 	f.pool.Close()
 	return errors.Join(errs...)
+}
+
+// publishRouteChanges reports routes whose state or queue length changed
+// since the last report (called every cursorEvery), so a face can show
+// "your app is down; 41 deliveries wait" as the queue grows between
+// attempts.
+func (f *Forwarder) publishRouteChanges() {
+	for _, w := range f.workers {
+		st := w.snapshot()
+		if st.State == w.reported.State && st.Waiting == w.reported.Waiting {
+			continue
+		}
+		w.reported = st
+		f.hub.publish(Event{Kind: RouteChanged, Route: st})
+	}
 }
 
 // Status returns every route's state.

@@ -57,6 +57,7 @@ func (r *recorder) loop() {
 			return
 		case <-r.kick:
 		case <-tick.C:
+			r.f.publishRouteChanges()
 		}
 		if err := r.save(r.f.ctx); err != nil && r.f.ctx.Err() == nil {
 			r.f.logf("forward: record attempts: %v", err)

@@ -50,6 +50,9 @@ type worker struct {
 	downTries int
 	// interrupted: Hookscope stopped during an attempt.
 	interrupted bool
+	// reported is the status last published as RouteChanged (the
+	// recorder's goroutine only).
+	reported RouteStatus
 }
 
 type item struct {
@@ -213,7 +216,9 @@ func (w *worker) deliver(it item) bool {
 	}
 	reforward := it.backlog && it.id <= w.startedBefore
 	for n := it.attempts + 1; ; n++ {
-		w.mark(it.id)
+		if w.marked < it.id {
+			w.mark(w.markAhead(it))
+		}
 		a, _ := f.attempt(ctx, w, d, KindAck, n, f.sender)
 		a.Reforward, reforward = reforward, false
 		var wait time.Duration
@@ -257,6 +262,31 @@ func (w *worker) deliver(it item) bool {
 		}
 	}
 }
+
+// markAhead is the started mark to write before sending it: it, or, when
+// deliveries wait behind it, the markWindow-th of them. One fdatasync then
+// covers a run of sends: per delivery, the marks cost more than the
+// inbox's acks under a flood (docs/benchmarks.md, "Forwarding"). After a
+// kill -9, deliveries the mark covers but that were never sent are marked
+// re-forwards too.
+func (w *worker) markAhead(it item) int64 {
+	target := it.id
+	if it.backlog {
+		if n := min(len(w.page), markWindow); n > 0 {
+			target = max(target, w.page[n-1].ID)
+		}
+		return target
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n := min(len(w.live), markWindow); n > 0 {
+		target = max(target, w.live[n-1].id)
+	}
+	return target
+}
+
+// markWindow bounds how many waiting deliveries one started mark covers.
+const markWindow = 32
 
 // mark records, durably, that deliveries up to id may have been sent.
 func (w *worker) mark(id int64) {
