@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
