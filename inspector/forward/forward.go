@@ -505,6 +505,14 @@ func (t *tickets) finished(n uint64) bool {
 	return t.low >= n
 }
 
+// outstanding is how many requests are storing or on their way to the
+// routes' queues: the receiver's load, as the forwarder sees it.
+func (t *tickets) outstanding() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return int64(t.next-t.low) - int64(len(t.done))
+}
+
 // idle reports that no ticket is outstanding.
 func (t *tickets) idle() bool {
 	t.mu.Lock()

@@ -40,8 +40,9 @@ type worker struct {
 	// startedBefore is the started mark the previous run left: an owed
 	// delivery at or below it may have reached the app already.
 	startedBefore int64
-	// marked is the mark as last written.
+	// marked is the mark as last written, lastMark when.
 	marked    int64
+	lastMark  time.Time
 	markErred bool
 	// streak is set once a delivery was given up and none delivered
 	// since: while it lasts, a rejected delivery gets one try only, so
@@ -254,6 +255,7 @@ func (w *worker) deliver(it item) bool {
 		w.observe(a)
 		f.rec.add(a)
 		f.hub.publish(Event{Kind: AttemptDone, Attempt: a, Route: w.snapshot()})
+		w.yield(a.Latency)
 		if a.Final {
 			return true
 		}
@@ -263,14 +265,33 @@ func (w *worker) deliver(it item) bool {
 	}
 }
 
+// yield steps back after a send that took worked while the receiver is
+// flooded (inspector.FloodWaiting requests or more storing at once), by
+// the rule analysis and the inbox mover follow (inspector.YieldFor): acks
+// come first, the queue catches up after the flood. At the rates of a
+// developer's app (one or two requests at a time) it never pauses, so the
+// lag stays a send's.
+func (w *worker) yield(worked time.Duration) {
+	if n := w.f.tickets.outstanding(); n >= inspector.FloodWaiting {
+		sleep(w.f.ctx, inspector.YieldFor(worked, n))
+	}
+}
+
 // markAhead is the started mark to write before sending it: it, or, when
-// deliveries wait behind it, the markWindow-th of them. One fdatasync then
-// covers a run of sends: per delivery, the marks cost more than the
-// inbox's acks under a flood (docs/benchmarks.md, "Forwarding"). After a
-// kill -9, deliveries the mark covers but that were never sent are marked
-// re-forwards too.
+// deliveries wait behind it or arrive quickly, up to markWindow more. One
+// fdatasync then covers a run of sends: one per delivery doubled the
+// fdatasyncs of a receiver at 1,000 req/s and slowed its acks
+// (docs/benchmarks.md, "Forwarding"). After a kill -9, deliveries the mark
+// covers but that were never sent are marked re-forwards too.
 func (w *worker) markAhead(it item) int64 {
 	target := it.id
+	// Marks in quick succession: the route is busy, and ids arrive
+	// faster than fdatasyncs are cheap. Cover ids still to come too.
+	now := time.Now()
+	if now.Sub(w.lastMark) < markBusyWithin {
+		target += markWindow
+	}
+	w.lastMark = now
 	if it.backlog {
 		if n := min(len(w.page), markWindow); n > 0 {
 			target = max(target, w.page[n-1].ID)
@@ -285,8 +306,13 @@ func (w *worker) markAhead(it item) int64 {
 	return target
 }
 
-// markWindow bounds how many waiting deliveries one started mark covers.
-const markWindow = 32
+// markWindow bounds how many deliveries one started mark covers beyond
+// the one being sent; markBusyWithin is how soon after the last mark a
+// route counts as busy.
+const (
+	markWindow     = 32
+	markBusyWithin = 20 * time.Millisecond
+)
 
 // mark records, durably, that deliveries up to id may have been sent.
 func (w *worker) mark(id int64) {
