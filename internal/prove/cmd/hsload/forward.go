@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -100,7 +101,19 @@ func stationCmd(args []string) error {
 	mode := fs.String("forward-mode", "ack", "ack or pass-through")
 	var to multiFlag
 	fs.Var(&to, "forward-to", "route: URL or GLOB=URL (repeatable; none: no forwarding)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.Parse(args)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *db == "" {
 		return fmt.Errorf("--db is required")
 	}
