@@ -69,7 +69,7 @@ type Event struct {
 	Message string
 }
 
-// RouteState is whether an app answers.
+// RouteStateName says whether a route's app answers.
 type RouteStateName string
 
 // The route states.
