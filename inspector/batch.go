@@ -60,7 +60,7 @@ func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery) error {
 // chunk whose saves took long, and with it the rate (docs/benchmarks.md,
 // finding 3, third round).
 //
-// floodWaiting and floodFactor: when floodWaiting requests or more wait
+// FloodWaiting and floodFactor: when FloodWaiting requests or more wait
 // for their acks at once, the receiver is saturated (at 1,000 req/s one or
 // two wait) and the pause is floodFactor times the step, a fiftieth of the
 // time. Analysis then falls far behind either way (at a tenth, 10 s of a
@@ -69,7 +69,7 @@ func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery) error {
 const (
 	yieldFactor  = 9
 	floodFactor  = 49
-	floodWaiting = 8
+	FloodWaiting = 8
 	maxYield     = 200 * time.Millisecond
 )
 
@@ -80,7 +80,7 @@ func YieldFor(worked time.Duration, waiting int64) time.Duration {
 	switch {
 	case waiting <= 0:
 		return 0
-	case waiting >= floodWaiting:
+	case waiting >= FloodWaiting:
 		return min(floodFactor*worked, maxYield)
 	default:
 		return min(yieldFactor*worked, maxYield)

@@ -49,7 +49,9 @@ type Delivery struct {
 	// read timeout); the bytes that did arrive are kept.
 	ReadError string `json:"read_error,omitempty"`
 	// Answer is the receiver's answer mode when it was not a plain answer:
-	// "hang" (held without answering) or "close" (connection closed).
+	// "hang" (held without answering), "close" (connection closed) or
+	// "pass-through" (the developer's app answered: see its forward
+	// attempt).
 	Answer string `json:"answer,omitempty"`
 	// Source tells where the delivery came from: "receiver" (default),
 	// "import" or "replay".

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,29 @@ func (m AnswerMode) Warning() string {
 		return "closing every connection unanswered"
 	}
 	return ""
+}
+
+// AnswerPassThrough is Delivery.Answer for a delivery answered by the
+// developer's app through a Tap (pass-through forwarding): the status the
+// service got is in the forward attempt, not in Delivery.Status.
+const AnswerPassThrough = "pass-through"
+
+// Tap sees what the receiver stores, to forward it (see inspector/forward).
+type Tap interface {
+	// Relays reports whether d, read whole and about to be stored with a
+	// 200 answer, is to be answered by Relay instead.
+	Relays(d *Delivery) bool
+	// Arrived is called as the receiver starts storing a request. Its
+	// ticket comes back with Stored: a tap can then tell when every
+	// request that began storing before a delivery (and so may carry a
+	// lower id) has been handed over, and keep id order.
+	Arrived() (ticket uint64)
+	// Stored is called once per ticket: with d once it is durably stored,
+	// before it is answered, or with nil when it could not be stored. It
+	// must not block: the answer waits for it.
+	Stored(ticket uint64, d *Delivery)
+	// Relay answers d in the receiver's place (when Relays said so).
+	Relay(w http.ResponseWriter, r *http.Request, d *Delivery)
 }
 
 // ParseAnswerMode checks a user-supplied mode.
@@ -87,6 +111,7 @@ type Engine struct {
 	secrets [][]byte
 	answer  AnswerMode
 	maxBody int64
+	tap     Tap
 
 	q queue
 	// receiving counts requests between arrival and answer; analysis
@@ -174,6 +199,14 @@ func (e *Engine) SetMaxBody(n int64) {
 	}
 	e.mu.Lock()
 	e.maxBody = n
+	e.mu.Unlock()
+}
+
+// SetTap gives every delivery the receiver stores from now on to t (nil
+// stops). Answer modes other than 200 take precedence over t's relaying.
+func (e *Engine) SetTap(t Tap) {
+	e.mu.Lock()
+	e.tap = t
 	e.mu.Unlock()
 }
 

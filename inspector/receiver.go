@@ -38,7 +38,7 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	received := e.now().UTC()
 	e.lastReceived.Store(time.Now().UnixNano())
 	e.mu.RLock()
-	maxBody, mode := e.maxBody, e.answer
+	maxBody, mode, tap := e.maxBody, e.answer, e.tap
 	e.mu.RUnlock()
 
 	d := &Delivery{
@@ -87,12 +87,33 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.Status = status
+	relay := tap != nil && status == http.StatusOK && mode == Answer200 && tap.Relays(d)
+	if relay {
+		d.Status, d.Answer = 0, AnswerPassThrough
+	}
+	var stored func(*Delivery)
+	if tap != nil {
+		ticket := tap.Arrived()
+		stored = func(d *Delivery) { tap.Stored(ticket, d); stored = nil }
+		defer func() {
+			if stored != nil {
+				stored(nil)
+			}
+		}()
+	}
 
 	if _, err := e.Ingest(r.Context(), d); err != nil {
 		// Not stored, so not acknowledged: the sender must try again.
 		e.logf("receiver: %v", err)
 		http.Error(w, "hookscope could not store the delivery; send it again", http.StatusServiceUnavailable)
 		return
+	}
+	if stored != nil {
+		stored(d)
+		if relay {
+			tap.Relay(w, r, d)
+			return
+		}
 	}
 
 	switch {

@@ -66,6 +66,8 @@ func migrations() []migration {
 		{2, "oauth", schemaOAuth},
 		{3, "replays", schemaReplays},
 		{4, "inbox", schemaInbox},
+		{7, "forward", schemaForward},
+		{8, "forward summary", schemaForwardSummary},
 		{9, "oauth-scrub", schemaOAuthScrub},
 	}
 }

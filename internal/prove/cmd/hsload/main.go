@@ -7,17 +7,22 @@
 //	hsload run --url URL --secret-env S --rate 1000 --duration 10s
 //	hsload run --url URL --secret-env S --rate 0 --concurrency 64   # saturation
 //	hsload backlog --db FILE     # waits until every stored delivery is analyzed
+//	hsload proxy --to URL        # a bare httputil.ReverseProxy in front of URL
+//	hsload station --db FILE --forward-to URL [--forward-mode pass-through]
+//	hsload lag --url URL --app-addr ADDR --rate 500 [--down 60s]
 //
 // run prints one JSON object: requests, ok, errors, rps, p50/p90/p99/max
 // latency in milliseconds. backlog prints how many stored deliveries were
 // waiting for analysis when it started and how long the receiver's
-// analysis took to work them off. Latency is measured from the moment a request
+// analysis took to work them off. The forwarding commands are in
+// forward.go: proxy and station (the receiver assembly forwarding, until
+// listen has --forward-to) serve until SIGINT; lag prints one JSON object
+// with the ack-to-app lag and whether every acked delivery arrived in order. Latency is measured from the moment a request
 // was due (fixed-rate mode) or sent (saturation), so a stalled receiver
 // cannot hide its stalls (coordinated omission).
 package main
 
 import (
-	"context"
 	"database/sql"
 	"encoding/json"
 	"flag"
@@ -26,8 +31,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,7 +44,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog [flags] (hsload run --help)")
+		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog|proxy|station|lag [flags] (hsload run --help)")
 		os.Exit(2)
 	}
 	var err error
@@ -52,8 +55,14 @@ func main() {
 		err = run(os.Args[2:])
 	case "backlog":
 		err = backlog(os.Args[2:])
+	case "proxy":
+		err = proxy(os.Args[2:])
+	case "station":
+		err = stationCmd(os.Args[2:])
+	case "lag":
+		err = lag(os.Args[2:])
 	default:
-		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run or backlog)\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run, backlog, proxy, station or lag)\n", os.Args[1])
 		os.Exit(2)
 	}
 	if err != nil {
@@ -72,22 +81,7 @@ func bare(args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	srv := &http.Server{
-		ReadHeaderTimeout: 10 * time.Second,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			io.WriteString(w, "ok\n")
-		}),
-	}
-	fmt.Printf("listening http://%s/webhooks\n", ln.Addr())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	go func() { <-ctx.Done(); srv.Close() }()
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
-		return err
-	}
-	return nil
+	return serveUntilInterrupt(ln, appHandler(nil))
 }
 
 // backlogResult is what backlog prints.
@@ -316,14 +310,7 @@ func run(args []string) error {
 	close(stop)
 	wg.Wait()
 
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		if len(lat) == 0 {
-			return 0
-		}
-		i := int(float64(len(lat)-1) * p)
-		return float64(lat[i].Microseconds()) / 1000
-	}
+	pct := func(p float64) float64 { return pctMs(lat, p) }
 	res := result{
 		URL: *url, Mode: "saturation", Rate: *rate, Concurrency: *conc, BodyBytes: len(msgs[0].body),
 		Seconds: elapsed.Seconds(), Requests: requests, OK: oks, Errors: requests - oks,

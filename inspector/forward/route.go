@@ -1,0 +1,174 @@
+package forward
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/inspector/replay"
+)
+
+// Route sends deliveries to one app URL: every delivery (a catch-all), or
+// the messages one of whose events has a type matching Glob.
+type Route struct {
+	// Glob matches event types with path.Match rules ("media.*",
+	// "viewing_session.*.converted"); empty makes a catch-all.
+	Glob   string
+	Target *url.URL
+	// name is the spec with the target's credentials redacted: what is
+	// shown and stored.
+	name string
+}
+
+// Name is the route as the user wrote it, credentials redacted; the store
+// keys the route's queue by it.
+func (r Route) Name() string { return r.name }
+
+// CatchAll reports a route without a glob: it takes every delivery,
+// malformed ones included (unless skipped).
+func (r Route) CatchAll() bool { return r.Glob == "" }
+
+// TargetName is the target URL with its credentials redacted.
+func (r Route) TargetName() string { return replay.RedactURL(r.Target.String()) }
+
+// Host is the target's host:port as written, for messages ("nothing is
+// listening on localhost:3000").
+func (r Route) Host() string {
+	if r.Target.Port() != "" {
+		return r.Target.Host
+	}
+	if r.Target.Scheme == "https" {
+		return net.JoinHostPort(r.Target.Hostname(), "443")
+	}
+	return net.JoinHostPort(r.Target.Hostname(), "80")
+}
+
+// Loopback reports a target on this machine; any other target sees the
+// deliveries' bodies leave it.
+func (r Route) Loopback() bool {
+	h := strings.ToLower(r.Target.Hostname())
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Matches reports whether a message with these event types goes to r.
+func (r Route) Matches(types []string) bool {
+	if r.Glob == "" {
+		return true
+	}
+	for _, t := range types {
+		if ok, _ := path.Match(r.Glob, t); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// routeExample is how a route is written, for error messages.
+const routeExample = "expected a URL such as http://localhost:3000/webhooks, or GLOB=URL such as 'media.*=http://localhost:3000/media'"
+
+// ParseRoute reads one route: a URL, or GLOB=URL.
+func ParseRoute(spec string) (Route, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return Route{}, fmt.Errorf("empty forward route: %s", routeExample)
+	}
+	glob, raw := "", spec
+	lower := strings.ToLower(spec)
+	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
+		g, u, ok := strings.Cut(spec, "=")
+		if !ok {
+			return Route{}, fmt.Errorf("forward route %q: %s", replay.RedactURL(spec), routeExample)
+		}
+		glob, raw = strings.TrimSpace(g), strings.TrimSpace(u)
+		if glob == "" {
+			return Route{}, fmt.Errorf("forward route %q: the event-type glob before '=' is empty; %s", replay.RedactURL(spec), routeExample)
+		}
+		if strings.ContainsAny(glob, " \t/") {
+			return Route{}, fmt.Errorf("forward route: glob %q cannot contain spaces or '/': event types look like media.updated", glob)
+		}
+		if _, err := path.Match(glob, ""); err != nil {
+			return Route{}, fmt.Errorf("forward route: glob %q is malformed (%v): use * and ? as in media.* or viewing_session.*", glob, err)
+		}
+	}
+	u, err := replay.ParseTarget(raw)
+	if err != nil {
+		return Route{}, fmt.Errorf("forward route: %w; %s", err, routeExample)
+	}
+	if u.Fragment != "" {
+		u.Fragment = ""
+	}
+	r := Route{Glob: glob, Target: u}
+	r.name = r.TargetName()
+	if glob != "" {
+		r.name = glob + "=" + r.name
+	}
+	return r, nil
+}
+
+// ParseRoutes reads every route, in order (the first matching one answers
+// the service in pass-through). Two routes with the same name get "#2",
+// "#3" appended, so each keeps its own queue.
+func ParseRoutes(specs []string) ([]Route, error) {
+	var out []Route
+	seen := map[string]int{}
+	for _, s := range specs {
+		r, err := ParseRoute(s)
+		if err != nil {
+			return nil, err
+		}
+		seen[r.name]++
+		if n := seen[r.name]; n > 1 {
+			r.name = fmt.Sprintf("%s#%d", r.name, n)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ParseHeader reads an added header, "Name: value". Headers that frame
+// the message or belong to one connection are Hookscope's to write.
+func ParseHeader(s string) (inspector.Header, error) {
+	name, value, ok := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return inspector.Header{}, fmt.Errorf("forward header %q: expected 'Name: value', such as 'X-Debug: 1'", s)
+	}
+	h := inspector.Header{Name: name, Value: strings.TrimSpace(value)}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			return h, fmt.Errorf("forward header name %q contains %q, which HTTP does not allow in a name", name, c)
+		}
+	}
+	if strings.ContainsAny(h.Value, "\r\n\x00") {
+		return h, fmt.Errorf("forward header %s: the value contains a line break or NUL", name)
+	}
+	switch {
+	case strings.EqualFold(name, "Host"), strings.EqualFold(name, "Content-Length"), export.IsHopByHop(name):
+		return h, fmt.Errorf("forward header %s: Hookscope sets it for each target and connection; it cannot be added", name)
+	}
+	return h, nil
+}
+
+// ParseHeaders reads every added header.
+func ParseHeaders(specs []string) ([]inspector.Header, error) {
+	var out []inspector.Header
+	var errs []error
+	for _, s := range specs {
+		h, err := ParseHeader(s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, h)
+	}
+	return out, errors.Join(errs...)
+}
