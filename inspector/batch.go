@@ -24,7 +24,7 @@ const (
 
 // chunkSize is how many deliveries the next chunk analyzes.
 func (e *Engine) chunkSize() int {
-	if e.receiving.Load() == 0 && time.Since(time.Unix(0, e.lastReceived.Load())) > quietAfter {
+	if e.recv.QuietFor(quietAfter) {
 		return maxQuietBatch
 	}
 	return maxAnalysisBatch
@@ -50,61 +50,18 @@ func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery) error {
 	return errors.Join(errs...)
 }
 
-// yieldFactor and maxYield: while requests are being received, analysis
-// pauses after each chunk for yieldFactor times as long as the chunk took,
-// saves included (at most maxYield), so it takes about a tenth of the
-// time. The store's inbox mover steps back by the same rule (YieldFor).
-// With 3 (a quarter each) a 64-connection flood was answered at 0.43 of a
-// bare server's rate, with 9 at 0.56, and 1,000 req/s kept its p99 at
-// 4-6 ms either way; a cap of 60 ms instead of 200 cut the pause of a
-// chunk whose saves took long, and with it the rate (docs/benchmarks.md,
-// finding 3, third round).
-//
-// floodWaiting and floodFactor: when floodWaiting requests or more wait
-// for their acks at once, the receiver is saturated (at 1,000 req/s one or
-// two wait) and the pause is floodFactor times the step, a fiftieth of the
-// time. Analysis then falls far behind either way (at a tenth, 10 s of a
-// flood left ~180,000 deliveries to work off), while the tenth cost each
-// ack ~10 µs of CPU (docs/benchmarks.md, finding 3, fourth round).
-const (
-	yieldFactor  = 9
-	floodFactor  = 49
-	floodWaiting = 8
-	maxYield     = 200 * time.Millisecond
-)
-
-// YieldFor is how long background work (analysis, the store's inbox
-// mover) pauses after a step that took worked, while waiting requests
-// wait for their acks: not at all with none, longer in a flood.
-func YieldFor(worked time.Duration, waiting int64) time.Duration {
-	switch {
-	case waiting <= 0:
-		return 0
-	case waiting >= floodWaiting:
-		return min(floodFactor*worked, maxYield)
-	default:
-		return min(yieldFactor*worked, maxYield)
-	}
-}
-
-// yieldToReceiver pauses analysis while requests are being received (see
-// YieldFor), so acks come first (the design's rule: the answer never
-// waits for analysis). With no request in flight it does not pause, and
-// the backlog of a burst is worked off at full speed afterwards.
+// yieldToReceiver pauses analysis while requests are being received, by
+// the rule every background worker follows (pace), so acks come first
+// (the design's rule: the answer never waits for analysis). With no
+// request in flight it does not pause, and the backlog of a burst is
+// worked off at full speed afterwards.
 func (e *Engine) yieldToReceiver(worked time.Duration) {
-	d := YieldFor(worked, e.receiving.Load())
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	<-t.C
+	e.recv.Pause(worked, nil)
 }
 
 // analyzeChunk analyzes and saves one chunk and returns how long both
-// took. (When the receiver's inserts went through the store's writer, the
-// saves waited behind them and their time was left out; with the inbox
-// they no longer wait, and a save is most of a chunk's cost.)
+// took: a save is most of a chunk's cost, and the pause after it must
+// count it.
 func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery) (time.Duration, []error) {
 	start := time.Now()
 	var errs []error
@@ -118,7 +75,7 @@ func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery) (time.Duratio
 		}
 		pl.add(d, a)
 		recs = append(recs, &Record{Delivery: d, Analysis: a})
-		if e.receiving.Load() > 0 {
+		if e.recv.InFlight() > 0 {
 			// Let a handler waiting for a CPU run now rather than at the
 			// scheduler's next 10 ms preemption: on two cores a chunk of
 			// analysis otherwise holds one of them for milliseconds

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/internal/pace"
 )
 
 // AnswerMode is how the receiver answers, so a developer can provoke the
@@ -78,13 +79,10 @@ type Engine struct {
 	maxBody int64
 
 	q queue
-	// receiving counts requests between arrival and answer; analysis
-	// steps back while it is non-zero (see analyzeBatch).
-	receiving atomic.Int64
-	// lastReceived is when the latest request arrived (Unix nanoseconds):
-	// analysis works in small steps until the receiver has been quiet
-	// for a while.
-	lastReceived atomic.Int64
+	// recv counts requests between arrival and answer: analysis steps
+	// back while it is busy (see analyzeBatch) and works in small steps
+	// until it has been quiet for a while.
+	recv pace.Gauge
 	// recovered is the highest id analyzed by recovery from the store.
 	recovered atomic.Int64
 

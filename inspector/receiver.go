@@ -29,10 +29,9 @@ func (e *Engine) Handler() http.Handler {
 const ackBody = "ok\n"
 
 func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	e.receiving.Add(1)
-	defer e.receiving.Add(-1)
+	e.recv.Begin()
+	defer e.recv.End()
 	received := e.now().UTC()
-	e.lastReceived.Store(time.Now().UnixNano())
 	e.mu.RLock()
 	maxBody, mode := e.maxBody, e.answer
 	e.mu.RUnlock()
