@@ -149,9 +149,10 @@ func buildFixture(b *testing.B, db *DB, n int) {
 			b.Fatal(err)
 		}
 		tx := newBatchTx(sqlTx, db.stmts)
+		tx.ids = db.ids
 		for k := 0; k < perTx && done < n; k++ {
 			d, a := benchDelivery(r, words, done, start.Add(time.Duration(done)*time.Second))
-			ins, err := insertOp(d)
+			ins, err := insertOp(d, 0)
 			if err != nil {
 				b.Fatal(err)
 			}
