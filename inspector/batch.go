@@ -36,18 +36,73 @@ func (e *Engine) chunkSize() int {
 // analyses are saved at once, which the store's group commit turns into
 // one transaction. Saving one by one cost a commit per delivery and held
 // analysis to ~200 deliveries/s (docs/benchmarks.md). Subscribers are
-// notified in order once a chunk is saved. A delivery that fails is left
-// unanalyzed for the next start; the others go on. It returns the errors.
-func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery) error {
+// notified in order once a chunk is saved.
+//
+// A delivery that fails alone is left unanalyzed for the next start; the
+// others go on. When nothing of a chunk can be analyzed and saved, the
+// store is failing (a full disk, a locked or damaged file): with stop
+// set, analysis reports that once, waits and tries the same chunk again
+// until the store works or stop is closed, so it resumes where it was
+// (later deliveries' ledger reads what these save) instead of stopping
+// for good. It returns the errors it did not retry.
+func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery, stop <-chan struct{}) error {
 	var errs []error
+	backoff := retryMin
 	for len(ds) > 0 {
 		n := min(len(ds), e.chunkSize())
-		worked, chunkErrs := e.analyzeChunk(ctx, ds[:n])
+		worked, saved, chunkErrs := e.analyzeChunk(ctx, ds[:n])
+		if saved == 0 && len(chunkErrs) > 0 && stop != nil {
+			e.saving.Fail(chunkErrs[0])
+			select {
+			case <-stop:
+				return errors.Join(chunkErrs...)
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, retryMax)
+			// Deleted (or analyzed by someone else) meanwhile: drop it.
+			// If the store cannot say, try the same chunk again.
+			if still, err := e.stillUnanalyzed(ctx, ds[:n]); err == nil {
+				ds = append(still, ds[n:]...)
+			}
+			continue
+		}
+		if saved > 0 {
+			e.saving.OK()
+		}
+		backoff = retryMin
 		errs = append(errs, chunkErrs...)
 		ds = ds[n:]
 		e.yieldToReceiver(worked)
 	}
 	return errors.Join(errs...)
+}
+
+// retryMin and retryMax bound the wait before analysis tries again while
+// the store fails.
+const (
+	retryMin = 100 * time.Millisecond
+	retryMax = 5 * time.Second
+)
+
+// stillUnanalyzed returns the deliveries of chunk (ascending ids) the
+// store still holds unanalyzed, as stored.
+func (e *Engine) stillUnanalyzed(ctx context.Context, chunk []*Delivery) ([]*Delivery, error) {
+	lo, hi := chunk[0].ID, chunk[len(chunk)-1].ID
+	got, err := e.store.Unanalyzed(ctx, lo-1, int(hi-lo+1))
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[int64]bool, len(chunk))
+	for _, d := range chunk {
+		want[d.ID] = true
+	}
+	var out []*Delivery
+	for _, d := range got {
+		if want[d.ID] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 // yieldToReceiver pauses analysis while requests are being received, by
@@ -60,9 +115,9 @@ func (e *Engine) yieldToReceiver(worked time.Duration) {
 }
 
 // analyzeChunk analyzes and saves one chunk and returns how long both
-// took: a save is most of a chunk's cost, and the pause after it must
-// count it.
-func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery) (time.Duration, []error) {
+// took (a save is most of a chunk's cost, and the pause after it must
+// count it) and how many analyses it saved.
+func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery) (time.Duration, int, []error) {
 	start := time.Now()
 	var errs []error
 	pl := newPendingLedger(e.store)
@@ -98,14 +153,16 @@ func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery) (time.Duratio
 		wg.Wait()
 	}
 	worked := time.Since(start)
+	saved := 0
 	for i, r := range recs {
 		if saveErrs[i] != nil {
 			errs = append(errs, fmt.Errorf("save analysis of delivery %d: %w", r.Delivery.ID, saveErrs[i]))
 			continue
 		}
+		saved++
 		e.notify(r)
 	}
-	return worked, errs
+	return worked, saved, errs
 }
 
 // pendingLedger answers the ledger's questions from the store plus the

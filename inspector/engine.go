@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/internal/fault"
 	"github.com/hookscope/hookscope/internal/pace"
 )
 
@@ -85,6 +86,9 @@ type Engine struct {
 	recv pace.Gauge
 	// recovered is the highest id analyzed by recovery from the store.
 	recovered atomic.Int64
+	// storing and saving report the store's faults once per change of
+	// state: the receiver's inserts, the analysis' reads and saves.
+	storing, saving fault.State
 
 	subMu   sync.Mutex
 	subs    map[int]func(*Record)
@@ -118,6 +122,20 @@ func NewEngine(store Store, opts Options) *Engine {
 		e.q.limit = 64 << 20
 	}
 	e.q.kick = make(chan struct{}, 1)
+	e.storing = fault.State{
+		Failing:   "cannot store deliveries",
+		Meanwhile: "answering 503 (the sender retries) until the store works again",
+		Recovered: "storing deliveries again",
+		Attempts:  "requests answered 503",
+		Logf:      e.logf,
+	}
+	e.saving = fault.State{
+		Failing:   "cannot analyze stored deliveries",
+		Meanwhile: "analysis retries and resumes where it stopped",
+		Recovered: "analyzing stored deliveries again",
+		Attempts:  "attempts failed",
+		Logf:      e.logf,
+	}
 	e.SetSecrets(opts.Secrets)
 	return e
 }
@@ -201,8 +219,10 @@ func (e *Engine) notify(r *Record) {
 func (e *Engine) Ingest(ctx context.Context, d *Delivery) (int64, error) {
 	id, err := e.store.InsertDelivery(ctx, d)
 	if err != nil {
+		e.storing.Fail(err)
 		return 0, fmt.Errorf("store delivery: %w", err)
 	}
+	e.storing.OK()
 	d.ID = id
 	e.q.push(d)
 	return id, nil
@@ -211,22 +231,37 @@ func (e *Engine) Ingest(ctx context.Context, d *Delivery) (int64, error) {
 // Run analyzes deliveries until ctx ends: first whatever a previous run
 // stored but did not analyze (a crash between ack and analysis), then each
 // new delivery as it is ingested.
+//
+// Whatever the store does, Run keeps going and stops when ctx ends: while
+// the store fails it reports that once and retries (see analyzeBatch),
+// and a stop leaves what it could not analyze stored and unanalyzed for
+// the next start.
 func (e *Engine) Run(ctx context.Context) error {
-	if err := e.recover(ctx); err != nil {
+	for backoff := retryMin; ; backoff = min(2*backoff, retryMax) {
+		err := e.recover(ctx, ctx.Done())
+		if err == nil {
+			break
+		}
 		if ctx.Err() != nil {
 			// Stopped during recovery: what is left is stored and is
 			// recovered by the next start, so this is a clean stop.
 			return nil
 		}
-		return err
+		e.saving.Fail(err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
 	}
 	for {
 		batch := e.fresh(e.q.take())
 		if len(batch) == 0 {
 			select {
 			case <-ctx.Done():
-				// Drain what is queued so a clean stop leaves nothing pending.
-				e.analyzeQueued(context.WithoutCancel(ctx), e.fresh(e.q.take()))
+				// Drain what is queued so a clean stop leaves nothing
+				// pending; a failing store is not retried then.
+				e.analyzeQueued(context.WithoutCancel(ctx), e.fresh(e.q.take()), nil)
 				return nil
 			case <-e.q.kick:
 				continue
@@ -234,14 +269,14 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		// A stop in the middle of a batch must not fail the rest of it with
 		// "context canceled": finish the batch, then drain as above.
-		e.analyzeQueued(context.WithoutCancel(ctx), batch)
+		e.analyzeQueued(context.WithoutCancel(ctx), batch, ctx.Done())
 	}
 }
 
 // Drain analyzes everything queued now, on the caller's goroutine. Tests
 // and one-shot commands use it instead of Run.
 func (e *Engine) Drain(ctx context.Context) error {
-	if err := e.recover(ctx); err != nil {
+	if err := e.recover(ctx, nil); err != nil {
 		return err
 	}
 	for {
@@ -249,11 +284,13 @@ func (e *Engine) Drain(ctx context.Context) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		e.analyzeQueued(ctx, batch)
+		e.analyzeQueued(ctx, batch, nil)
 	}
 }
 
-func (e *Engine) recover(ctx context.Context) error {
+// recover analyzes what the store holds unanalyzed above what recovery
+// already did; stop as for analyzeBatch.
+func (e *Engine) recover(ctx context.Context, stop <-chan struct{}) error {
 	after := e.recovered.Load()
 	defer func() { e.recovered.Store(after) }()
 	for {
@@ -264,7 +301,7 @@ func (e *Engine) recover(ctx context.Context) error {
 		if len(ds) == 0 {
 			return nil
 		}
-		if err := e.analyzeBatch(ctx, ds); err != nil {
+		if err := e.analyzeBatch(ctx, ds, stop); err != nil {
 			return err
 		}
 		after = ds[len(ds)-1].ID
@@ -285,7 +322,7 @@ func (e *Engine) fresh(batch []*Delivery) []*Delivery {
 	return out
 }
 
-func (e *Engine) analyzeQueued(ctx context.Context, batch []*Delivery) {
+func (e *Engine) analyzeQueued(ctx context.Context, batch []*Delivery, stop <-chan struct{}) {
 	ds := make([]*Delivery, 0, len(batch))
 	for i := 0; i < len(batch); {
 		d := batch[i]
@@ -306,20 +343,31 @@ func (e *Engine) analyzeQueued(ctx context.Context, batch []*Delivery) {
 			j++
 		}
 		got, err := e.store.Unanalyzed(ctx, lo-1, int(hi-lo+1))
+		for backoff := retryMin; err != nil && stop != nil; backoff = min(2*backoff, retryMax) {
+			e.saving.Fail(err)
+			select {
+			case <-stop:
+				return // left unanalyzed in the store for the next start
+			case <-time.After(backoff):
+			}
+			got, err = e.store.Unanalyzed(ctx, lo-1, int(hi-lo+1))
+		}
+		if err != nil {
+			e.logf("analyze deliveries %d-%d: read them back from the store: %v", lo, hi, err)
+		}
 		byID := make(map[int64]*Delivery, len(got))
 		for _, g := range got {
 			byID[g.ID] = g
 		}
 		for _, q := range batch[i:j] {
+			// Missing: deleted, or analyzed by another process meanwhile.
 			if g := byID[q.ID]; g != nil {
 				ds = append(ds, g)
-				continue
 			}
-			e.logf("analyze delivery %d: reload from store failed: %v", q.ID, err)
 		}
 		i = j
 	}
-	if err := e.analyzeBatch(ctx, ds); err != nil {
+	if err := e.analyzeBatch(ctx, ds, stop); err != nil {
 		e.logf("%v", err)
 	}
 }
@@ -360,8 +408,11 @@ func (e *Engine) Analyze(ctx context.Context, d *Delivery) *Analysis {
 		if !errors.As(err, &de) {
 			de = &DecodeError{Reason: err.Error(), Offset: -1}
 		}
-		if d.Truncated {
+		switch {
+		case d.Truncated:
 			de.Reason = fmt.Sprintf("the body was cut at the %d-byte cap (the client sent %d bytes or more): %s", len(d.Body), d.BodyLength, de.Reason)
+		case d.ReadError != "":
+			de.Reason = fmt.Sprintf("reading the request body failed after %d bytes (%s), so the receiver answered %d: %s", len(d.Body), d.ReadError, d.Status, de.Reason)
 		}
 		a.Error = de
 		return a

@@ -85,7 +85,7 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if _, err := e.Ingest(r.Context(), d); err != nil {
 		// Not stored, so not acknowledged: the sender must try again.
-		e.logf("receiver: %v", err)
+		// (Ingest reported the fault, once until the store works again.)
 		http.Error(w, "hookscope could not store the delivery; send it again", http.StatusServiceUnavailable)
 		return
 	}
