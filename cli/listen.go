@@ -83,7 +83,7 @@ func runListen(ctx context.Context, env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stderr, "warning: listening on %s: anyone who can reach this machine can post deliveries\n", *addr)
 	}
-	db, err := openStoreWith(*dbPath, storage.Options{Inbox: true})
+	db, err := openStoreWith(*dbPath, storage.Options{Inbox: true, Logf: func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }})
 	if err != nil {
 		return err
 	}

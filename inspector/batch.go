@@ -22,8 +22,13 @@ const (
 	quietAfter       = 50 * time.Millisecond
 )
 
-// chunkSize is how many deliveries the next chunk analyzes.
+// chunkSize is how many deliveries the next chunk analyzes: one at a time
+// while the store fails, so a chunk too big for the room left on a disk
+// does not fail forever.
 func (e *Engine) chunkSize() int {
+	if e.saving.IsFailing() {
+		return 1
+	}
 	if e.recv.QuietFor(quietAfter) {
 		return maxQuietBatch
 	}

@@ -60,7 +60,13 @@ func (s *State) OK() {
 	if s.n == 0 {
 		return
 	}
-	s.logf("%s after %s: %d %s since %s", s.Recovered, time.Since(s.since).Round(time.Second), s.n, s.Attempts, s.since.Format("15:04:05"))
+	took := time.Since(s.since)
+	if took < time.Second {
+		took = took.Round(time.Millisecond)
+	} else {
+		took = took.Round(time.Second)
+	}
+	s.logf("%s after %s: %d %s since %s", s.Recovered, took, s.n, s.Attempts, s.since.Format("15:04:05"))
 	s.n = 0
 	s.failing.Store(false)
 }
