@@ -54,7 +54,7 @@ func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery, stop <-chan s
 	var errs []error
 	backoff := retryMin
 	for len(ds) > 0 {
-		n := min(len(ds), e.chunkSize())
+		n := chunkLen(ds, e.chunkSize())
 		worked, saved, chunkErrs := e.analyzeChunk(ctx, ds[:n])
 		if saved == 0 && len(chunkErrs) > 0 && stop != nil {
 			e.saving.Fail(chunkErrs[0])
@@ -81,6 +81,21 @@ func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery, stop <-chan s
 	}
 	return errors.Join(errs...)
 }
+
+// chunkLen is how many of ds the next chunk takes: up to size, and no
+// more bodies than maxChunkBytes (each analysis holds a copy of its body
+// until the chunk is saved), but at least one.
+func chunkLen(ds []*Delivery, size int) int {
+	n, bytes := 0, 0
+	for n < len(ds) && n < size && (n == 0 || bytes+len(ds[n].Body) <= maxChunkBytes) {
+		bytes += len(ds[n].Body)
+		n++
+	}
+	return n
+}
+
+// maxChunkBytes bounds the bodies of one analysis chunk.
+const maxChunkBytes = 16 << 20
 
 // retryMin and retryMax bound the wait before analysis tries again while
 // the store fails.

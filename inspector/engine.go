@@ -16,6 +16,7 @@ import (
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/internal/fault"
 	"github.com/hookscope/hookscope/internal/pace"
+	"golang.org/x/sync/semaphore"
 )
 
 // AnswerMode is how the receiver answers, so a developer can provoke the
@@ -65,7 +66,15 @@ type Options struct {
 	// QueueBytes bounds the bodies held in memory awaiting analysis; beyond
 	// it, queued deliveries are re-read from the store. Zero means 64 MiB.
 	QueueBytes int64
+	// BodyMemory bounds the bytes of big request bodies (over 64 KiB)
+	// being received at once; a body that does not fit waits until
+	// others are stored. Zero means DefaultBodyMemory.
+	BodyMemory int64
 }
+
+// DefaultBodyMemory is the default BodyMemory: three bodies at the
+// default cap at once.
+const DefaultBodyMemory = 32 << 20
 
 // Engine receives deliveries, stores them, and analyzes them in order on
 // one goroutine so the ledger's decisions are consistent.
@@ -80,6 +89,10 @@ type Engine struct {
 	maxBody int64
 
 	q queue
+	// bodies is the budget of BodyMemory bytes big bodies are read into
+	// (see readBody); bodyBudget its size.
+	bodies     *semaphore.Weighted
+	bodyBudget int64
 	// recv counts requests between arrival and answer: analysis steps
 	// back while it is busy (see analyzeBatch) and works in small steps
 	// until it has been quiet for a while.
@@ -122,6 +135,11 @@ func NewEngine(store Store, opts Options) *Engine {
 		e.q.limit = 64 << 20
 	}
 	e.q.kick = make(chan struct{}, 1)
+	e.bodyBudget = opts.BodyMemory
+	if e.bodyBudget <= 0 {
+		e.bodyBudget = DefaultBodyMemory
+	}
+	e.bodies = semaphore.NewWeighted(e.bodyBudget)
 	e.storing = fault.State{
 		Failing:   "cannot store deliveries",
 		Meanwhile: "answering 503 (the sender retries) until the store works again",
@@ -324,10 +342,23 @@ func (e *Engine) fresh(batch []*Delivery) []*Delivery {
 
 func (e *Engine) analyzeQueued(ctx context.Context, batch []*Delivery, stop <-chan struct{}) {
 	ds := make([]*Delivery, 0, len(batch))
+	// Analyze what is gathered once its bodies reach maxChunkBytes, so
+	// bodies read back from the store are held a chunk at a time.
+	held := 0
+	flush := func() {
+		if err := e.analyzeBatch(ctx, ds, stop); err != nil {
+			e.logf("%v", err)
+		}
+		ds, held = ds[:0], 0
+	}
 	for i := 0; i < len(batch); {
+		if held >= maxChunkBytes {
+			flush()
+		}
 		d := batch[i]
 		if !(d.Body == nil && d.BodyLength > 0) {
 			ds = append(ds, d)
+			held += len(d.Body)
 			i++
 			continue
 		}
@@ -337,9 +368,11 @@ func (e *Engine) analyzeQueued(ctx context.Context, batch []*Delivery, stop <-ch
 		// flood's backlog drain several times slower than analysis.
 		j := i
 		lo, hi := d.ID, d.ID
+		var bytes int64
 		for j < len(batch) && j-i < maxReloadRun && batch[j].Body == nil && batch[j].BodyLength > 0 &&
-			max(hi, batch[j].ID)-min(lo, batch[j].ID) < 4*maxReloadRun {
+			max(hi, batch[j].ID)-min(lo, batch[j].ID) < 4*maxReloadRun && (j == i || bytes+batch[j].BodyLength <= maxReloadBytes) {
 			lo, hi = min(lo, batch[j].ID), max(hi, batch[j].ID)
+			bytes += batch[j].BodyLength
 			j++
 		}
 		got, err := e.store.Unanalyzed(ctx, lo-1, int(hi-lo+1))
@@ -363,17 +396,21 @@ func (e *Engine) analyzeQueued(ctx context.Context, batch []*Delivery, stop <-ch
 			// Missing: deleted, or analyzed by another process meanwhile.
 			if g := byID[q.ID]; g != nil {
 				ds = append(ds, g)
+				held += len(g.Body)
 			}
 		}
 		i = j
 	}
-	if err := e.analyzeBatch(ctx, ds, stop); err != nil {
-		e.logf("%v", err)
-	}
+	flush()
 }
 
-// maxReloadRun bounds how many dropped bodies one store query reads back.
-const maxReloadRun = 256
+// maxReloadRun and maxReloadBytes bound how many dropped bodies one store
+// query reads back, and their size: 256 small ones at a time, but not 26
+// bodies of 9.5 MiB at once.
+const (
+	maxReloadRun   = 256
+	maxReloadBytes = 16 << 20
+)
 
 // Analyze verifies, decodes and checks one delivery without touching the
 // ledger: the pure part of analysis, also used to preview an edited body.
@@ -710,6 +747,9 @@ func sameVerdict(a, b SignatureResult) bool {
 	return true
 }
 
+// maxQueuedBody is the biggest body the queue keeps in memory.
+const maxQueuedBody = 1 << 20
+
 // queue holds deliveries awaiting analysis in arrival order. Bodies are
 // kept up to a byte limit; past it only the id is kept and the body is
 // read back from the store, so a flood cannot exhaust memory.
@@ -723,7 +763,9 @@ type queue struct {
 
 func (q *queue) push(d *Delivery) {
 	q.mu.Lock()
-	if q.bytes+int64(len(d.Body)) > q.limit && len(d.Body) > 0 {
+	// A big body is never kept: analysis reads it back when its turn
+	// comes, so bodies that arrive together are not all held at once.
+	if len(d.Body) > 0 && (q.bytes+int64(len(d.Body)) > q.limit || len(d.Body) > maxQueuedBody) {
 		d = &Delivery{ID: d.ID, BodyLength: max(d.BodyLength, 1)}
 	}
 	q.bytes += int64(len(d.Body))

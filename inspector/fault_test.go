@@ -172,3 +172,54 @@ func TestReadErrorExplainsTheDecodeError(t *testing.T) {
 		t.Errorf("reason: %q", reason)
 	}
 }
+
+// gateStore holds every insert until its gate opens.
+type gateStore struct {
+	*memStore
+	gate    chan struct{}
+	entered chan struct{}
+}
+
+func (g *gateStore) InsertDelivery(ctx context.Context, d *Delivery) (int64, error) {
+	g.entered <- struct{}{}
+	<-g.gate
+	return g.memStore.InsertDelivery(ctx, d)
+}
+
+// Big bodies are read within the body memory budget: while one holds it,
+// the next waits before reading; small bodies never wait.
+func TestBigBodiesShareTheBodyBudget(t *testing.T) {
+	gs := &gateStore{memStore: newMemStore(), gate: make(chan struct{}), entered: make(chan struct{}, 10)}
+	eng := NewEngine(gs, Options{BodyMemory: 300 << 10})
+	srv, err := Serve("127.0.0.1:0", eng.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	post := func(size int, done chan<- int) {
+		resp, err := http.Post("http://"+srv.Addr()+"/webhooks", "application/json", strings.NewReader(strings.Repeat(" ", size)))
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}
+	done := make(chan int, 3)
+	go post(200<<10, done)
+	<-gs.entered // the first big body is read and waits in the store
+	go post(200<<10, done)
+	go post(1<<10, done)
+	<-gs.entered // the small one reaches the store
+	select {
+	case <-gs.entered:
+		t.Fatal("a second big body was read while the first held the budget")
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(gs.gate)
+	for range 3 {
+		if code := <-done; code != http.StatusOK {
+			t.Fatalf("answer %d", code)
+		}
+	}
+}

@@ -78,7 +78,8 @@ func appendString(b []byte, s string) []byte {
 var errBadRecord = errors.New("malformed inbox record")
 
 // decodeDelivery is the inverse of appendDelivery, for delivery id. The
-// body is copied, so payload may be reused.
+// body aliases payload (the mover stores it before it reuses its buffer;
+// a copy of a 10 MiB body per move showed in the memory profile).
 func decodeDelivery(id int64, payload []byte) (*inspector.Delivery, error) {
 	if len(payload) < recFixedLen {
 		return nil, errBadRecord
@@ -110,7 +111,10 @@ func decodeDelivery(id int64, payload []byte) (*inspector.Delivery, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	d.Body = append([]byte{}, r.b...)
+	d.Body = r.b
+	if d.Body == nil {
+		d.Body = []byte{}
+	}
 	return d, nil
 }
 

@@ -717,9 +717,14 @@ func (ib *Inbox) moveFrom(cur *segment, off, end int64, buf *[]byte) (int64, err
 		if len(res.recs) > 0 || off+size >= end {
 			break
 		}
-		// Nothing whole in the read: one record bigger than it, or damage
-		// as long as it. Read on to the end of what is durable.
-		size = end - off
+		// Nothing whole in the read: one record bigger than it (read
+		// exactly that one), or damage as long as it (read on to the end
+		// of what is durable).
+		if n := recordLen(b); n > size && off+n <= end {
+			size = n
+		} else {
+			size = end - off
+		}
 	}
 	if len(res.recs) > limit {
 		res.recs = res.recs[:limit]

@@ -99,6 +99,15 @@ func validAt(b []byte, gen uint64) int {
 	return recHeaderLen + n
 }
 
+// recordLen is the length (header included) the record at the start of b
+// claims, unchecked, or 0.
+func recordLen(b []byte) int64 {
+	if len(b) < recHeaderLen {
+		return 0
+	}
+	return recHeaderLen + int64(binary.LittleEndian.Uint32(b))
+}
+
 // record is one valid record found by scan: its offset in the scanned
 // bytes, its id and payload.
 type record struct {

@@ -7,6 +7,7 @@
 //	hsload run --url URL --secret-env S --rate 1000 --duration 10s
 //	hsload run --url URL --secret-env S --rate 0 --concurrency 64   # saturation
 //	hsload backlog --db FILE     # waits until every stored delivery is analyzed
+//	hsload big --url URL --size 9961472 --concurrency 32 --pid PID   # big bodies at once; the receiver's peak memory
 //
 // run prints one JSON object: requests, ok, errors, rps, p50/p90/p99/max
 // latency in milliseconds. backlog prints how many stored deliveries were
@@ -17,6 +18,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -28,6 +30,8 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,7 +45,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog [flags] (hsload run --help)")
+		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog|big [flags] (hsload run --help)")
 		os.Exit(2)
 	}
 	var err error
@@ -52,8 +56,10 @@ func main() {
 		err = run(os.Args[2:])
 	case "backlog":
 		err = backlog(os.Args[2:])
+	case "big":
+		err = big(os.Args[2:])
 	default:
-		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run or backlog)\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run, backlog or big)\n", os.Args[1])
 		os.Exit(2)
 	}
 	if err != nil {
@@ -158,6 +164,130 @@ func backlog(args []string) error {
 		return fmt.Errorf("count deliveries: %w", err)
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// bigResult is what big prints.
+type bigResult struct {
+	BodyBytes   int            `json:"body_bytes"`
+	Concurrency int            `json:"concurrency"`
+	Seconds     float64        `json:"seconds"`
+	Statuses    map[string]int `json:"statuses"`
+	// RSS of the receiver (from /proc, with --pid): before the bodies and
+	// its peak (VmHWM) once every answer is in and, with --db, analysis
+	// has worked them off.
+	RSSBeforeMB float64 `json:"rss_before_mb,omitempty"`
+	PeakRSSMB   float64 `json:"peak_rss_mb,omitempty"`
+}
+
+// big posts concurrency signed bodies of size bytes at once (a message of
+// simulated events, so the receiver's analysis works on them too) and
+// reports the answers and the receiver's memory: what concurrent big
+// bodies cost it. A body over the receiver's cap is answered 413 after
+// the cap, and the connection is closed: a write error then counts as
+// "refused".
+func big(args []string) error {
+	fs := flag.NewFlagSet("big", flag.ExitOnError)
+	url := fs.String("url", "", "receiver URL (required)")
+	secretEnv := fs.String("secret-env", "", "environment variable holding the webhook secret to sign with")
+	size := fs.Int("size", 9961472, "body size in bytes (at least)")
+	conc := fs.Int("concurrency", 32, "bodies sent at once")
+	pid := fs.Int("pid", 0, "the receiver's process id, to read its memory from /proc")
+	dbPath := fs.String("db", "", "the receiver's store: wait until analysis has worked the bodies off before reading the peak")
+	fs.Parse(args)
+	if *url == "" {
+		return fmt.Errorf("--url is required")
+	}
+	var secret []byte
+	if *secretEnv != "" {
+		secret = []byte(os.Getenv(*secretEnv))
+	}
+	// A message of simulated events padded to size: the receiver holds
+	// the whole body as it would a big real one, and analysis works the
+	// events off in seconds (thousands of events per body made it take
+	// minutes, which measures the store, not the receiver's memory).
+	body := prove.Body(simulate.New(7), min(*size, 64<<10))
+	if len(body) < *size {
+		body = append(body, bytes.Repeat([]byte(" "), *size-len(body))...)
+	}
+	sig := inspector.Sign(secret, body)
+	res := bigResult{BodyBytes: len(body), Concurrency: *conc, Statuses: map[string]int{}}
+	if *pid > 0 {
+		res.RSSBeforeMB = procMB(*pid, "VmRSS")
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range *conc {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodPost, *url, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			if len(secret) > 0 {
+				req.Header.Set(inspector.SignatureHeader, sig)
+			}
+			status := "refused"
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				status = strconv.Itoa(resp.StatusCode)
+			}
+			mu.Lock()
+			res.Statuses[status]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	res.Seconds = time.Since(start).Seconds()
+	if *dbPath != "" {
+		stored := 0 // every answer but 503 (and no answer) means stored
+		for status, n := range res.Statuses {
+			if status != "refused" && status != "503" {
+				stored += n
+			}
+		}
+		if err := waitAnalyzed(*dbPath, int64(stored), 5*time.Minute); err != nil {
+			return err
+		}
+	}
+	if *pid > 0 {
+		res.PeakRSSMB = procMB(*pid, "VmHWM")
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// procMB reads one "Vm..." line of /proc/PID/status in MB.
+func procMB(pid int, field string) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// waitAnalyzed polls a store until it holds at least stored deliveries
+// (the rest may still be in the listener's inbox) and none waits for
+// analysis.
+func waitAnalyzed(path string, stored int64, timeout time.Duration) error {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		var n, all int64
+		if err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM deliveries WHERE analyzed = 0), (SELECT COUNT(*) FROM deliveries)`).Scan(&n, &all); err != nil {
+			return fmt.Errorf("count unanalyzed deliveries: %w", err)
+		}
+		if n == 0 && all >= stored {
+			return nil
+		}
+	}
+	return fmt.Errorf("analysis did not finish within %v", timeout)
 }
 
 // result is what run prints.
