@@ -332,6 +332,14 @@ func BenchmarkLarge(b *testing.B) {
 			b.ReportMetric(float64(c), "matches")
 		})
 	}
+	// What every Open reads to find damage where a listener writes first.
+	b.Run("OpenCheck", func(b *testing.B) {
+		for b.Loop() {
+			if err := db.check(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("Stats", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := db.Stats(ctx); err != nil {

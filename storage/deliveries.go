@@ -502,6 +502,48 @@ func int64Args(ids []int64) []any {
 	return args
 }
 
+// recordColumns are the columns scanRecord reads, from deliveries d
+// joined with bodies b.
+const recordColumns = `d.id, d.received_at, d.method, d.path, d.query, d.headers_reconstructed,
+	d.body_length, d.remote_addr, d.status, d.rejected, d.truncated, d.source, d.read_error, d.answer, d.analysis,
+	b.headers, b.body, b.digest`
+
+// scanRecord reads one row of recordColumns into a record: the body
+// checked against its digest, the analysis decoded with each event's raw
+// JSON restored from the body.
+func scanRecord(rows *sql.Rows) (*inspector.Record, error) {
+	d := &inspector.Delivery{}
+	var received int64
+	var reconstructed, rejected, truncated bool
+	var analysis, digest []byte
+	var headers string
+	if err := rows.Scan(&d.ID, &received, &d.Method, &d.Path, &d.Query, &reconstructed, &d.BodyLength,
+		&d.RemoteAddr, &d.Status, &rejected, &truncated, &d.Source, &d.ReadError, &d.Answer, &analysis,
+		&headers, &d.Body, &digest); err != nil {
+		return nil, err
+	}
+	d.ReceivedAt = fromNanos(received)
+	d.HeadersReconstructed, d.Rejected, d.Truncated = reconstructed, rejected, truncated
+	if d.Body == nil {
+		d.Body = []byte{}
+	}
+	d.Damaged = checkDigest(d.Body, digest)
+	var err error
+	if d.Headers, err = decodeHeaders(headers); err != nil {
+		return nil, fmt.Errorf("delivery %d: %w", d.ID, err)
+	}
+	rec := &inspector.Record{Delivery: d}
+	if analysis != nil {
+		a := &inspector.Analysis{}
+		if err := json.Unmarshal(analysis, a); err != nil {
+			return nil, fmt.Errorf("delivery %d: decode analysis: %w", d.ID, err)
+		}
+		fillRaw(a, d.Body)
+		rec.Analysis = a
+	}
+	return rec, nil
+}
+
 // records loads full records for ids, in ascending id order; missing ids are
 // skipped.
 func (db *DB) records(ctx context.Context, ids []int64) ([]*inspector.Record, error) {
@@ -512,67 +554,57 @@ func (db *DB) records(ctx context.Context, ids []int64) ([]*inspector.Record, er
 		return nil, err
 	}
 	in := placeholders(len(ids))
-	rows, err := db.sql.QueryContext(ctx, `SELECT d.id, d.received_at, d.method, d.path, d.query, d.headers_reconstructed,
-		d.body_length, d.remote_addr, d.status, d.rejected, d.truncated, d.source, d.read_error, d.answer, d.analysis,
-		b.headers, b.body, b.digest
+	rows, err := db.sql.QueryContext(ctx, `SELECT `+recordColumns+`
 		FROM deliveries d JOIN bodies b ON b.delivery_id = d.id WHERE d.id IN (`+in+`) ORDER BY d.id`, int64Args(ids)...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var recs []*inspector.Record
-	byID := map[int64]*inspector.Record{}
 	for rows.Next() {
-		d := &inspector.Delivery{}
-		var received int64
-		var reconstructed, rejected, truncated bool
-		var analysis, digest []byte
-		var headers string
-		if err := rows.Scan(&d.ID, &received, &d.Method, &d.Path, &d.Query, &reconstructed, &d.BodyLength,
-			&d.RemoteAddr, &d.Status, &rejected, &truncated, &d.Source, &d.ReadError, &d.Answer, &analysis,
-			&headers, &d.Body, &digest); err != nil {
+		rec, err := scanRecord(rows)
+		if err != nil {
 			return nil, err
 		}
-		d.ReceivedAt = fromNanos(received)
-		d.HeadersReconstructed, d.Rejected, d.Truncated = reconstructed, rejected, truncated
-		if d.Body == nil {
-			d.Body = []byte{}
-		}
-		d.Damaged = checkDigest(d.Body, digest)
-		if d.Headers, err = decodeHeaders(headers); err != nil {
-			return nil, fmt.Errorf("delivery %d: %w", d.ID, err)
-		}
-		rec := &inspector.Record{Delivery: d}
-		if analysis != nil {
-			a := &inspector.Analysis{}
-			if err := json.Unmarshal(analysis, a); err != nil {
-				return nil, fmt.Errorf("delivery %d: decode analysis: %w", d.ID, err)
-			}
-			fillRaw(a, d.Body)
-			rec.Analysis = a
-		}
 		recs = append(recs, rec)
-		byID[d.ID] = rec
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	rows.Close()
-	// GeneratedAt is not part of the analysis JSON (the raw string is); the
-	// parsed instant lives in the events table.
-	erows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, idx, generated_at FROM events
-		WHERE delivery_id IN (`+in+`) AND generated_at IS NOT NULL`, int64Args(ids)...)
+	return recs, fillGeneratedAt(ctx, db.sql, recs)
+}
+
+// fillGeneratedAt sets each event's GeneratedAt, which is not part of the
+// analysis JSON (the raw string is): the parsed instant lives in the
+// events table.
+func fillGeneratedAt(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, recs []*inspector.Record) error {
+	byID := map[int64]*inspector.Record{}
+	var ids []int64
+	for _, r := range recs {
+		if r.Analysis != nil {
+			byID[r.Delivery.ID] = r
+			ids = append(ids, r.Delivery.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	erows, err := q.QueryContext(ctx, `SELECT delivery_id, idx, generated_at FROM events
+		WHERE delivery_id IN (`+placeholders(len(ids))+`) AND generated_at IS NOT NULL`, int64Args(ids)...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer erows.Close()
 	for erows.Next() {
 		var id, gen int64
 		var idx int
 		if err := erows.Scan(&id, &idx, &gen); err != nil {
-			return nil, err
+			return err
 		}
-		if r := byID[id]; r != nil && r.Analysis != nil {
+		if r := byID[id]; r != nil {
 			for i := range r.Analysis.Events {
 				if r.Analysis.Events[i].Index == idx {
 					r.Analysis.Events[i].GeneratedAt = fromNanos(gen)
@@ -580,7 +612,7 @@ func (db *DB) records(ctx context.Context, ids []int64) ([]*inspector.Record, er
 			}
 		}
 	}
-	return recs, erows.Err()
+	return erows.Err()
 }
 
 // checkDigest compares a body read back with the digest it was stored

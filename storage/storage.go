@@ -116,6 +116,10 @@ func OpenWith(path string, o Options) (*DB, error) {
 	db := &DB{path: path, sql: sqlDB}
 	if err := db.migrate(context.Background()); err != nil {
 		sqlDB.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, db.damaged(err))
+	}
+	if err := db.check(context.Background()); err != nil {
+		sqlDB.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	// WAL side files inherit the umask; tighten them too.

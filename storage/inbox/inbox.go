@@ -167,6 +167,48 @@ func Recover(dir string, sink Sink, logf func(string, ...any)) error {
 	return nil
 }
 
+// Read passes every valid record of the inbox in dir to fn, without
+// taking it or changing anything (for reading a store that is damaged, or
+// in use by another process), and returns what it skipped as damage.
+// Records already moved may be among them.
+func Read(dir string, fn func(Record)) ([]string, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "seg-*"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	var damage []string
+	for _, name := range names {
+		f, err := os.Open(name)
+		if err != nil {
+			damage = append(damage, fmt.Sprintf("%s: %v", name, err))
+			continue
+		}
+		st, err := f.Stat()
+		var gen uint64
+		var data []byte
+		if err == nil {
+			gen, data, err = readSegment(f, st.Size())
+		}
+		f.Close()
+		if err != nil {
+			damage = append(damage, fmt.Sprintf("%s: %v", name, err))
+			continue
+		}
+		if gen == 0 {
+			continue
+		}
+		res := scan(data, gen)
+		for _, g := range res.gaps {
+			damage = append(damage, describeGap(name, g, res.recs))
+		}
+		for _, r := range res.recs {
+			fn(Record{ID: r.id, Payload: r.payload})
+		}
+	}
+	return damage, nil
+}
+
 // Open takes the inbox in dir for this process (ErrLocked if another
 // process has it; errors.ErrUnsupported where files cannot be locked),
 // moves what a killed process left into sink, and starts the mover.
