@@ -91,7 +91,7 @@ func TestDamagedStoreReportedAtOpen(t *testing.T) {
 // flagged.
 func TestSalvageReadsAroundDamage(t *testing.T) {
 	path := damagedStore(t, 300)
-	damagePage(t, path, "/path-0150") // delivery rows
+	damagePage(t, path, "/path-0150")  // delivery rows
 	damagePage(t, path, "marker-0060") // a body row
 	got := map[int64]*inspector.Record{}
 	rep, err := Salvage(context.Background(), path, func(r *inspector.Record) error {
