@@ -125,8 +125,12 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	force := fs.Bool("force", false, "write into a non-empty folder or over an existing file")
 	target := fs.String("to", export.DefaultTarget, "default URL of the curl script (it also takes the URL as its first argument)")
 	jsonOut := fs.Bool("json", false, "print the summary as JSON")
+	salvage := fs.Bool("salvage", false, "read a damaged store without writing to it: every delivery that can still be read (and what its inbox holds), listing what could not be; selection flags do not apply")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *salvage && sel.set() {
+		return usageError("--salvage reads every delivery it can; it takes no selection flags (--id, --type, --since, --signature, --duplicates)")
 	}
 	f, err := export.ParseFormat(*format)
 	if err != nil {
@@ -155,32 +159,64 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openStore(*dbPath)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
 	// For fixtures --type also limits which events of a batch become files.
 	opts := export.Options{Format: f, Out: *out, Overwrite: *force, Reveal: *reveal, Secret: secret, Target: *target, Version: Version, Types: filter.Types}
 	if *out == "-" {
 		opts.Writer = env.Stdout
 	}
-	src := export.SourceFunc(func(ctx context.Context, fn func(*inspector.Record) error) error { return db.Each(ctx, filter, fn) })
+	var src export.Source
+	var salvaged *storage.SalvageReport
+	if *salvage {
+		path := *dbPath
+		if path == "" {
+			if path, err = storage.DefaultPath(); err != nil {
+				return err
+			}
+		}
+		src = export.SourceFunc(func(ctx context.Context, fn func(*inspector.Record) error) (err error) {
+			salvaged, err = storage.Salvage(ctx, path, fn)
+			return err
+		})
+	} else {
+		db, err := openStore(*dbPath)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		src = export.SourceFunc(func(ctx context.Context, fn func(*inspector.Record) error) error { return db.Each(ctx, filter, fn) })
+	}
 	sum, err := export.Export(ctx, src, opts)
 	if err != nil {
 		return err
 	}
 	if *out == "-" {
+		if salvaged != nil {
+			for _, s := range salvaged.Skipped {
+				fmt.Fprintf(env.Stderr, "could not read: %s\n", s)
+			}
+		}
 		return nil
 	}
 	if *jsonOut {
-		b, _ := json.Marshal(sum)
+		var v any = sum
+		if salvaged != nil {
+			v = struct {
+				*export.Summary
+				Salvage *storage.SalvageReport `json:"salvage"`
+			}{sum, salvaged}
+		}
+		b, _ := json.Marshal(v)
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 		return nil
 	}
 	fmt.Fprintf(env.Stdout, "Exported %s as %s to %s (%s).\n", count(sum.Deliveries, "delivery", "deliveries"), f, *out, count(len(sum.Files), "file", "files"))
 	for _, s := range sum.Skipped {
 		fmt.Fprintf(env.Stdout, "  skipped: %s\n", s)
+	}
+	if salvaged != nil {
+		for _, s := range salvaged.Skipped {
+			fmt.Fprintf(env.Stdout, "  could not read: %s\n", s)
+		}
 	}
 	if !*reveal {
 		fmt.Fprintln(env.Stdout, "Credential headers and query parameters were redacted (--reveal keeps them).")
