@@ -502,28 +502,40 @@ func int64Args(ids []int64) []any {
 	return args
 }
 
+// deliveryColumns are the columns of deliveries d that make a Delivery
+// (all but its headers and body); deliveryDest scans them.
+const deliveryColumns = `d.id, d.received_at, d.method, d.path, d.query, d.headers_reconstructed,
+	d.body_length, d.remote_addr, d.status, d.rejected, d.truncated, d.source, d.read_error, d.answer`
+
+// deliveryDest returns the scan destinations of deliveryColumns for d and
+// a func that completes d once the row is scanned.
+func deliveryDest(d *inspector.Delivery) ([]any, func()) {
+	var received int64
+	var reconstructed, rejected, truncated bool
+	dest := []any{&d.ID, &received, &d.Method, &d.Path, &d.Query, &reconstructed, &d.BodyLength,
+		&d.RemoteAddr, &d.Status, &rejected, &truncated, &d.Source, &d.ReadError, &d.Answer}
+	return dest, func() {
+		d.ReceivedAt = fromNanos(received)
+		d.HeadersReconstructed, d.Rejected, d.Truncated = reconstructed, rejected, truncated
+	}
+}
+
 // recordColumns are the columns scanRecord reads, from deliveries d
 // joined with bodies b.
-const recordColumns = `d.id, d.received_at, d.method, d.path, d.query, d.headers_reconstructed,
-	d.body_length, d.remote_addr, d.status, d.rejected, d.truncated, d.source, d.read_error, d.answer, d.analysis,
-	b.headers, b.body, b.digest`
+const recordColumns = deliveryColumns + `, d.analysis, b.headers, b.body, b.digest`
 
 // scanRecord reads one row of recordColumns into a record: the body
 // checked against its digest, the analysis decoded with each event's raw
 // JSON restored from the body.
 func scanRecord(rows *sql.Rows) (*inspector.Record, error) {
 	d := &inspector.Delivery{}
-	var received int64
-	var reconstructed, rejected, truncated bool
 	var analysis, digest []byte
 	var headers string
-	if err := rows.Scan(&d.ID, &received, &d.Method, &d.Path, &d.Query, &reconstructed, &d.BodyLength,
-		&d.RemoteAddr, &d.Status, &rejected, &truncated, &d.Source, &d.ReadError, &d.Answer, &analysis,
-		&headers, &d.Body, &digest); err != nil {
+	dest, done := deliveryDest(d)
+	if err := rows.Scan(append(dest, &analysis, &headers, &d.Body, &digest)...); err != nil {
 		return nil, err
 	}
-	d.ReceivedAt = fromNanos(received)
-	d.HeadersReconstructed, d.Rejected, d.Truncated = reconstructed, rejected, truncated
+	done()
 	if d.Body == nil {
 		d.Body = []byte{}
 	}

@@ -321,13 +321,9 @@ func (s *salvager) one(id int64) error {
 // deliveryOnly reads the delivery row of id without its body (or its
 // analysis), for a delivery whose body row cannot be read.
 func (s *salvager) deliveryOnly(id int64) error {
-	d := &inspector.Delivery{ID: id, Body: []byte{}}
-	var received int64
-	var reconstructed, rejected, truncated bool
-	err := s.db.QueryRowContext(s.ctx, `SELECT received_at, method, path, query, headers_reconstructed, body_length,
-		remote_addr, status, rejected, truncated, source, read_error, answer FROM deliveries WHERE id = ?`, id).Scan(
-		&received, &d.Method, &d.Path, &d.Query, &reconstructed, &d.BodyLength, &d.RemoteAddr, &d.Status,
-		&rejected, &truncated, &d.Source, &d.ReadError, &d.Answer)
+	d := &inspector.Delivery{Body: []byte{}}
+	dest, done := deliveryDest(d)
+	err := s.db.QueryRowContext(s.ctx, `SELECT `+deliveryColumns+` FROM deliveries d WHERE d.id = ?`, id).Scan(dest...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil // no such id: deleted, or never stored
@@ -335,8 +331,7 @@ func (s *salvager) deliveryOnly(id int64) error {
 		s.skip(id, err.Error())
 		return nil
 	}
-	d.ReceivedAt = fromNanos(received)
-	d.HeadersReconstructed, d.Rejected, d.Truncated = reconstructed, rejected, truncated
+	done()
 	var headers string
 	var body []byte
 	berr := s.db.QueryRowContext(s.ctx, `SELECT headers, body FROM bodies WHERE delivery_id = ?`, id).Scan(&headers, &body)

@@ -166,6 +166,28 @@ func backlog(args []string) error {
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
 
+// target is where run and big send: the receiver's URL and the secret to
+// sign with.
+type target struct{ url, secretEnv *string }
+
+func addTarget(fs *flag.FlagSet) target {
+	return target{
+		url:       fs.String("url", "", "receiver URL (required)"),
+		secretEnv: fs.String("secret-env", "", "environment variable holding the webhook secret to sign with"),
+	}
+}
+
+// resolve returns the URL and the secret (nil without --secret-env).
+func (t target) resolve() (string, []byte, error) {
+	if *t.url == "" {
+		return "", nil, fmt.Errorf("--url is required")
+	}
+	if *t.secretEnv == "" {
+		return *t.url, nil, nil
+	}
+	return *t.url, []byte(os.Getenv(*t.secretEnv)), nil
+}
+
 // bigResult is what big prints.
 type bigResult struct {
 	BodyBytes   int            `json:"body_bytes"`
@@ -187,19 +209,15 @@ type bigResult struct {
 // "refused".
 func big(args []string) error {
 	fs := flag.NewFlagSet("big", flag.ExitOnError)
-	url := fs.String("url", "", "receiver URL (required)")
-	secretEnv := fs.String("secret-env", "", "environment variable holding the webhook secret to sign with")
+	tgt := addTarget(fs)
 	size := fs.Int("size", 9961472, "body size in bytes (at least)")
 	conc := fs.Int("concurrency", 32, "bodies sent at once")
 	pid := fs.Int("pid", 0, "the receiver's process id, to read its memory from /proc")
 	dbPath := fs.String("db", "", "the receiver's store: wait until analysis has worked the bodies off before reading the peak")
 	fs.Parse(args)
-	if *url == "" {
-		return fmt.Errorf("--url is required")
-	}
-	var secret []byte
-	if *secretEnv != "" {
-		secret = []byte(os.Getenv(*secretEnv))
+	url, secret, err := tgt.resolve()
+	if err != nil {
+		return err
 	}
 	// A message of simulated events padded to size: the receiver holds
 	// the whole body as it would a big real one, and analysis works the
@@ -219,7 +237,7 @@ func big(args []string) error {
 	start := time.Now()
 	for range *conc {
 		wg.Go(func() {
-			req, _ := http.NewRequest(http.MethodPost, *url, bytes.NewReader(body))
+			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			if len(secret) > 0 {
 				req.Header.Set(inspector.SignatureHeader, sig)
@@ -310,8 +328,7 @@ type result struct {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
-	url := fs.String("url", "", "receiver URL (required)")
-	secretEnv := fs.String("secret-env", "", "environment variable holding the webhook secret to sign with")
+	tgt := addTarget(fs)
 	size := fs.Int("size", 2048, "body size in bytes (at least)")
 	rate := fs.Int("rate", 0, "requests per second; 0 means as fast as the receiver answers (saturation)")
 	conc := fs.Int("concurrency", 64, "concurrent connections")
@@ -319,13 +336,11 @@ func run(args []string) error {
 	warm := fs.Duration("warmup", 1*time.Second, "sending before measuring starts")
 	pool := fs.Int("bodies", 4000, "distinct bodies to cycle through")
 	fs.Parse(args)
-	if *url == "" {
-		return fmt.Errorf("--url is required")
+	url, secret, err := tgt.resolve()
+	if err != nil {
+		return err
 	}
-	var secret []byte
-	if *secretEnv != "" {
-		secret = []byte(os.Getenv(*secretEnv))
-	}
+
 	type msg struct {
 		body []byte
 		sig  string
@@ -342,7 +357,7 @@ func run(args []string) error {
 	var next atomic.Int64
 	send := func() bool {
 		m := msgs[next.Add(1)%int64(len(msgs))]
-		req, _ := http.NewRequest(http.MethodPost, *url, nil)
+		req, _ := http.NewRequest(http.MethodPost, url, nil)
 		req.Body = io.NopCloser(&byteReader{b: m.body})
 		req.ContentLength = int64(len(m.body))
 		req.GetBody = nil
@@ -455,7 +470,7 @@ func run(args []string) error {
 		return float64(lat[i].Microseconds()) / 1000
 	}
 	res := result{
-		URL: *url, Mode: "saturation", Rate: *rate, Concurrency: *conc, BodyBytes: len(msgs[0].body),
+		URL: url, Mode: "saturation", Rate: *rate, Concurrency: *conc, BodyBytes: len(msgs[0].body),
 		Seconds: elapsed.Seconds(), Requests: requests, OK: oks, Errors: requests - oks,
 		RPS: float64(oks) / elapsed.Seconds(), P50ms: pct(0.50), P90ms: pct(0.90), P99ms: pct(0.99), MaxMs: pct(1),
 	}
