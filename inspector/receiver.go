@@ -49,7 +49,7 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Headers, d.HeadersReconstructed = requestHeaders(r)
 
-	body, n, readErr, release := e.readBody(r.Context(), r.Body, maxBody, r.ContentLength)
+	body, n, release, readErr := e.readBody(r.Context(), r.Body, maxBody, r.ContentLength)
 	defer release()
 	d.Body = body
 	d.BodyLength = n
@@ -136,10 +136,10 @@ const smallBody = 64 << 10
 // the budget however many arrive at once (32 concurrent 9.5 MiB bodies
 // took the process to 2 GB without it). A declared length sizes the
 // buffer once instead of growing it (several copies of every body).
-func (e *Engine) readBody(ctx context.Context, r io.Reader, max, declared int64) ([]byte, int64, error, func()) {
+func (e *Engine) readBody(ctx context.Context, r io.Reader, max, declared int64) ([]byte, int64, func(), error) {
 	none := func() {}
 	if r == nil || r == http.NoBody {
-		return nil, 0, nil, none
+		return nil, 0, none, nil
 	}
 	limit := io.LimitReader(r, max+1)
 	size := max + 1
@@ -148,32 +148,31 @@ func (e *Engine) readBody(ctx context.Context, r io.Reader, max, declared int64)
 	}
 	if size <= smallBody {
 		b, err := readSized(limit, size)
-		return capped(b, max, err, none)
+		return capped(b, max, none, err)
 	}
 	// Start small: a body that declares no length may still be small.
 	first, err := readSized(io.LimitReader(limit, smallBody), smallBody)
 	if err != nil || int64(len(first)) < smallBody {
-		return capped(first, max, err, none)
+		return capped(first, max, none, err)
 	}
 	take := min(size, e.bodyBudget)
 	if err := e.bodies.Acquire(ctx, take); err != nil {
-		return capped(first, max, fmt.Errorf("waiting for memory to read the body: %w", err), none)
+		return capped(first, max, none, fmt.Errorf("waiting for memory to read the body: %w", err))
 	}
 	release := func() { e.bodies.Release(take) }
 	b := make([]byte, len(first), size+1)
 	copy(b, first)
 	b, err = readInto(b, limit)
-	body, n, err, _ := capped(b, max, err, none)
-	return body, n, err, release
+	return capped(b, max, release, err)
 }
 
 // capped cuts b to max bytes and returns it with the count read.
-func capped(b []byte, max int64, err error, release func()) ([]byte, int64, error, func()) {
+func capped(b []byte, max int64, release func(), err error) ([]byte, int64, func(), error) {
 	n := int64(len(b))
 	if n > max {
 		b = b[:max]
 	}
-	return b, n, err, release
+	return b, n, release, err
 }
 
 // readSized reads r to EOF into a buffer sized for n bytes (one byte more,
