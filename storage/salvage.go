@@ -108,10 +108,11 @@ func drainCheck(rows *sql.Rows) error {
 type SalvageReport struct {
 	// Read counts the deliveries passed on; FromInbox those of them read
 	// from the inbox (received, never moved into the store).
-	Read, FromInbox int
+	Read      int `json:"read"`
+	FromInbox int `json:"from_inbox"`
 	// Skipped says what could not be read and why, one line each
 	// (neighbouring ids that failed alike are one line).
-	Skipped []string
+	Skipped []string `json:"skipped"`
 }
 
 // salvageChunk is how many deliveries Salvage reads per query while the
