@@ -22,9 +22,14 @@ const (
 	quietAfter       = 50 * time.Millisecond
 )
 
-// chunkSize is how many deliveries the next chunk analyzes.
+// chunkSize is how many deliveries the next chunk analyzes: one at a time
+// while the store fails, so a chunk too big for the room left on a disk
+// does not fail forever.
 func (e *Engine) chunkSize() int {
-	if e.receiving.Load() == 0 && time.Since(time.Unix(0, e.lastReceived.Load())) > quietAfter {
+	if e.saving.IsFailing() {
+		return 1
+	}
+	if e.recv.QuietFor(quietAfter) {
 		return maxQuietBatch
 	}
 	return maxAnalysisBatch
@@ -36,13 +41,40 @@ func (e *Engine) chunkSize() int {
 // analyses are saved at once, which the store's group commit turns into
 // one transaction. Saving one by one cost a commit per delivery and held
 // analysis to ~200 deliveries/s (docs/benchmarks.md). Subscribers are
-// notified in order once a chunk is saved. A delivery that fails is left
-// unanalyzed for the next start; the others go on. It returns the errors.
-func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery) error {
+// notified in order once a chunk is saved.
+//
+// A delivery that fails alone is left unanalyzed for the next start; the
+// others go on. When nothing of a chunk can be analyzed and saved, the
+// store is failing (a full disk, a locked or damaged file): with stop
+// set, analysis reports that once, waits and tries the same chunk again
+// until the store works or stop is closed, so it resumes where it was
+// (later deliveries' ledger reads what these save) instead of stopping
+// for good. It returns the errors it did not retry.
+func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery, stop <-chan struct{}) error {
 	var errs []error
+	backoff := retryMin
 	for len(ds) > 0 {
-		n := min(len(ds), e.chunkSize())
-		worked, chunkErrs := e.analyzeChunk(ctx, ds[:n])
+		n := chunkLen(ds, e.chunkSize())
+		worked, saved, chunkErrs := e.analyzeChunk(ctx, ds[:n])
+		if saved == 0 && len(chunkErrs) > 0 && stop != nil {
+			e.saving.Fail(chunkErrs[0])
+			select {
+			case <-stop:
+				return errors.Join(chunkErrs...)
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, retryMax)
+			// Deleted (or analyzed by someone else) meanwhile: drop it.
+			// If the store cannot say, try the same chunk again.
+			if still, err := e.stillUnanalyzed(ctx, ds[:n]); err == nil {
+				ds = append(still, ds[n:]...)
+			}
+			continue
+		}
+		if saved > 0 {
+			e.saving.OK()
+		}
+		backoff = retryMin
 		errs = append(errs, chunkErrs...)
 		ds = ds[n:]
 		e.yieldToReceiver(worked)
@@ -50,62 +82,62 @@ func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery) error {
 	return errors.Join(errs...)
 }
 
-// yieldFactor and maxYield: while requests are being received, analysis
-// pauses after each chunk for yieldFactor times as long as the chunk took,
-// saves included (at most maxYield), so it takes about a tenth of the
-// time. The store's inbox mover steps back by the same rule (YieldFor).
-// With 3 (a quarter each) a 64-connection flood was answered at 0.43 of a
-// bare server's rate, with 9 at 0.56, and 1,000 req/s kept its p99 at
-// 4-6 ms either way; a cap of 60 ms instead of 200 cut the pause of a
-// chunk whose saves took long, and with it the rate (docs/benchmarks.md,
-// finding 3, third round).
-//
-// FloodWaiting and floodFactor: when FloodWaiting requests or more wait
-// for their acks at once, the receiver is saturated (at 1,000 req/s one or
-// two wait) and the pause is floodFactor times the step, a fiftieth of the
-// time. Analysis then falls far behind either way (at a tenth, 10 s of a
-// flood left ~180,000 deliveries to work off), while the tenth cost each
-// ack ~10 µs of CPU (docs/benchmarks.md, finding 3, fourth round).
-const (
-	yieldFactor  = 9
-	floodFactor  = 49
-	FloodWaiting = 8
-	maxYield     = 200 * time.Millisecond
-)
-
-// YieldFor is how long background work (analysis, the store's inbox
-// mover) pauses after a step that took worked, while waiting requests
-// wait for their acks: not at all with none, longer in a flood.
-func YieldFor(worked time.Duration, waiting int64) time.Duration {
-	switch {
-	case waiting <= 0:
-		return 0
-	case waiting >= FloodWaiting:
-		return min(floodFactor*worked, maxYield)
-	default:
-		return min(yieldFactor*worked, maxYield)
+// chunkLen is how many of ds the next chunk takes: up to size, and no
+// more bodies than maxChunkBytes (each analysis holds a copy of its body
+// until the chunk is saved), but at least one.
+func chunkLen(ds []*Delivery, size int) int {
+	n, bytes := 0, 0
+	for n < len(ds) && n < size && (n == 0 || bytes+len(ds[n].Body) <= maxChunkBytes) {
+		bytes += len(ds[n].Body)
+		n++
 	}
+	return n
 }
 
-// yieldToReceiver pauses analysis while requests are being received (see
-// YieldFor), so acks come first (the design's rule: the answer never
-// waits for analysis). With no request in flight it does not pause, and
-// the backlog of a burst is worked off at full speed afterwards.
-func (e *Engine) yieldToReceiver(worked time.Duration) {
-	d := YieldFor(worked, e.receiving.Load())
-	if d <= 0 {
-		return
+// maxChunkBytes bounds the bodies of one analysis chunk.
+const maxChunkBytes = 16 << 20
+
+// retryMin and retryMax bound the wait before analysis tries again while
+// the store fails.
+const (
+	retryMin = 100 * time.Millisecond
+	retryMax = 5 * time.Second
+)
+
+// stillUnanalyzed returns the deliveries of chunk (ascending ids) the
+// store still holds unanalyzed, as stored.
+func (e *Engine) stillUnanalyzed(ctx context.Context, chunk []*Delivery) ([]*Delivery, error) {
+	lo, hi := chunk[0].ID, chunk[len(chunk)-1].ID
+	got, err := e.store.Unanalyzed(ctx, lo-1, int(hi-lo+1))
+	if err != nil {
+		return nil, err
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	<-t.C
+	want := make(map[int64]bool, len(chunk))
+	for _, d := range chunk {
+		want[d.ID] = true
+	}
+	var out []*Delivery
+	for _, d := range got {
+		if want[d.ID] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// yieldToReceiver pauses analysis while requests are being received, by
+// the rule every background worker follows (pace), so acks come first
+// (the design's rule: the answer never waits for analysis). With no
+// request in flight it does not pause, and the backlog of a burst is
+// worked off at full speed afterwards.
+func (e *Engine) yieldToReceiver(worked time.Duration) {
+	e.recv.Pause(worked, nil)
 }
 
 // analyzeChunk analyzes and saves one chunk and returns how long both
-// took. (When the receiver's inserts went through the store's writer, the
-// saves waited behind them and their time was left out; with the inbox
-// they no longer wait, and a save is most of a chunk's cost.)
-func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery) (time.Duration, []error) {
+// took (a save is most of a chunk's cost, and the pause after it must
+// count it) and how many analyses it saved.
+func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery) (time.Duration, int, []error) {
 	start := time.Now()
 	var errs []error
 	pl := newPendingLedger(e.store)
@@ -118,7 +150,7 @@ func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery) (time.Duratio
 		}
 		pl.add(d, a)
 		recs = append(recs, &Record{Delivery: d, Analysis: a})
-		if e.receiving.Load() > 0 {
+		if e.recv.InFlight() > 0 {
 			// Let a handler waiting for a CPU run now rather than at the
 			// scheduler's next 10 ms preemption: on two cores a chunk of
 			// analysis otherwise holds one of them for milliseconds
@@ -141,14 +173,16 @@ func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery) (time.Duratio
 		wg.Wait()
 	}
 	worked := time.Since(start)
+	saved := 0
 	for i, r := range recs {
 		if saveErrs[i] != nil {
 			errs = append(errs, fmt.Errorf("save analysis of delivery %d: %w", r.Delivery.ID, saveErrs[i]))
 			continue
 		}
+		saved++
 		e.notify(r)
 	}
-	return worked, errs
+	return worked, saved, errs
 }
 
 // pendingLedger answers the ledger's questions from the store plus the

@@ -56,6 +56,10 @@ type Delivery struct {
 	// Source tells where the delivery came from: "receiver" (default),
 	// "import" or "replay".
 	Source string `json:"source,omitempty"`
+	// Damaged says why the stored bytes cannot be trusted when the store
+	// found its body changed since it was stored (a digest mismatch);
+	// empty otherwise. The bytes are returned as read, never silently.
+	Damaged string `json:"damaged,omitempty"`
 }
 
 // Header returns the first value of the named header, matched without regard

@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/internal/fault"
+	"github.com/hookscope/hookscope/internal/pace"
 	"github.com/hookscope/hookscope/internal/pubsub"
+	"golang.org/x/sync/semaphore"
 )
 
 // AnswerMode is how the receiver answers, so a developer can provoke the
@@ -98,7 +101,15 @@ type Options struct {
 	// QueueBytes bounds the bodies held in memory awaiting analysis; beyond
 	// it, queued deliveries are re-read from the store. Zero means 64 MiB.
 	QueueBytes int64
+	// BodyMemory bounds the bytes of big request bodies (over 64 KiB)
+	// being received at once; a body that does not fit waits until
+	// others are stored. Zero means DefaultBodyMemory.
+	BodyMemory int64
 }
+
+// DefaultBodyMemory is the default BodyMemory: three bodies at the
+// default cap at once.
+const DefaultBodyMemory = 32 << 20
 
 // Engine receives deliveries, stores them, and analyzes them in order on
 // one goroutine so the ledger's decisions are consistent.
@@ -114,15 +125,19 @@ type Engine struct {
 	tap     Tap
 
 	q queue
-	// receiving counts requests between arrival and answer; analysis
-	// steps back while it is non-zero (see analyzeBatch).
-	receiving atomic.Int64
-	// lastReceived is when the latest request arrived (Unix nanoseconds):
-	// analysis works in small steps until the receiver has been quiet
-	// for a while.
-	lastReceived atomic.Int64
+	// bodies is the budget of BodyMemory bytes big bodies are read into
+	// (see readBody); bodyBudget its size.
+	bodies     *semaphore.Weighted
+	bodyBudget int64
+	// recv counts requests between arrival and answer: analysis steps
+	// back while it is busy (see analyzeBatch) and works in small steps
+	// until it has been quiet for a while.
+	recv pace.Gauge
 	// recovered is the highest id analyzed by recovery from the store.
 	recovered atomic.Int64
+	// storing and saving report the store's faults once per change of
+	// state: the receiver's inserts, the analysis' reads and saves.
+	storing, saving fault.State
 
 	subs pubsub.Hub[*Record]
 }
@@ -153,6 +168,25 @@ func NewEngine(store Store, opts Options) *Engine {
 		e.q.limit = 64 << 20
 	}
 	e.q.kick = make(chan struct{}, 1)
+	e.bodyBudget = opts.BodyMemory
+	if e.bodyBudget <= 0 {
+		e.bodyBudget = DefaultBodyMemory
+	}
+	e.bodies = semaphore.NewWeighted(e.bodyBudget)
+	e.storing = fault.State{
+		Failing:   "cannot store deliveries",
+		Meanwhile: "answering 503 (the sender retries) until the store works again",
+		Recovered: "storing deliveries again",
+		Attempts:  "requests answered 503",
+		Logf:      e.logf,
+	}
+	e.saving = fault.State{
+		Failing:   "cannot analyze stored deliveries",
+		Meanwhile: "analysis retries and resumes where it stopped",
+		Recovered: "analyzing stored deliveries again",
+		Attempts:  "attempts failed",
+		Logf:      e.logf,
+	}
 	e.SetSecrets(opts.Secrets)
 	return e
 }
@@ -225,8 +259,10 @@ func (e *Engine) notify(r *Record) { e.subs.Publish(r) }
 func (e *Engine) Ingest(ctx context.Context, d *Delivery) (int64, error) {
 	id, err := e.store.InsertDelivery(ctx, d)
 	if err != nil {
+		e.storing.Fail(err)
 		return 0, fmt.Errorf("store delivery: %w", err)
 	}
+	e.storing.OK()
 	d.ID = id
 	e.q.push(d)
 	return id, nil
@@ -235,22 +271,37 @@ func (e *Engine) Ingest(ctx context.Context, d *Delivery) (int64, error) {
 // Run analyzes deliveries until ctx ends: first whatever a previous run
 // stored but did not analyze (a crash between ack and analysis), then each
 // new delivery as it is ingested.
+//
+// Whatever the store does, Run keeps going and stops when ctx ends: while
+// the store fails it reports that once and retries (see analyzeBatch),
+// and a stop leaves what it could not analyze stored and unanalyzed for
+// the next start.
 func (e *Engine) Run(ctx context.Context) error {
-	if err := e.recover(ctx); err != nil {
+	for backoff := retryMin; ; backoff = min(2*backoff, retryMax) {
+		err := e.recover(ctx, ctx.Done())
+		if err == nil {
+			break
+		}
 		if ctx.Err() != nil {
 			// Stopped during recovery: what is left is stored and is
 			// recovered by the next start, so this is a clean stop.
 			return nil
 		}
-		return err
+		e.saving.Fail(err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
 	}
 	for {
 		batch := e.fresh(e.q.take())
 		if len(batch) == 0 {
 			select {
 			case <-ctx.Done():
-				// Drain what is queued so a clean stop leaves nothing pending.
-				e.analyzeQueued(context.WithoutCancel(ctx), e.fresh(e.q.take()))
+				// Drain what is queued so a clean stop leaves nothing
+				// pending; a failing store is not retried then.
+				e.analyzeQueued(context.WithoutCancel(ctx), e.fresh(e.q.take()), nil)
 				return nil
 			case <-e.q.kick:
 				continue
@@ -258,14 +309,14 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		// A stop in the middle of a batch must not fail the rest of it with
 		// "context canceled": finish the batch, then drain as above.
-		e.analyzeQueued(context.WithoutCancel(ctx), batch)
+		e.analyzeQueued(context.WithoutCancel(ctx), batch, ctx.Done())
 	}
 }
 
 // Drain analyzes everything queued now, on the caller's goroutine. Tests
 // and one-shot commands use it instead of Run.
 func (e *Engine) Drain(ctx context.Context) error {
-	if err := e.recover(ctx); err != nil {
+	if err := e.recover(ctx, nil); err != nil {
 		return err
 	}
 	for {
@@ -273,11 +324,13 @@ func (e *Engine) Drain(ctx context.Context) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		e.analyzeQueued(ctx, batch)
+		e.analyzeQueued(ctx, batch, nil)
 	}
 }
 
-func (e *Engine) recover(ctx context.Context) error {
+// recover analyzes what the store holds unanalyzed above what recovery
+// already did; stop as for analyzeBatch.
+func (e *Engine) recover(ctx context.Context, stop <-chan struct{}) error {
 	after := e.recovered.Load()
 	defer func() { e.recovered.Store(after) }()
 	for {
@@ -288,7 +341,7 @@ func (e *Engine) recover(ctx context.Context) error {
 		if len(ds) == 0 {
 			return nil
 		}
-		if err := e.analyzeBatch(ctx, ds); err != nil {
+		if err := e.analyzeBatch(ctx, ds, stop); err != nil {
 			return err
 		}
 		after = ds[len(ds)-1].ID
@@ -309,12 +362,25 @@ func (e *Engine) fresh(batch []*Delivery) []*Delivery {
 	return out
 }
 
-func (e *Engine) analyzeQueued(ctx context.Context, batch []*Delivery) {
+func (e *Engine) analyzeQueued(ctx context.Context, batch []*Delivery, stop <-chan struct{}) {
 	ds := make([]*Delivery, 0, len(batch))
+	// Analyze what is gathered once its bodies reach maxChunkBytes, so
+	// bodies read back from the store are held a chunk at a time.
+	held := 0
+	flush := func() {
+		if err := e.analyzeBatch(ctx, ds, stop); err != nil {
+			e.logf("%v", err)
+		}
+		ds, held = ds[:0], 0
+	}
 	for i := 0; i < len(batch); {
+		if held >= maxChunkBytes {
+			flush()
+		}
 		d := batch[i]
 		if !(d.Body == nil && d.BodyLength > 0) {
 			ds = append(ds, d)
+			held += len(d.Body)
 			i++
 			continue
 		}
@@ -324,32 +390,49 @@ func (e *Engine) analyzeQueued(ctx context.Context, batch []*Delivery) {
 		// flood's backlog drain several times slower than analysis.
 		j := i
 		lo, hi := d.ID, d.ID
+		var bytes int64
 		for j < len(batch) && j-i < maxReloadRun && batch[j].Body == nil && batch[j].BodyLength > 0 &&
-			max(hi, batch[j].ID)-min(lo, batch[j].ID) < 4*maxReloadRun {
+			max(hi, batch[j].ID)-min(lo, batch[j].ID) < 4*maxReloadRun && (j == i || bytes+batch[j].BodyLength <= maxReloadBytes) {
 			lo, hi = min(lo, batch[j].ID), max(hi, batch[j].ID)
+			bytes += batch[j].BodyLength
 			j++
 		}
 		got, err := e.store.Unanalyzed(ctx, lo-1, int(hi-lo+1))
+		for backoff := retryMin; err != nil && stop != nil; backoff = min(2*backoff, retryMax) {
+			e.saving.Fail(err)
+			select {
+			case <-stop:
+				return // left unanalyzed in the store for the next start
+			case <-time.After(backoff):
+			}
+			got, err = e.store.Unanalyzed(ctx, lo-1, int(hi-lo+1))
+		}
+		if err != nil {
+			e.logf("analyze deliveries %d-%d: read them back from the store: %v", lo, hi, err)
+		}
 		byID := make(map[int64]*Delivery, len(got))
 		for _, g := range got {
 			byID[g.ID] = g
 		}
 		for _, q := range batch[i:j] {
+			// Missing: deleted, or analyzed by another process meanwhile.
 			if g := byID[q.ID]; g != nil {
 				ds = append(ds, g)
-				continue
+				held += len(g.Body)
 			}
-			e.logf("analyze delivery %d: reload from store failed: %v", q.ID, err)
 		}
 		i = j
 	}
-	if err := e.analyzeBatch(ctx, ds); err != nil {
-		e.logf("%v", err)
-	}
+	flush()
 }
 
-// maxReloadRun bounds how many dropped bodies one store query reads back.
-const maxReloadRun = 256
+// maxReloadRun and maxReloadBytes bound how many dropped bodies one store
+// query reads back, and their size: 256 small ones at a time, but not 26
+// bodies of 9.5 MiB at once.
+const (
+	maxReloadRun   = 256
+	maxReloadBytes = 16 << 20
+)
 
 // Analyze verifies, decodes and checks one delivery without touching the
 // ledger: the pure part of analysis, also used to preview an edited body.
@@ -384,8 +467,11 @@ func (e *Engine) Analyze(ctx context.Context, d *Delivery) *Analysis {
 		if !errors.As(err, &de) {
 			de = &DecodeError{Reason: err.Error(), Offset: -1}
 		}
-		if d.Truncated {
+		switch {
+		case d.Truncated:
 			de.Reason = fmt.Sprintf("the body was cut at the %d-byte cap (the client sent %d bytes or more): %s", len(d.Body), d.BodyLength, de.Reason)
+		case d.ReadError != "":
+			de.Reason = fmt.Sprintf("reading the request body failed after %d bytes (%s), so the receiver answered %d: %s", len(d.Body), d.ReadError, d.Status, de.Reason)
 		}
 		a.Error = de
 		return a
@@ -574,6 +660,9 @@ func sameVerdict(a, b SignatureResult) bool {
 	return true
 }
 
+// maxQueuedBody is the biggest body the queue keeps in memory.
+const maxQueuedBody = 1 << 20
+
 // queue holds deliveries awaiting analysis in arrival order. Bodies are
 // kept up to a byte limit; past it only the id is kept and the body is
 // read back from the store, so a flood cannot exhaust memory.
@@ -587,7 +676,9 @@ type queue struct {
 
 func (q *queue) push(d *Delivery) {
 	q.mu.Lock()
-	if q.bytes+int64(len(d.Body)) > q.limit && len(d.Body) > 0 {
+	// A big body is never kept: analysis reads it back when its turn
+	// comes, so bodies that arrive together are not all held at once.
+	if len(d.Body) > 0 && (q.bytes+int64(len(d.Body)) > q.limit || len(d.Body) > maxQueuedBody) {
 		d = &Delivery{ID: d.ID, BodyLength: max(d.BodyLength, 1)}
 	}
 	q.bytes += int64(len(d.Body))

@@ -15,6 +15,15 @@ type memStore struct {
 	rows      map[int64]*Delivery
 	analyses  map[int64]*Analysis
 	failWrite error
+	// failRead fails every read and every analysis save while set (a
+	// store that cannot be used at all: a full disk, a damaged file).
+	failRead error
+}
+
+func (m *memStore) setFailRead(err error) {
+	m.mu.Lock()
+	m.failRead = err
+	m.mu.Unlock()
 }
 
 func newMemStore() *memStore {
@@ -38,6 +47,9 @@ func (m *memStore) InsertDelivery(ctx context.Context, d *Delivery) (int64, erro
 func (m *memStore) SaveAnalysis(ctx context.Context, a *Analysis) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.failRead != nil {
+		return m.failRead
+	}
 	m.analyses[a.DeliveryID] = a
 	return nil
 }
@@ -54,6 +66,9 @@ func (m *memStore) ids() []int64 {
 func (m *memStore) FirstEventCopy(ctx context.Context, uuid string) (EventCopy, int, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.failRead != nil {
+		return EventCopy{}, 0, false, m.failRead
+	}
 	var first EventCopy
 	n := 0
 	for _, id := range m.ids() {
@@ -72,6 +87,9 @@ func (m *memStore) FirstEventCopy(ctx context.Context, uuid string) (EventCopy, 
 func (m *memStore) FirstHookDelivery(ctx context.Context, hook string) (int64, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.failRead != nil {
+		return 0, false, m.failRead
+	}
 	for _, id := range m.ids() {
 		if m.analyses[id].HookUUID == hook {
 			return id, true, nil
@@ -83,6 +101,9 @@ func (m *memStore) FirstHookDelivery(ctx context.Context, hook string) (int64, b
 func (m *memStore) LatestForSubject(ctx context.Context, subject string) (string, time.Time, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.failRead != nil {
+		return "", time.Time{}, false, m.failRead
+	}
 	var uuid string
 	var at time.Time
 	found := false
@@ -99,6 +120,9 @@ func (m *memStore) LatestForSubject(ctx context.Context, subject string) (string
 func (m *memStore) Unanalyzed(ctx context.Context, after int64, limit int) ([]*Delivery, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.failRead != nil {
+		return nil, m.failRead
+	}
 	var ids []int64
 	for id := range m.rows {
 		if _, ok := m.analyses[id]; !ok && id > after {

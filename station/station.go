@@ -83,14 +83,15 @@ func Open(ctx context.Context, cfg Config) (*Station, error) {
 		path = p
 	}
 	// The receiver acks through the store's inbox: docs/storage.md.
-	db, err := storage.OpenWith(path, storage.Options{Inbox: true})
+	logf := cfg.Engine.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	db, err := storage.OpenWith(path, storage.Options{Inbox: true, Logf: logf})
 	if err != nil {
 		return nil, err
 	}
-	s := &Station{db: db, serverO: cfg.Server, logf: cfg.Engine.Logf, pruneKick: make(chan struct{}, 1)}
-	if s.logf == nil {
-		s.logf = func(string, ...any) {}
-	}
+	s := &Station{db: db, serverO: cfg.Server, logf: logf, pruneKick: make(chan struct{}, 1)}
 	s.keep.Store(cfg.Keep)
 	s.eng = inspector.NewEngine(db, cfg.Engine)
 	// Requests Go's server refuses before any handler runs are recorded too.

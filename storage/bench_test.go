@@ -149,9 +149,10 @@ func buildFixture(b *testing.B, db *DB, n int) {
 			b.Fatal(err)
 		}
 		tx := newBatchTx(sqlTx, db.stmts)
+		tx.ids = db.ids
 		for k := 0; k < perTx && done < n; k++ {
 			d, a := benchDelivery(r, words, done, start.Add(time.Duration(done)*time.Second))
-			ins, err := insertOp(d)
+			ins, err := insertOp(d, 0)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -331,6 +332,14 @@ func BenchmarkLarge(b *testing.B) {
 			b.ReportMetric(float64(c), "matches")
 		})
 	}
+	// What every Open reads to find damage where a listener writes first.
+	b.Run("OpenCheck", func(b *testing.B) {
+		for b.Loop() {
+			if err := db.check(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("Stats", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := db.Stats(ctx); err != nil {

@@ -40,7 +40,7 @@ func TestCrashHelper(t *testing.T) {
 			os.Exit(3)
 		}
 		fmt.Printf("%d first\n", id)
-		if err := db.inbox.waitMoved(id); err != nil {
+		if err := db.inbox.WaitMoved(id); err != nil {
 			fmt.Println("move:", err)
 			os.Exit(3)
 		}

@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
@@ -13,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/storage/inbox"
 )
 
 // ErrNotFound is returned (wrapped) when a delivery id does not exist.
@@ -91,23 +94,22 @@ func boolInt(b bool) int {
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
 // InsertDelivery stores d durably and returns its id. It returns only after
-// the delivery is on disk: in the inbox when this process owns one (see
-// inbox), else in a SQLite transaction committed with a full fsync;
-// concurrent calls share one write and one fsync (group commit). d is not
-// modified.
+// the delivery is on disk: in the inbox when this process owns one
+// (package inbox), else in a SQLite transaction committed with a full
+// fsync; concurrent calls share one write and one fsync (group commit).
+// d is not modified.
 func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64, error) {
 	if db.inbox != nil {
-		id, err := db.inbox.append(d)
-		if err == nil {
-			return id, nil
-		}
-		if errors.Is(err, errInboxClosed) {
+		id, err := db.inbox.Append(func(dst []byte) []byte { return appendDelivery(dst, d) })
+		if errors.Is(err, inbox.ErrClosed) {
 			return 0, fmt.Errorf("store delivery: %w", errClosed)
 		}
-		// The inbox failed (disk full, I/O error): SQLite may still take
-		// it, and an answered delivery is all that matters here.
+		if err != nil {
+			return 0, fmt.Errorf("store delivery: %w", err)
+		}
+		return id, nil
 	}
-	run, err := insertOp(d)
+	run, err := insertOp(d, 0)
 	if err != nil {
 		return 0, fmt.Errorf("store delivery: %w", err)
 	}
@@ -119,11 +121,12 @@ func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64,
 }
 
 // insertOp prepares everything outside the writer goroutine (header
-// encoding) and returns the SQL part that runs inside a batch. It runs
-// without a savepoint, so it undoes its own first row if the second fails.
-// A delivery with an id (moved from the inbox) keeps it; otherwise the id
-// follows both the highest stored id and the ids an inbox has reserved.
-func insertOp(d *inspector.Delivery) (func(ctx context.Context, tx *batchTx) (int64, error), error) {
+// encoding, the body's digest) and returns the SQL part that runs inside a
+// batch. It runs without a savepoint, so it undoes its own first row if
+// the second fails. id > 0 is the delivery's id (kept from the inbox); 0
+// takes the next id of the shared counter as the row is written, or where
+// there is none the id above the highest stored one.
+func insertOp(d *inspector.Delivery, id int64) (func(ctx context.Context, tx *batchTx) (int64, error), error) {
 	headers, err := encodeHeaders(d.Headers)
 	if err != nil {
 		return nil, err
@@ -140,18 +143,21 @@ func insertOp(d *inspector.Delivery) (func(ctx context.Context, tx *batchTx) (in
 	if body == nil {
 		body = []byte{}
 	}
-	var id sql.NullInt64
-	if d.ID > 0 {
-		id = sql.NullInt64{Int64: d.ID, Valid: true}
-	}
+	digest := sha256.Sum256(body)
 	return func(ctx context.Context, tx *batchTx) (int64, error) {
+		var explicit sql.NullInt64
+		switch {
+		case id > 0:
+			explicit = sql.NullInt64{Int64: id, Valid: true}
+		case tx.ids != nil:
+			explicit = sql.NullInt64{Int64: tx.ids.next(), Valid: true}
+		}
 		res, err := tx.exec(ctx, `INSERT INTO deliveries(id, received_at, method, path, query, headers_reconstructed,
-			body_length, remote_addr, status, rejected, truncated, source) VALUES (
-			coalesce(?, max(coalesce((SELECT max(id) FROM deliveries), 0),
-				coalesce((SELECT value FROM kv WHERE key = 'ids_reserved'), 0)) + 1),
-			?,?,?,?,?,?,?,?,?,?,?)`,
-			id, nanos(received), d.Method, d.Path, d.Query, boolInt(d.HeadersReconstructed),
-			d.BodyLength, d.RemoteAddr, d.Status, boolInt(d.Rejected), boolInt(d.Truncated), source)
+			body_length, remote_addr, status, rejected, truncated, source, read_error, answer) VALUES (
+			coalesce(?, coalesce((SELECT max(id) FROM deliveries), 0) + 1),
+			?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			explicit, nanos(received), d.Method, d.Path, d.Query, boolInt(d.HeadersReconstructed),
+			d.BodyLength, d.RemoteAddr, d.Status, boolInt(d.Rejected), boolInt(d.Truncated), source, d.ReadError, d.Answer)
 		if err != nil {
 			return 0, err
 		}
@@ -159,7 +165,7 @@ func insertOp(d *inspector.Delivery) (func(ctx context.Context, tx *batchTx) (in
 		if err != nil {
 			return 0, err
 		}
-		if _, err := tx.exec(ctx, `INSERT INTO bodies(delivery_id, headers, body) VALUES (?,?,?)`, id, headers, body); err != nil {
+		if _, err := tx.exec(ctx, `INSERT INTO bodies(delivery_id, headers, body, digest) VALUES (?,?,?,?)`, id, headers, body, digest[:]); err != nil {
 			// Inserts run without a savepoint (see urgent): undo the row.
 			if _, derr := tx.exec(ctx, `DELETE FROM deliveries WHERE id = ?`, id); derr != nil {
 				return 0, fmt.Errorf("%w: %w (undo: %w)", errAbortBatch, err, derr)
@@ -170,31 +176,51 @@ func insertOp(d *inspector.Delivery) (func(ctx context.Context, tx *batchTx) (in
 	}, nil
 }
 
-// moveDeliveries inserts deliveries from the inbox, ids kept, in one
-// transaction that also advances the moved watermark to the last id.
-// skipStored (recovery) leaves out ids the store already has.
-func (db *DB) moveDeliveries(ctx context.Context, ds []*inspector.Delivery, skipStored bool) error {
-	if len(ds) == 0 {
-		return nil
+// inboxSink is the store as the inbox's mover sees it.
+type inboxSink struct{ db *DB }
+
+// Moved returns the highest delivery id moved from an inbox.
+func (s inboxSink) Moved(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.db.sql.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = 'inbox_moved'`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read inbox watermark: %w", err)
 	}
-	runs := make([]func(ctx context.Context, tx *batchTx) (int64, error), len(ds))
-	for i, d := range ds {
-		run, err := insertOp(d)
-		if err != nil {
-			return fmt.Errorf("move delivery %d: %w", d.ID, err)
+	return n, nil
+}
+
+// Move inserts deliveries from the inbox, ids kept, in one transaction
+// that also advances the moved watermark to the last id. Records it cannot
+// decode are left out and returned; for recovered records it also leaves
+// out ids the store already has.
+func (s inboxSink) Move(ctx context.Context, recs []inbox.Record, recovered bool) ([]int64, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	var rejected []int64
+	var ids []int64
+	runs := make([]func(ctx context.Context, tx *batchTx) (int64, error), 0, len(recs))
+	for _, r := range recs {
+		d, err := decodeDelivery(r.ID, r.Payload)
+		if err == nil {
+			var run func(ctx context.Context, tx *batchTx) (int64, error)
+			if run, err = insertOp(d, r.ID); err == nil {
+				runs = append(runs, run)
+				ids = append(ids, r.ID)
+				continue
+			}
 		}
-		runs[i] = run
+		rejected = append(rejected, r.ID)
 	}
-	last := ds[len(ds)-1].ID
-	_, err := db.w.do(ctx, bulk, func(ctx context.Context, tx *batchTx) (int64, error) {
+	last := recs[len(recs)-1].ID
+	_, err := s.db.w.do(ctx, bulk, func(ctx context.Context, tx *batchTx) (int64, error) {
 		for i, run := range runs {
-			if skipStored {
+			if recovered {
 				var n int
 				st, err := tx.prepared(ctx, `SELECT count(*) FROM deliveries WHERE id = ?`)
 				if err != nil {
 					return 0, err
 				}
-				if err := st.QueryRowContext(ctx, ds[i].ID).Scan(&n); err != nil {
+				if err := st.QueryRowContext(ctx, ids[i]).Scan(&n); err != nil {
 					return 0, err
 				}
 				if n > 0 {
@@ -202,50 +228,16 @@ func (db *DB) moveDeliveries(ctx context.Context, ds []*inspector.Delivery, skip
 				}
 			}
 			if _, err := run(ctx, tx); err != nil {
-				return 0, fmt.Errorf("delivery %d: %w", ds[i].ID, err)
+				return 0, fmt.Errorf("delivery %d: %w", ids[i], err)
 			}
 		}
 		_, err := tx.exec(ctx, `UPDATE kv SET value = max(value, ?) WHERE key = 'inbox_moved'`, last)
 		return 0, err
 	})
 	if err != nil {
-		return fmt.Errorf("move deliveries %d-%d from the inbox: %w", ds[0].ID, last, err)
+		return nil, fmt.Errorf("move deliveries %d-%d from the inbox: %w", recs[0].ID, last, err)
 	}
-	return nil
-}
-
-// inboxWatermark is the highest delivery id moved from an inbox.
-func (db *DB) inboxWatermark(ctx context.Context) (int64, error) {
-	var n int64
-	if err := db.sql.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = 'inbox_moved'`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("read inbox watermark: %w", err)
-	}
-	return n, nil
-}
-
-// reserveIDs takes a block of n delivery ids above every stored or
-// reserved one and returns its last id.
-func (db *DB) reserveIDs(ctx context.Context, n int64) (int64, error) {
-	var end int64
-	err := db.tx(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `UPDATE kv SET value = max(value, coalesce((SELECT max(id) FROM deliveries), 0)) + ?
-			WHERE key = 'ids_reserved' RETURNING value`, n).Scan(&end)
-	})
-	return end, err
-}
-
-// releaseIDs gives back the unused end of the last reserved block (last
-// used id, block end) when no later reservation was taken, so a clean
-// stop leaves no gap in the ids.
-func (db *DB) releaseIDs(ctx context.Context, lastUsed, end int64) error {
-	if end <= 0 {
-		return nil
-	}
-	_, err := db.sql.ExecContext(ctx, `UPDATE kv SET value = ? WHERE key = 'ids_reserved' AND value = ?`, lastUsed, end)
-	if err != nil {
-		return fmt.Errorf("release delivery ids: %w", err)
-	}
-	return nil
+	return rejected, nil
 }
 
 // moved waits until delivery id is in SQLite when this process's inbox
@@ -254,7 +246,7 @@ func (db *DB) moved(id int64) error {
 	if db.inbox == nil {
 		return nil
 	}
-	return db.inbox.waitMoved(id)
+	return db.inbox.WaitMoved(id)
 }
 
 // SaveAnalysis stores the analysis of a delivery, replacing an earlier one
@@ -510,6 +502,60 @@ func int64Args(ids []int64) []any {
 	return args
 }
 
+// deliveryColumns are the columns of deliveries d that make a Delivery
+// (all but its headers and body); deliveryDest scans them.
+const deliveryColumns = `d.id, d.received_at, d.method, d.path, d.query, d.headers_reconstructed,
+	d.body_length, d.remote_addr, d.status, d.rejected, d.truncated, d.source, d.read_error, d.answer`
+
+// deliveryDest returns the scan destinations of deliveryColumns for d and
+// a func that completes d once the row is scanned.
+func deliveryDest(d *inspector.Delivery) ([]any, func()) {
+	var received int64
+	var reconstructed, rejected, truncated bool
+	dest := []any{&d.ID, &received, &d.Method, &d.Path, &d.Query, &reconstructed, &d.BodyLength,
+		&d.RemoteAddr, &d.Status, &rejected, &truncated, &d.Source, &d.ReadError, &d.Answer}
+	return dest, func() {
+		d.ReceivedAt = fromNanos(received)
+		d.HeadersReconstructed, d.Rejected, d.Truncated = reconstructed, rejected, truncated
+	}
+}
+
+// recordColumns are the columns scanRecord reads, from deliveries d
+// joined with bodies b.
+const recordColumns = deliveryColumns + `, d.analysis, b.headers, b.body, b.digest`
+
+// scanRecord reads one row of recordColumns into a record: the body
+// checked against its digest, the analysis decoded with each event's raw
+// JSON restored from the body.
+func scanRecord(rows *sql.Rows) (*inspector.Record, error) {
+	d := &inspector.Delivery{}
+	var analysis, digest []byte
+	var headers string
+	dest, done := deliveryDest(d)
+	if err := rows.Scan(append(dest, &analysis, &headers, &d.Body, &digest)...); err != nil {
+		return nil, err
+	}
+	done()
+	if d.Body == nil {
+		d.Body = []byte{}
+	}
+	d.Damaged = checkDigest(d.Body, digest)
+	var err error
+	if d.Headers, err = decodeHeaders(headers); err != nil {
+		return nil, fmt.Errorf("delivery %d: %w", d.ID, err)
+	}
+	rec := &inspector.Record{Delivery: d}
+	if analysis != nil {
+		a := &inspector.Analysis{}
+		if err := json.Unmarshal(analysis, a); err != nil {
+			return nil, fmt.Errorf("delivery %d: decode analysis: %w", d.ID, err)
+		}
+		fillRaw(a, d.Body)
+		rec.Analysis = a
+	}
+	return rec, nil
+}
+
 // records loads full records for ids, in ascending id order; missing ids are
 // skipped.
 func (db *DB) records(ctx context.Context, ids []int64) ([]*inspector.Record, error) {
@@ -520,64 +566,57 @@ func (db *DB) records(ctx context.Context, ids []int64) ([]*inspector.Record, er
 		return nil, err
 	}
 	in := placeholders(len(ids))
-	rows, err := db.sql.QueryContext(ctx, `SELECT d.id, d.received_at, d.method, d.path, d.query, d.headers_reconstructed,
-		d.body_length, d.remote_addr, d.status, d.rejected, d.truncated, d.source, d.analysis, b.headers, b.body
+	rows, err := db.sql.QueryContext(ctx, `SELECT `+recordColumns+`
 		FROM deliveries d JOIN bodies b ON b.delivery_id = d.id WHERE d.id IN (`+in+`) ORDER BY d.id`, int64Args(ids)...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var recs []*inspector.Record
-	byID := map[int64]*inspector.Record{}
 	for rows.Next() {
-		d := &inspector.Delivery{}
-		var received int64
-		var reconstructed, rejected, truncated bool
-		var analysis []byte
-		var headers string
-		if err := rows.Scan(&d.ID, &received, &d.Method, &d.Path, &d.Query, &reconstructed, &d.BodyLength,
-			&d.RemoteAddr, &d.Status, &rejected, &truncated, &d.Source, &analysis, &headers, &d.Body); err != nil {
+		rec, err := scanRecord(rows)
+		if err != nil {
 			return nil, err
 		}
-		d.ReceivedAt = fromNanos(received)
-		d.HeadersReconstructed, d.Rejected, d.Truncated = reconstructed, rejected, truncated
-		if d.Body == nil {
-			d.Body = []byte{}
-		}
-		if d.Headers, err = decodeHeaders(headers); err != nil {
-			return nil, fmt.Errorf("delivery %d: %w", d.ID, err)
-		}
-		rec := &inspector.Record{Delivery: d}
-		if analysis != nil {
-			a := &inspector.Analysis{}
-			if err := json.Unmarshal(analysis, a); err != nil {
-				return nil, fmt.Errorf("delivery %d: decode analysis: %w", d.ID, err)
-			}
-			fillRaw(a, d.Body)
-			rec.Analysis = a
-		}
 		recs = append(recs, rec)
-		byID[d.ID] = rec
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	rows.Close()
-	// GeneratedAt is not part of the analysis JSON (the raw string is); the
-	// parsed instant lives in the events table.
-	erows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, idx, generated_at FROM events
-		WHERE delivery_id IN (`+in+`) AND generated_at IS NOT NULL`, int64Args(ids)...)
+	return recs, fillGeneratedAt(ctx, db.sql, recs)
+}
+
+// fillGeneratedAt sets each event's GeneratedAt, which is not part of the
+// analysis JSON (the raw string is): the parsed instant lives in the
+// events table.
+func fillGeneratedAt(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, recs []*inspector.Record) error {
+	byID := map[int64]*inspector.Record{}
+	var ids []int64
+	for _, r := range recs {
+		if r.Analysis != nil {
+			byID[r.Delivery.ID] = r
+			ids = append(ids, r.Delivery.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	erows, err := q.QueryContext(ctx, `SELECT delivery_id, idx, generated_at FROM events
+		WHERE delivery_id IN (`+placeholders(len(ids))+`) AND generated_at IS NOT NULL`, int64Args(ids)...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer erows.Close()
 	for erows.Next() {
 		var id, gen int64
 		var idx int
 		if err := erows.Scan(&id, &idx, &gen); err != nil {
-			return nil, err
+			return err
 		}
-		if r := byID[id]; r != nil && r.Analysis != nil {
+		if r := byID[id]; r != nil {
 			for i := range r.Analysis.Events {
 				if r.Analysis.Events[i].Index == idx {
 					r.Analysis.Events[i].GeneratedAt = fromNanos(gen)
@@ -585,7 +624,20 @@ func (db *DB) records(ctx context.Context, ids []int64) ([]*inspector.Record, er
 			}
 		}
 	}
-	return recs, erows.Err()
+	return erows.Err()
+}
+
+// checkDigest compares a body read back with the digest it was stored
+// with and says what is wrong, or "" (also for bodies stored before
+// digests were kept).
+func checkDigest(body, digest []byte) string {
+	if digest == nil {
+		return ""
+	}
+	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], digest) {
+		return fmt.Sprintf("the stored body (%d bytes) no longer matches the SHA-256 digest it was stored with: it was changed or damaged on disk", len(body))
+	}
+	return ""
 }
 
 // fillRaw restores each event's raw JSON from the body: it is not stored a

@@ -417,12 +417,12 @@ func (m *ForwardMarks) file(route string) (*markFile, error) {
 	buf := make([]byte, markLen)
 	n, _ := f.ReadAt(buf, 0)
 	switch {
-	case n == markLen && crc32.Checksum(buf[:8], crcTable) == binary.LittleEndian.Uint32(buf[8:12]):
+	case n == markLen && crc32.ChecksumIEEE(buf[:8]) == binary.LittleEndian.Uint32(buf[8:12]):
 		mf.v = int64(binary.LittleEndian.Uint64(buf[:8]))
 	case n == 0:
 		// New: allocate the block now, so every later mark overwrites it.
-		if _, err := f.WriteAt(markRecord(0), 0); err == nil && datasync(f) == nil {
-			_ = syncDir(m.dir)
+		if _, err := f.WriteAt(markRecord(0), 0); err == nil {
+			_ = f.Sync()
 		}
 	default:
 		// Unreadable: count everything as possibly started.
@@ -435,7 +435,7 @@ func (m *ForwardMarks) file(route string) (*markFile, error) {
 func markRecord(id int64) []byte {
 	b := make([]byte, markLen)
 	binary.LittleEndian.PutUint64(b[:8], uint64(id))
-	binary.LittleEndian.PutUint32(b[8:12], crc32.Checksum(b[:8], crcTable))
+	binary.LittleEndian.PutUint32(b[8:12], crc32.ChecksumIEEE(b[:8]))
 	return b
 }
 
@@ -462,7 +462,7 @@ func (m *ForwardMarks) MarkStarted(route string, id int64) error {
 	if _, err := mf.f.WriteAt(markRecord(id), 0); err != nil {
 		return fmt.Errorf("forward mark: %w", err)
 	}
-	if err := datasync(mf.f); err != nil {
+	if err := mf.f.Sync(); err != nil {
 		return fmt.Errorf("forward mark: %w", err)
 	}
 	mf.v = id

@@ -41,13 +41,18 @@ type Filter struct {
 
 // Summary is one list row: everything the list shows, without the body.
 type Summary struct {
-	ID           int64
-	ReceivedAt   time.Time
-	Method       string
-	Path         string
-	Status       int
-	Rejected     bool
-	Truncated    bool
+	ID         int64
+	ReceivedAt time.Time
+	Method     string
+	Path       string
+	Status     int
+	Rejected   bool
+	Truncated  bool
+	// ReadError says why reading the request stopped early ("" if it
+	// did not); Answer is the answer mode when it was not a plain answer
+	// ("hang", "close").
+	ReadError    string
+	Answer       string
 	BodyLength   int64
 	Analyzed     bool
 	Signature    inspector.SignatureStatus
@@ -390,8 +395,8 @@ func dedupeSig(ss []inspector.SignatureStatus) []inspector.SignatureStatus {
 	return out
 }
 
-const summaryColumns = `id, received_at, method, path, status, rejected, truncated, body_length, analyzed,
-	signature, hook_uuid, resend, decode_error, event_count, first_type, first_summary, duplicates,
+const summaryColumns = `id, received_at, method, path, status, rejected, truncated, read_error, answer, body_length,
+	analyzed, signature, hook_uuid, resend, decode_error, event_count, first_type, first_summary, duplicates,
 	divergent, out_of_order, problem_count`
 
 func scanSummary(rows *sql.Rows) (Summary, error) {
@@ -399,7 +404,7 @@ func scanSummary(rows *sql.Rows) (Summary, error) {
 	var received int64
 	var sig string
 	var hook, decodeErr sql.NullString
-	err := rows.Scan(&s.ID, &received, &s.Method, &s.Path, &s.Status, &s.Rejected, &s.Truncated, &s.BodyLength,
+	err := rows.Scan(&s.ID, &received, &s.Method, &s.Path, &s.Status, &s.Rejected, &s.Truncated, &s.ReadError, &s.Answer, &s.BodyLength,
 		&s.Analyzed, &sig, &hook, &s.Resend, &decodeErr, &s.EventCount, &s.FirstType, &s.FirstSummary,
 		&s.Duplicates, &s.Divergent, &s.OutOfOrder, &s.Problems)
 	s.ReceivedAt = fromNanos(received)

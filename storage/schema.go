@@ -116,15 +116,26 @@ CREATE TABLE kv (
 ) WITHOUT ROWID;
 `
 
-// schemaInbox is migration 4: the two numbers the delivery inbox keeps in
-// the store. ids_reserved is the highest delivery id handed out or
-// reserved by an inbox: every insert takes its id above it, so ids an
-// inbox handed out before their rows exist are never taken twice.
-// inbox_moved is the highest id moved from an inbox, written in the same
-// transaction as the moved rows: recovery applies only records above it.
-// (A store with this step is refused by older versions, which would
-// ignore both.)
+// schemaInbox is migration 4: the two numbers the delivery inbox kept in
+// the store. ids_reserved was the highest delivery id handed out or
+// reserved by an inbox (dropped by migration 5); inbox_moved is the
+// highest id moved from an inbox, written in the same transaction as the
+// moved rows: recovery applies only records above it. (A store with this
+// step is refused by older versions, which would ignore both.)
 const schemaInbox = `
 INSERT OR REPLACE INTO kv(key, value) VALUES ('ids_reserved', (SELECT coalesce(max(id), 0) FROM deliveries));
 INSERT OR REPLACE INTO kv(key, value) VALUES ('inbox_moved', 0);
+`
+
+// schemaFaults is migration 5. A delivery keeps why reading its request
+// stopped early and how the receiver answered (a bad chunked body showed
+// as "the body is empty" once these were lost on the way into SQLite), and
+// each body the SHA-256 digest it was stored with, checked on every read
+// (NULL for bodies stored before). The reserved id blocks go: ids come
+// from a counter every process on the store shares (ids.go).
+const schemaFaults = `
+ALTER TABLE deliveries ADD COLUMN read_error TEXT NOT NULL DEFAULT '';
+ALTER TABLE deliveries ADD COLUMN answer TEXT NOT NULL DEFAULT '';
+ALTER TABLE bodies ADD COLUMN digest BLOB;
+DELETE FROM kv WHERE key = 'ids_reserved';
 `

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hookscope/hookscope/storage/inbox"
+
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
 
@@ -37,17 +39,26 @@ type DB struct {
 	stmts *stmtCache
 	w     *writer
 	// inbox is the ack path's journal when this process owns one.
-	inbox *inbox
+	inbox *inbox.Inbox
+	// ids hands out delivery ids shared with every process on the store
+	// (nil where files cannot be mapped; see ids.go).
+	ids  idSource
+	logf func(string, ...any)
 }
 
 // Options tunes how a store is opened.
 type Options struct {
 	// Inbox makes InsertDelivery durable through an append-only inbox
-	// next to the store (<path>-inbox) instead of a SQLite transaction:
-	// a receiver's acks then wait for one fdatasync, not for SQLite (see
-	// inbox). Only one process uses an inbox at a time; another one
-	// opening the store with Inbox inserts into SQLite directly.
+	// next to the store (<path>-inbox, package storage/inbox) instead of
+	// a SQLite transaction: a receiver's acks then wait for one
+	// fdatasync, not for SQLite. Only one process uses an inbox at a
+	// time; another one opening the store with Inbox inserts into SQLite
+	// directly.
 	Inbox bool
+	// Logf receives the store's reports (never secrets or bodies): what
+	// recovering an inbox skipped as damaged, and the inbox mover's
+	// faults, once when they start and once when they end. Nil discards.
+	Logf func(format string, args ...any)
 }
 
 // migration is one versioned schema step. Steps are append-only: a released
@@ -66,6 +77,7 @@ func migrations() []migration {
 		{2, "oauth", schemaOAuth},
 		{3, "replays", schemaReplays},
 		{4, "inbox", schemaInbox},
+		{5, "request faults, body digests, shared ids", schemaFaults},
 		{7, "forward", schemaForward},
 		{8, "forward summary", schemaForwardSummary},
 		{9, "oauth-scrub", schemaOAuthScrub},
@@ -107,6 +119,10 @@ func OpenWith(path string, o Options) (*DB, error) {
 	db := &DB{path: path, sql: sqlDB}
 	if err := db.migrate(context.Background()); err != nil {
 		sqlDB.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, db.damaged(err))
+	}
+	if err := db.check(context.Background()); err != nil {
+		sqlDB.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	// WAL side files inherit the umask; tighten them too.
@@ -115,20 +131,58 @@ func OpenWith(path string, o Options) (*DB, error) {
 			_ = os.Chmod(side, 0o600)
 		}
 	}
-	db.stmts = newStmtCache(sqlDB)
-	db.w = newWriter(db)
-	ib, err := openInbox(db, path+"-inbox", o.Inbox)
+	db.logf = o.Logf
+	if db.logf == nil {
+		db.logf = func(string, ...any) {}
+	}
+	ids, err := openIDs(path + "-ids")
 	switch {
-	case errors.Is(err, errLocked), errors.Is(err, errors.ErrUnsupported):
-		// Another process receives into this store through its inbox,
-		// or this platform has no lock: insert into SQLite directly.
+	case errors.Is(err, errors.ErrUnsupported):
 	case err != nil:
-		db.Close()
+		sqlDB.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	default:
-		db.inbox = ib
+		db.ids = ids
+	}
+	db.stmts = newStmtCache(sqlDB)
+	db.w = newWriter(db)
+	if err := db.openInbox(o.Inbox); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// openInbox opens the inbox (own: for this process's inserts), or moves
+// what a killed process left in it; then raises the id counter above
+// every id stored or moved.
+func (db *DB) openInbox(own bool) error {
+	dir, sink := db.path+"-inbox", inboxSink{db}
+	if own && db.ids != nil {
+		ib, err := inbox.Open(dir, sink, inbox.Options{NextID: db.ids.next, Logf: db.logf})
+		switch {
+		case errors.Is(err, inbox.ErrLocked), errors.Is(err, errors.ErrUnsupported):
+			// Another process receives into this store through its
+			// inbox, or this platform has no lock: insert into SQLite
+			// directly.
+		case err != nil:
+			return err
+		default:
+			db.inbox = ib
+		}
+	} else if err := inbox.Recover(dir, sink, db.logf); err != nil {
+		return fmt.Errorf("recover inbox %s: %w", dir, err)
+	}
+	if db.ids == nil {
+		return nil
+	}
+	var floor int64
+	if err := db.sql.QueryRowContext(context.Background(), `SELECT max(coalesce((SELECT max(id) FROM deliveries), 0),
+		coalesce((SELECT value FROM kv WHERE key = 'inbox_moved'), 0))`).Scan(&floor); err != nil {
+		return fmt.Errorf("read the highest delivery id: %w", err)
+	}
+	db.ids.raise(floor)
+	return nil
 }
 
 // Path returns the file the store lives in.
@@ -142,10 +196,13 @@ func (db *DB) SQL() *sql.DB { return db.sql }
 func (db *DB) Close() error {
 	var inboxErr error
 	if db.inbox != nil {
-		inboxErr = db.inbox.close()
+		inboxErr = db.inbox.Close()
 	}
 	if db.w != nil {
 		db.w.close()
+	}
+	if db.ids != nil {
+		db.ids.close()
 	}
 	if db.stmts != nil {
 		db.stmts.close()

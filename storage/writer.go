@@ -81,6 +81,7 @@ type opResult struct {
 type writer struct {
 	sql    *sql.DB
 	stmts  *stmtCache
+	ids    idSource
 	urgent chan *op
 	bulk   chan *op
 	ckpt   *checkpointer
@@ -96,6 +97,7 @@ func newWriter(db *DB) *writer {
 	w := &writer{
 		sql:    db.sql,
 		stmts:  db.stmts,
+		ids:    db.ids,
 		urgent: make(chan *op, 4*maxBatch),
 		bulk:   make(chan *op, 4*maxBatch),
 		ckpt:   newCheckpointer(db.sql),
@@ -221,6 +223,7 @@ func (w *writer) commit(batch []*op) {
 			return fmt.Errorf("begin batch: %w", err)
 		}
 		tx := newBatchTx(sqlTx, w.stmts)
+		tx.ids = w.ids
 		for i, o := range batch {
 			if o.class == urgent {
 				id, err := o.run(ctx, tx)
@@ -278,6 +281,8 @@ type batchTx struct {
 	// copies bound to this transaction.
 	cache *stmtCache
 	stmts map[string]*sql.Stmt
+	// ids hands out the ids of new deliveries (nil: above the highest).
+	ids idSource
 	// search holds the full-text entries the batch's ops want written.
 	// FTS5 flushes its pending terms to a new segment whenever a statement
 	// opens a savepoint, which in a batch is every statement: indexing row

@@ -94,7 +94,7 @@ func Run(cfg Config) error {
 	}
 	// The window's receiver acks through the store's inbox (one fdatasync,
 	// not a SQLite commit): docs/storage.md.
-	db, err := storage.OpenWith(path, storage.Options{Inbox: true})
+	db, err := storage.OpenWith(path, storage.Options{Inbox: true, Logf: logf})
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,10 @@ const examples = `  # every stored delivery as a HAR file for browser devtools o
 
   # deliveries 12 and 15 as pretty JSON files; NDJSON of duplicates to stdout
   hookscope export picked --format json --id 12,15
-  hookscope export - --format ndjson --duplicates`
+  hookscope export - --format ndjson --duplicates
+
+  # everything a damaged store still holds, read without writing to it
+  hookscope export rescued.ndjson --salvage`
 
 // Options are export's arguments and flags.
 type Options struct {
@@ -45,6 +48,7 @@ type Options struct {
 	Force     bool
 	Target    string
 	JSON      bool
+	Salvage   bool
 
 	format export.Format
 	secret []byte
@@ -62,7 +66,8 @@ for har and ndjson). The format comes from PATH's extension (.har, .ndjson or
 .jsonl) unless --format says otherwise; the folder formats (json, fixtures,
 curl) need --format. Credential headers and query parameters are redacted
 unless --reveal. Select deliveries with --id, --type, --since, --signature or
---duplicates (default: all).`,
+--duplicates (default: all). A store too damaged to open is read with
+--salvage: every delivery still readable, and a list of what was not.`,
 		Example: examples,
 		Args:    cmdutil.MaxArgs(1, "one PATH"),
 		RunE:    cmdutil.RunE(o, o.validate, runF, run),
@@ -77,6 +82,7 @@ unless --reveal. Select deliveries with --id, --type, --since, --signature or
 	fs.BoolVar(&o.Force, "force", false, "write into a non-empty folder or over an existing file")
 	fs.StringVar(&o.Target, "to", export.DefaultTarget, "default URL of the curl script (it also takes the URL as its first argument)")
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as JSON")
+	fs.BoolVar(&o.Salvage, "salvage", false, "read a damaged store without writing to it: every delivery that can still be read (and what its inbox holds), listing what could not be; selection flags do not apply")
 	_ = cmd.RegisterFlagCompletionFunc("format", cmdutil.CompleteExportFormats)
 	cmdutil.RegisterSelectionCompletion(cmd)
 	return cmd
@@ -103,6 +109,9 @@ func (o *Options) validate(args []string) error {
 	}
 	if o.Out == "" {
 		return cmdutil.UsageErrorf("give the file or folder to write (the argument or --out), e.g. capture.har")
+	}
+	if o.Salvage && o.Selection.Set() {
+		return cmdutil.UsageErrorf("--salvage reads every delivery it can; it takes no selection flags (--id, --type, --since, --signature, --duplicates)")
 	}
 	switch {
 	case o.Format != "":
@@ -161,32 +170,65 @@ func (o *Options) checkOut() error {
 func run(ctx context.Context, o *Options) error {
 	env := o.Env
 	f, filter := o.format, o.filter
-	db, err := cmdutil.OpenStore(o.DBPath)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
 	// For fixtures --type also limits which events of a batch become files.
 	opts := export.Options{Format: f, Out: o.Out, Overwrite: o.Force, Reveal: o.Reveal, Secret: o.secret, Target: o.Target, Version: env.Version, Types: filter.Types}
 	if o.Out == "-" {
 		opts.Writer = env.Stdout
 	}
-	src := export.SourceFunc(func(ctx context.Context, fn func(*inspector.Record) error) error { return db.Each(ctx, filter, fn) })
+	var src export.Source
+	var salvaged *storage.SalvageReport
+	if o.Salvage {
+		path := o.DBPath
+		if path == "" {
+			var err error
+			if path, err = storage.DefaultPath(); err != nil {
+				return err
+			}
+		}
+		src = export.SourceFunc(func(ctx context.Context, fn func(*inspector.Record) error) (err error) {
+			salvaged, err = storage.Salvage(ctx, path, fn)
+			return err
+		})
+	} else {
+		db, err := cmdutil.OpenStore(o.DBPath)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		src = export.SourceFunc(func(ctx context.Context, fn func(*inspector.Record) error) error { return db.Each(ctx, filter, fn) })
+	}
 	sum, err := export.Export(ctx, src, opts)
 	if err != nil {
 		return err
 	}
+	var unread []string
+	if salvaged != nil {
+		unread = salvaged.Skipped
+	}
 	if o.Out == "-" {
+		for _, s := range unread {
+			fmt.Fprintf(env.Stderr, "could not read: %s\n", s)
+		}
 		return nil
 	}
 	if o.JSON {
-		b, _ := json.Marshal(sum)
+		var v any = sum
+		if salvaged != nil {
+			v = struct {
+				*export.Summary
+				Salvage *storage.SalvageReport `json:"salvage"`
+			}{sum, salvaged}
+		}
+		b, _ := json.Marshal(v)
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 		return nil
 	}
 	fmt.Fprintf(env.Stdout, "Exported %s as %s to %s (%s).\n", plural.Count(sum.Deliveries, "delivery", "deliveries"), f, o.Out, plural.S(len(sum.Files), "file"))
 	for _, s := range sum.Skipped {
 		fmt.Fprintf(env.Stdout, "  skipped: %s\n", s)
+	}
+	for _, s := range unread {
+		fmt.Fprintf(env.Stdout, "  could not read: %s\n", s)
 	}
 	if !o.Reveal {
 		fmt.Fprintln(env.Stdout, "Credential headers and query parameters were redacted (--reveal keeps them).")

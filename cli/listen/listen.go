@@ -153,7 +153,7 @@ func run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("--pprof: listen on %s: %w", o.Pprof, err)
 		}
 	}
-	db, err := cmdutil.OpenStoreWith(o.DBPath, storage.Options{Inbox: true})
+	db, err := cmdutil.OpenStoreWith(o.DBPath, storage.Options{Inbox: true, Logf: func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }})
 	if err != nil {
 		ln.Close()
 		if profLn != nil {

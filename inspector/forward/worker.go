@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/pace"
 )
 
 // worker is one route's queue: deliveries the store says the route still
@@ -266,14 +267,14 @@ func (w *worker) deliver(it item) bool {
 }
 
 // yield steps back after a send that took worked while the receiver is
-// flooded (inspector.FloodWaiting requests or more storing at once), by
-// the rule analysis and the inbox mover follow (inspector.YieldFor): acks
+// flooded (pace.FloodWaiting requests or more storing at once), by the
+// rule analysis and the inbox mover follow (pace.For): acks
 // come first, the queue catches up after the flood. At the rates of a
 // developer's app (one or two requests at a time) it never pauses, so the
 // lag stays a send's.
 func (w *worker) yield(worked time.Duration) {
-	if n := w.f.tickets.outstanding(); n >= inspector.FloodWaiting {
-		sleep(w.f.ctx, inspector.YieldFor(worked, n))
+	if n := w.f.tickets.outstanding(); n >= pace.FloodWaiting {
+		sleep(w.f.ctx, pace.For(worked, n))
 	}
 }
 

@@ -418,7 +418,7 @@ func TestStoreFilesPrivate(t *testing.T) {
 	if len(segs) < 2 {
 		t.Errorf("inbox holds %v: no lock file and segment", segs)
 	}
-	for _, p := range append([]string{db, db + "-wal", db + "-shm"}, segs...) {
+	for _, p := range append([]string{db, db + "-wal", db + "-shm", db + "-ids"}, segs...) {
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Errorf("%s: %v", filepath.Base(p), err)

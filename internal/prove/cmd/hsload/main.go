@@ -10,6 +10,7 @@
 //	hsload proxy --to URL        # a bare httputil.ReverseProxy in front of URL
 //	hsload station --db FILE --forward-to URL [--forward-mode pass-through]
 //	hsload lag --url URL --app-addr ADDR --rate 500 [--down 60s]
+//	hsload big --url URL --size 9961472 --concurrency 32 --pid PID   # big bodies at once; the receiver's peak memory
 //
 // run prints one JSON object: requests, ok, errors, rps, p50/p90/p99/max
 // latency in milliseconds. backlog prints how many stored deliveries were
@@ -23,6 +24,7 @@
 package main
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/json"
 	"flag"
@@ -31,6 +33,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,7 +48,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog|proxy|station|lag [flags] (hsload run --help)")
+		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog|big|proxy|station|lag [flags] (hsload run --help)")
 		os.Exit(2)
 	}
 	var err error
@@ -55,6 +59,8 @@ func main() {
 		err = run(os.Args[2:])
 	case "backlog":
 		err = backlog(os.Args[2:])
+	case "big":
+		err = big(os.Args[2:])
 	case "proxy":
 		err = proxy(os.Args[2:])
 	case "station":
@@ -62,7 +68,7 @@ func main() {
 	case "lag":
 		err = lag(os.Args[2:])
 	default:
-		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run, backlog, proxy, station or lag)\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run, backlog, big, proxy, station or lag)\n", os.Args[1])
 		os.Exit(2)
 	}
 	if err != nil {
@@ -154,6 +160,148 @@ func backlog(args []string) error {
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
 
+// target is where run and big send: the receiver's URL and the secret to
+// sign with.
+type target struct{ url, secretEnv *string }
+
+func addTarget(fs *flag.FlagSet) target {
+	return target{
+		url:       fs.String("url", "", "receiver URL (required)"),
+		secretEnv: fs.String("secret-env", "", "environment variable holding the webhook secret to sign with"),
+	}
+}
+
+// resolve returns the URL and the secret (nil without --secret-env).
+func (t target) resolve() (string, []byte, error) {
+	if *t.url == "" {
+		return "", nil, fmt.Errorf("--url is required")
+	}
+	if *t.secretEnv == "" {
+		return *t.url, nil, nil
+	}
+	return *t.url, []byte(os.Getenv(*t.secretEnv)), nil
+}
+
+// bigResult is what big prints.
+type bigResult struct {
+	BodyBytes   int            `json:"body_bytes"`
+	Concurrency int            `json:"concurrency"`
+	Seconds     float64        `json:"seconds"`
+	Statuses    map[string]int `json:"statuses"`
+	// RSS of the receiver (from /proc, with --pid): before the bodies and
+	// its peak (VmHWM) once every answer is in and, with --db, analysis
+	// has worked them off.
+	RSSBeforeMB float64 `json:"rss_before_mb,omitempty"`
+	PeakRSSMB   float64 `json:"peak_rss_mb,omitempty"`
+}
+
+// big posts concurrency signed bodies of size bytes at once (a message of
+// simulated events, so the receiver's analysis works on them too) and
+// reports the answers and the receiver's memory: what concurrent big
+// bodies cost it. A body over the receiver's cap is answered 413 after
+// the cap, and the connection is closed: a write error then counts as
+// "refused".
+func big(args []string) error {
+	fs := flag.NewFlagSet("big", flag.ExitOnError)
+	tgt := addTarget(fs)
+	size := fs.Int("size", 9961472, "body size in bytes (at least)")
+	conc := fs.Int("concurrency", 32, "bodies sent at once")
+	pid := fs.Int("pid", 0, "the receiver's process id, to read its memory from /proc")
+	dbPath := fs.String("db", "", "the receiver's store: wait until analysis has worked the bodies off before reading the peak")
+	fs.Parse(args)
+	url, secret, err := tgt.resolve()
+	if err != nil {
+		return err
+	}
+	// A message of simulated events padded to size: the receiver holds
+	// the whole body as it would a big real one, and analysis works the
+	// events off in seconds (thousands of events per body made it take
+	// minutes, which measures the store, not the receiver's memory).
+	body := prove.Body(simulate.New(7), min(*size, 64<<10))
+	if len(body) < *size {
+		body = append(body, bytes.Repeat([]byte(" "), *size-len(body))...)
+	}
+	sig := inspector.Sign(secret, body)
+	res := bigResult{BodyBytes: len(body), Concurrency: *conc, Statuses: map[string]int{}}
+	if *pid > 0 {
+		res.RSSBeforeMB = procMB(*pid, "VmRSS")
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range *conc {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			if len(secret) > 0 {
+				req.Header.Set(inspector.SignatureHeader, sig)
+			}
+			status := "refused"
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				status = strconv.Itoa(resp.StatusCode)
+			}
+			mu.Lock()
+			res.Statuses[status]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	res.Seconds = time.Since(start).Seconds()
+	if *dbPath != "" {
+		stored := 0 // every answer but 503 (and no answer) means stored
+		for status, n := range res.Statuses {
+			if status != "refused" && status != "503" {
+				stored += n
+			}
+		}
+		if err := waitAnalyzed(*dbPath, int64(stored), 5*time.Minute); err != nil {
+			return err
+		}
+	}
+	if *pid > 0 {
+		res.PeakRSSMB = procMB(*pid, "VmHWM")
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// procMB reads one "Vm..." line of /proc/PID/status in MB.
+func procMB(pid int, field string) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// waitAnalyzed polls a store until it holds at least stored deliveries
+// (the rest may still be in the listener's inbox) and none waits for
+// analysis.
+func waitAnalyzed(path string, stored int64, timeout time.Duration) error {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		var n, all int64
+		if err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM deliveries WHERE analyzed = 0), (SELECT COUNT(*) FROM deliveries)`).Scan(&n, &all); err != nil {
+			return fmt.Errorf("count unanalyzed deliveries: %w", err)
+		}
+		if n == 0 && all >= stored {
+			return nil
+		}
+	}
+	return fmt.Errorf("analysis did not finish within %v", timeout)
+}
+
 // result is what run prints.
 type result struct {
 	URL         string  `json:"url"`
@@ -174,8 +322,7 @@ type result struct {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
-	url := fs.String("url", "", "receiver URL (required)")
-	secretEnv := fs.String("secret-env", "", "environment variable holding the webhook secret to sign with")
+	tgt := addTarget(fs)
 	size := fs.Int("size", 2048, "body size in bytes (at least)")
 	rate := fs.Int("rate", 0, "requests per second; 0 means as fast as the receiver answers (saturation)")
 	conc := fs.Int("concurrency", 64, "concurrent connections")
@@ -183,13 +330,11 @@ func run(args []string) error {
 	warm := fs.Duration("warmup", 1*time.Second, "sending before measuring starts")
 	pool := fs.Int("bodies", 4000, "distinct bodies to cycle through")
 	fs.Parse(args)
-	if *url == "" {
-		return fmt.Errorf("--url is required")
+	url, secret, err := tgt.resolve()
+	if err != nil {
+		return err
 	}
-	var secret []byte
-	if *secretEnv != "" {
-		secret = []byte(os.Getenv(*secretEnv))
-	}
+
 	type msg struct {
 		body []byte
 		sig  string
@@ -206,7 +351,7 @@ func run(args []string) error {
 	var next atomic.Int64
 	send := func() bool {
 		m := msgs[next.Add(1)%int64(len(msgs))]
-		req, _ := http.NewRequest(http.MethodPost, *url, nil)
+		req, _ := http.NewRequest(http.MethodPost, url, nil)
 		req.Body = io.NopCloser(&byteReader{b: m.body})
 		req.ContentLength = int64(len(m.body))
 		req.GetBody = nil
@@ -312,7 +457,7 @@ func run(args []string) error {
 
 	pct := func(p float64) float64 { return pctMs(lat, p) }
 	res := result{
-		URL: *url, Mode: "saturation", Rate: *rate, Concurrency: *conc, BodyBytes: len(msgs[0].body),
+		URL: url, Mode: "saturation", Rate: *rate, Concurrency: *conc, BodyBytes: len(msgs[0].body),
 		Seconds: elapsed.Seconds(), Requests: requests, OK: oks, Errors: requests - oks,
 		RPS: float64(oks) / elapsed.Seconds(), P50ms: pct(0.50), P90ms: pct(0.90), P99ms: pct(0.99), MaxMs: pct(1),
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package storage
+package inbox
 
 import (
 	"errors"
@@ -9,11 +9,11 @@ import (
 )
 
 // lockFile takes an exclusive lock on f without waiting. It reports
-// errLocked when another process holds it: that process owns the inbox.
+// ErrLocked when another process holds it: that process owns the inbox.
 func lockFile(f *os.File) error {
 	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return errLocked
+		return ErrLocked
 	}
 	return err
 }
