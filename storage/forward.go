@@ -372,8 +372,8 @@ func (db *DB) CountAfter(ctx context.Context, id int64) (int64, error) {
 
 // ForwardMarks keeps forwarding's started marks (forward.Marks) in a
 // folder beside the store, one tiny file per route: a mark is written
-// before every first send of a delivery, so it must cost one fdatasync of
-// an already-allocated block, not a SQLite commit behind the writer.
+// before every first send of a delivery, so it must cost one write, not a
+// SQLite commit behind the writer.
 type ForwardMarks struct {
 	dir string
 
@@ -387,7 +387,7 @@ type markFile struct {
 	v  int64
 }
 
-// markLen is a mark record: the id, its CRC-32C, padding. One 16-byte
+// markLen is a mark record: the id, its CRC-32, padding. One 16-byte
 // write at offset 0 never straddles a sector, so it is not torn.
 const markLen = 16
 
@@ -421,9 +421,7 @@ func (m *ForwardMarks) file(route string) (*markFile, error) {
 		mf.v = int64(binary.LittleEndian.Uint64(buf[:8]))
 	case n == 0:
 		// New: allocate the block now, so every later mark overwrites it.
-		if _, err := f.WriteAt(markRecord(0), 0); err == nil {
-			_ = f.Sync()
-		}
+		_, _ = f.WriteAt(markRecord(0), 0)
 	default:
 		// Unreadable: count everything as possibly started.
 		mf.v = math.MaxInt64
@@ -451,7 +449,11 @@ func (m *ForwardMarks) Started(route string) int64 {
 	return mf.v
 }
 
-// MarkStarted durably sets the route's mark (forward.Marks).
+// MarkStarted sets the route's mark (forward.Marks) with one write and no
+// sync: the page cache outlives a killed process, so a kill -9 keeps the
+// mark; a power cut may lose it, and with it only the re-forward flag of
+// the deliveries under way. A sync per send competed with the inbox's own
+// on every ack batch (docs/benchmarks.md, finding 12).
 func (m *ForwardMarks) MarkStarted(route string, id int64) error {
 	mf, err := m.file(route)
 	if err != nil {
@@ -460,9 +462,6 @@ func (m *ForwardMarks) MarkStarted(route string, id int64) error {
 	mf.mu.Lock()
 	defer mf.mu.Unlock()
 	if _, err := mf.f.WriteAt(markRecord(id), 0); err != nil {
-		return fmt.Errorf("forward mark: %w", err)
-	}
-	if err := mf.f.Sync(); err != nil {
 		return fmt.Errorf("forward mark: %w", err)
 	}
 	mf.v = id

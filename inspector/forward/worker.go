@@ -41,9 +41,8 @@ type worker struct {
 	// startedBefore is the started mark the previous run left: an owed
 	// delivery at or below it may have reached the app already.
 	startedBefore int64
-	// marked is the mark as last written, lastMark when.
+	// marked is the mark as last written.
 	marked    int64
-	lastMark  time.Time
 	markErred bool
 	// streak is set once a delivery was given up and none delivered
 	// since: while it lasts, a rejected delivery gets one try only, so
@@ -219,7 +218,7 @@ func (w *worker) deliver(it item) bool {
 	reforward := it.backlog && it.id <= w.startedBefore
 	for n := it.attempts + 1; ; n++ {
 		if w.marked < it.id {
-			w.mark(w.markAhead(it))
+			w.mark(it.id)
 		}
 		a, _ := f.attempt(ctx, w, d, KindAck, n, f.sender)
 		a.Reforward, reforward = reforward, false
@@ -278,44 +277,9 @@ func (w *worker) yield(worked time.Duration) {
 	}
 }
 
-// markAhead is the started mark to write before sending it: it, or, when
-// deliveries wait behind it or arrive quickly, up to markWindow more. One
-// fdatasync then covers a run of sends: one per delivery doubled the
-// fdatasyncs of a receiver at 1,000 req/s and slowed its acks
-// (docs/benchmarks.md, "Forwarding"). After a kill -9, deliveries the mark
-// covers but that were never sent are marked re-forwards too.
-func (w *worker) markAhead(it item) int64 {
-	target := it.id
-	// Marks in quick succession: the route is busy, and ids arrive
-	// faster than fdatasyncs are cheap. Cover ids still to come too.
-	now := time.Now()
-	if now.Sub(w.lastMark) < markBusyWithin {
-		target += markWindow
-	}
-	w.lastMark = now
-	if it.backlog {
-		if n := min(len(w.page), markWindow); n > 0 {
-			target = max(target, w.page[n-1].ID)
-		}
-		return target
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if n := min(len(w.live), markWindow); n > 0 {
-		target = max(target, w.live[n-1].id)
-	}
-	return target
-}
-
-// markWindow bounds how many deliveries one started mark covers beyond
-// the one being sent; markBusyWithin is how soon after the last mark a
-// route counts as busy.
-const (
-	markWindow     = 32
-	markBusyWithin = 20 * time.Millisecond
-)
-
-// mark records, durably, that deliveries up to id may have been sent.
+// mark records that deliveries up to id may have been sent. The mark
+// outlives the process (kill -9 included), not a power cut: there only the
+// re-forward flag is lost (storage.ForwardMarks).
 func (w *worker) mark(id int64) {
 	if w.f.marks == nil || w.marked == id {
 		return
