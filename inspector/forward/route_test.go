@@ -120,10 +120,10 @@ func TestClassify(t *testing.T) {
 	}{
 		{"2xx", &replay.Response{Status: 204}, nil, Delivered, ""},
 		{"500", &replay.Response{Status: 500, StatusText: "Internal Server Error", Body: []byte("panic: boom\n\tat x")}, nil, Rejected, "the app answered 500 Internal Server Error: panic: boom …"},
-		{"refused", nil, refused, Unreachable, "nothing is listening on localhost:3000: is your app running?"},
+		{"refused", nil, refused, Refused, "nothing is listening on localhost:3000: is your app running?"},
 		{"dns", nil, &replay.ExchangeError{Stage: replay.StageConnect, Err: &net.DNSError{Err: "no such host", Name: "nope"}}, Unreachable, "does not resolve (no such host)"},
 		{"timeout", nil, &replay.ExchangeError{Stage: replay.StageRead, TimedOut: true, Err: errors.New("no answer")}, Timeout, "no answer from localhost:3000 within 9s"},
-		{"reset", nil, &replay.ExchangeError{Stage: replay.StageRead, Err: errors.New("EOF")}, Unreachable, "closed the connection without answering"},
+		{"reset", nil, &replay.ExchangeError{Stage: replay.StageRead, Err: errors.New("EOF")}, Dropped, "closed the connection without answering (did it crash on this delivery?)"},
 	} {
 		o, text := classify(tc.resp, tc.err, "localhost:3000", 9*time.Second)
 		if o != tc.outcome || !strings.Contains(text, tc.text) {
@@ -139,7 +139,8 @@ func TestAttemptShort(t *testing.T) {
 		want string
 	}{
 		{Attempt{Outcome: Delivered, Status: 200, Latency: 12 * time.Millisecond, Number: 1}, "200 in 12ms"},
-		{Attempt{Outcome: Unreachable, Error: "nothing is listening on x", Number: 3, NextAt: now.Add(8 * time.Second)}, "refused (attempt 3, next in 8s)"},
+		{Attempt{Outcome: Refused, Error: "nothing is listening on x", Number: 3, NextAt: now.Add(8 * time.Second)}, "refused (attempt 3, next in 8s)"},
+		{Attempt{Outcome: Dropped, Number: 2, NextAt: now.Add(2 * time.Second)}, "dropped (attempt 2, next in 2s)"},
 		{Attempt{Outcome: Rejected, Status: 500, Latency: 3 * time.Millisecond, Number: 6, GaveUp: true}, "500 in 3ms (attempt 6, given up)"},
 		{Attempt{Outcome: Delivered, Status: 200, Latency: 1500 * time.Millisecond, Number: 1, Reforward: true}, "200 in 1.5s (re-forward)"},
 	} {

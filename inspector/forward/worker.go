@@ -230,7 +230,7 @@ func (w *worker) deliver(it item) bool {
 			return false
 		case Delivered:
 			a.Final, w.streak, w.downTries = true, false, 0
-		case Rejected, Timeout:
+		case Rejected, Timeout, Dropped:
 			w.downTries = 0
 			it.verdicts++
 			if w.streak || it.verdicts > f.cfg.Policy.retries() {
@@ -344,16 +344,16 @@ func (w *worker) observe(a *Attempt) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	state := w.status.State
-	switch a.Outcome {
-	case Delivered, Rejected, Timeout:
+	switch {
+	case a.Outcome == Delivered || a.Outcome.Verdict():
 		state = RouteUp
-	case Unreachable:
+	case a.Outcome.Down():
 		state = RouteDown
 	}
 	if state != w.status.State {
 		w.status.State, w.status.Since = state, a.StartedAt
 	}
-	w.status.LastError, w.status.NextAt = a.Error, a.NextAt
+	w.status.LastError, w.status.NextAt = a.reason, a.NextAt
 }
 
 func (w *worker) snapshot() RouteStatus {
