@@ -53,6 +53,8 @@ type Config struct {
 
 // Station is a running receiver assembly.
 type Station struct {
+	cfg     Config
+	started atomic.Bool
 	db      *storage.DB
 	marks   *storage.ForwardMarks
 	eng     *inspector.Engine
@@ -85,10 +87,24 @@ type Station struct {
 	closed    atomic.Bool
 }
 
-// Open opens the store, starts analysis, forwarding (when configured)
-// and, when cfg.Addr is set, the receiver. A store or forwarding that
-// cannot start is an error; a receiver that cannot bind is too.
+// Open is New, then Start: the store opened, and everything running.
 func Open(ctx context.Context, cfg Config) (*Station, error) {
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(ctx); err != nil {
+		s.Close(context.Background())
+		return nil, err
+	}
+	return s, nil
+}
+
+// New opens the store and builds the engine. Nothing runs until Start, so
+// a face subscribes first (Engine().Subscribe, SubscribeForward,
+// SubscribeTunnel) and sees the first delivery and the first attempt: a
+// restart analyses what a crash left and forwards what was owed at once.
+func New(cfg Config) (*Station, error) {
 	path := cfg.DBPath
 	if path == "" {
 		p, err := storage.DefaultPath()
@@ -102,7 +118,7 @@ func Open(ctx context.Context, cfg Config) (*Station, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Station{db: db, serverO: cfg.Server, logf: cfg.Engine.Logf, pruneKick: make(chan struct{}, 1)}
+	s := &Station{db: db, cfg: cfg, serverO: cfg.Server, logf: cfg.Engine.Logf, pruneKick: make(chan struct{}, 1)}
 	if s.logf == nil {
 		s.logf = func(string, ...any) {}
 	}
@@ -114,10 +130,20 @@ func Open(ctx context.Context, cfg Config) (*Station, error) {
 	if cfg.Wrap != nil {
 		s.handler = cfg.Wrap(s.handler)
 	}
-	if cfg.Forward != nil {
-		if err := s.SetForward(ctx, cfg.Forward); err != nil {
-			db.Close()
-			return nil, err
+	return s, nil
+}
+
+// Start starts forwarding (when configured: before the receiver, so
+// nothing is missed), analysis, retention and, when the configuration
+// has an address or a listener, the receiver. A forwarding that cannot
+// start is an error, and so is a receiver that cannot bind.
+func (s *Station) Start(ctx context.Context) error {
+	if !s.started.CompareAndSwap(false, true) {
+		return errors.New("station: started twice")
+	}
+	if s.cfg.Forward != nil {
+		if err := s.SetForward(ctx, s.cfg.Forward); err != nil {
+			return err
 		}
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -132,15 +158,12 @@ func Open(ctx context.Context, cfg Config) (*Station, error) {
 	s.bg.Add(1)
 	go s.retention(runCtx)
 	switch {
-	case cfg.Listener != nil:
-		s.serve(cfg.Listener)
-	case cfg.Addr != "":
-		if err := s.Listen(cfg.Addr); err != nil {
-			s.Close(context.Background())
-			return nil, err
-		}
+	case s.cfg.Listener != nil:
+		s.serve(s.cfg.Listener)
+	case s.cfg.Addr != "":
+		return s.Listen(s.cfg.Addr)
 	}
-	return s, nil
+	return nil
 }
 
 // Store is the open store (the faces list, show and export from it).
@@ -475,12 +498,17 @@ func (s *Station) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	if srv == nil && s.cfg.Listener != nil {
+		s.cfg.Listener.Close() // given, never served
+	}
 	if err := s.SetForward(ctx, nil); err != nil {
 		errs = append(errs, err)
 	}
-	s.stopRun()
-	if err := <-s.runDone; err != nil && !errors.Is(err, context.Canceled) {
-		errs = append(errs, fmt.Errorf("analysis: %w", err))
+	if s.stopRun != nil {
+		s.stopRun()
+		if err := <-s.runDone; err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, fmt.Errorf("analysis: %w", err))
+		}
 	}
 	s.bg.Wait()
 	if s.marks != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/internal/plural"
 )
 
@@ -49,9 +50,23 @@ func (p *printer) emit(text func() string, v any) {
 	p.w.Write(b) //nolint:errcheck // nowhere better to report a broken stdout
 }
 
+// paint colours s for a terminal (nothing otherwise).
+func (p *printer) paint(c, s string) string {
+	if !p.color {
+		return s
+	}
+	return c + s + ansiReset
+}
+
 // listening prints the start entry: where deliveries are received, how
-// signatures are checked and, when it is not 200, how the receiver answers.
-func (p *printer) listening(url, store string, secrets int, mode inspector.AnswerMode) {
+// signatures are checked, when it is not 200 how the receiver answers, and
+// where deliveries are forwarded.
+func (p *printer) listening(url, store string, secrets int, mode inspector.AnswerMode, fwd *forward.Config) {
+	fwdText, fwdJSON := forwardStart(fwd)
+	v := map[string]any{"listening": url, "store": store, "secrets": secrets, "answer": string(mode)}
+	if fwdJSON != nil {
+		v["forward"] = fwdJSON
+	}
 	p.emit(func() string {
 		verify := "signatures not verified (no --secret)"
 		if secrets > 0 {
@@ -61,8 +76,8 @@ func (p *printer) listening(url, store string, secrets int, mode inspector.Answe
 		if w := mode.Warning(); w != "" {
 			answer = fmt.Sprintf("Warning: %s (--answer %s): the service takes that as a failure and sends each delivery again.\n", w, mode)
 		}
-		return fmt.Sprintf("Listening on %s  (%s; store %s)\n%sPress Ctrl+C to stop.\n", url, verify, store, answer)
-	}, map[string]any{"listening": url, "store": store, "secrets": secrets, "answer": string(mode)})
+		return fmt.Sprintf("Listening on %s  (%s; store %s)\n%s%sPress Ctrl+C to stop.\n", url, verify, store, answer, fwdText)
+	}, v)
 }
 
 // delivery prints one analysed (or not yet analysed) delivery; firsts

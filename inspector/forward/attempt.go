@@ -103,13 +103,22 @@ type Attempt struct {
 // OK reports a 2xx answer.
 func (a *Attempt) OK() bool { return a.Outcome == Delivered }
 
+// Reason is Error without what Hookscope does next ("the app answered 500
+// Internal Server Error: boom"), for a line that says that already.
+func (a *Attempt) Reason() string {
+	if a.reason != "" {
+		return a.reason
+	}
+	return a.Error
+}
+
 // Short is the attempt in a few words, as listen prints it after an
 // arrow: "200 in 12 ms", "refused (attempt 3, next in 8 s)".
 func (a *Attempt) Short(now time.Time) string {
 	var b strings.Builder
 	switch a.Outcome {
 	case Delivered, Rejected:
-		fmt.Fprintf(&b, "%d in %s", a.Status, roundLatency(a.Latency))
+		fmt.Fprintf(&b, "%d in %s", a.Status, Spoken(a.Latency))
 	default:
 		b.WriteString(string(a.Outcome))
 	}
@@ -118,7 +127,7 @@ func (a *Attempt) Short(now time.Time) string {
 		notes = append(notes, fmt.Sprintf("attempt %d", a.Number))
 	}
 	if !a.NextAt.IsZero() {
-		notes = append(notes, "next in "+roundLatency(max(a.NextAt.Sub(now), 0)).String())
+		notes = append(notes, "next in "+Spoken(max(a.NextAt.Sub(now), 0)))
 	}
 	if a.GaveUp {
 		notes = append(notes, "given up")
@@ -130,19 +139,6 @@ func (a *Attempt) Short(now time.Time) string {
 		fmt.Fprintf(&b, " (%s)", strings.Join(notes, ", "))
 	}
 	return b.String()
-}
-
-// roundLatency keeps durations readable: 12ms, 1.2s, 8s.
-func roundLatency(d time.Duration) time.Duration {
-	switch {
-	case d >= 10*time.Second:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond)
-	case d >= 10*time.Millisecond:
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(10 * time.Microsecond)
 }
 
 // classify turns an exchange's result into an outcome and words a person

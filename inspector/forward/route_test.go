@@ -138,11 +138,12 @@ func TestAttemptShort(t *testing.T) {
 		a    Attempt
 		want string
 	}{
-		{Attempt{Outcome: Delivered, Status: 200, Latency: 12 * time.Millisecond, Number: 1}, "200 in 12ms"},
-		{Attempt{Outcome: Refused, Error: "nothing is listening on x", Number: 3, NextAt: now.Add(8 * time.Second)}, "refused (attempt 3, next in 8s)"},
-		{Attempt{Outcome: Dropped, Number: 2, NextAt: now.Add(2 * time.Second)}, "dropped (attempt 2, next in 2s)"},
-		{Attempt{Outcome: Rejected, Status: 500, Latency: 3 * time.Millisecond, Number: 6, GaveUp: true}, "500 in 3ms (attempt 6, given up)"},
-		{Attempt{Outcome: Delivered, Status: 200, Latency: 1500 * time.Millisecond, Number: 1, Reforward: true}, "200 in 1.5s (re-forward)"},
+		{Attempt{Outcome: Delivered, Status: 200, Latency: 12 * time.Millisecond, Number: 1}, "200 in 12 ms"},
+		{Attempt{Outcome: Refused, Error: "nothing is listening on x", Number: 3, NextAt: now.Add(8 * time.Second)}, "refused (attempt 3, next in 8 s)"},
+		{Attempt{Outcome: Dropped, Number: 2, NextAt: now.Add(2 * time.Second)}, "dropped (attempt 2, next in 2 s)"},
+		{Attempt{Outcome: Rejected, Status: 500, Latency: 3 * time.Millisecond, Number: 6, GaveUp: true}, "500 in 3 ms (attempt 6, given up)"},
+		{Attempt{Outcome: Delivered, Status: 200, Latency: 1500 * time.Millisecond, Number: 1, Reforward: true}, "200 in 1.5 s (re-forward)"},
+		{Attempt{Outcome: Delivered, Status: 204, Latency: 490 * time.Microsecond, Number: 1}, "204 in 0.49 ms"},
 	} {
 		if got := tc.a.Short(now); got != tc.want {
 			t.Errorf("%q, want %q", got, tc.want)

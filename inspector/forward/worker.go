@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // worker is one route's queue: deliveries the store says the route still
@@ -235,7 +236,7 @@ func (w *worker) deliver(it item) bool {
 			it.verdicts++
 			if w.streak || it.verdicts > f.cfg.Policy.retries() {
 				a.Final, a.GaveUp, w.streak = true, true, true
-				a.Error += fmt.Sprintf("; given up after %d attempt(s): Forward again sends it once more", n)
+				a.Error += fmt.Sprintf("; given up after %s: Forward again sends it once more", plural.S(n, "attempt"))
 				break
 			}
 			wait = backoff(it.verdicts, RetryBackoffMin, RetryBackoffMax)
@@ -253,8 +254,7 @@ func (w *worker) deliver(it item) bool {
 			a.NextAt = f.now().Add(wait)
 		}
 		w.observe(a)
-		f.rec.add(a)
-		f.hub.Publish(Event{Kind: AttemptDone, Attempt: a, Route: w.snapshot()})
+		w.report(a)
 		w.yield(a.Latency)
 		if a.Final {
 			return true
@@ -335,8 +335,15 @@ func (w *worker) finishOnce(a *Attempt) {
 		a.Final = true
 	}
 	w.observe(a)
+	w.report(a)
+}
+
+// report records an attempt and tells the subscribers. They get a copy:
+// the recorder writes the stored id into a while they read theirs.
+func (w *worker) report(a *Attempt) {
+	seen := *a
 	w.f.rec.add(a)
-	w.f.hub.Publish(Event{Kind: AttemptDone, Attempt: a, Route: w.snapshot()})
+	w.f.hub.Publish(Event{Kind: AttemptDone, Attempt: &seen, Route: w.snapshot()})
 }
 
 // observe updates the route's state from an attempt.
