@@ -24,7 +24,6 @@ import (
 type liveSnapshot struct {
 	filter storage.Filter
 	gen    int
-	keep   int64
 }
 
 // mainWindow is the whole window: header strip, tabs and status line.
@@ -61,7 +60,7 @@ type mainWindow struct {
 func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secrets [][]byte, icon fyne.Resource, inline bool) *mainWindow {
 	m := &mainWindow{app: a, w: w, svc: svc, settings: set, secrets: secrets, icon: icon}
 	m.bridge = newBridge(m.prepare, inline)
-	m.live.Store(&liveSnapshot{keep: set.Keep})
+	m.live.Store(&liveSnapshot{})
 	if svc.Tunnel != nil {
 		m.tunnelStatus = svc.Tunnel.Status()
 	}
@@ -148,9 +147,6 @@ func (m *mainWindow) prepare(b batch) func() {
 		for i, r := range b.records {
 			ids[i] = r.Delivery.ID
 		}
-		if snap.keep > 0 {
-			_, _ = m.svc.Store.Prune(context.Background(), snap.keep)
-		}
 		if apply := m.deliveries.liveQuery(ids, snap.filter, snap.gen); apply != nil {
 			applies = append(applies, apply)
 		}
@@ -173,7 +169,7 @@ func (m *mainWindow) prepare(b batch) func() {
 
 // snapshotLive publishes the filter the bridge must match live updates against.
 func (m *mainWindow) snapshotLive() {
-	m.live.Store(&liveSnapshot{filter: m.deliveries.model.filter, gen: m.deliveries.model.gen, keep: m.settings.Keep})
+	m.live.Store(&liveSnapshot{filter: m.deliveries.model.filter, gen: m.deliveries.model.gen})
 }
 
 func (m *mainWindow) setStats(st storage.Stats) {
@@ -431,6 +427,9 @@ func (m *mainWindow) applySettings(set Settings) error {
 	if m.svc.Engine != nil {
 		m.svc.Engine.SetMaxBody(set.MaxBody)
 		m.svc.Engine.SetAnswerMode(inspector.AnswerMode(set.Answer))
+	}
+	if m.svc.SetKeep != nil && set.Keep != old.Keep {
+		m.svc.SetKeep(set.Keep)
 	}
 	m.settings = set
 	if m.svc.Tunnel != nil && (set.Cloudflared != old.Cloudflared || set.ListenAddr != old.ListenAddr) {
