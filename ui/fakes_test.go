@@ -172,7 +172,6 @@ func (s *fakeStore) SetValue(_ context.Context, key string, value []byte) error 
 	return nil
 }
 
-
 // fakeEngine records what the window asks of the engine.
 type fakeEngine struct {
 	mu      sync.Mutex

@@ -30,20 +30,20 @@ type Settings struct {
 	Path       string `json:"path"`
 	MaxBody    int64  `json:"max_body"`
 	// Keep is how many deliveries to keep (the oldest are deleted); 0 keeps all.
-	Keep            int64   `json:"keep"`
-	NotifyInvalid   bool    `json:"notify_invalid"`
-	NotifyDivergent bool    `json:"notify_divergent"`
-	Answer          string  `json:"answer"`
-	Cloudflared     string  `json:"cloudflared"`
+	Keep            int64  `json:"keep"`
+	NotifyInvalid   bool   `json:"notify_invalid"`
+	NotifyDivergent bool   `json:"notify_divergent"`
+	Answer          string `json:"answer"`
+	Cloudflared     string `json:"cloudflared"`
 	// ForwardTo is the header's Forward to field: your app's URL, or
 	// several routes (URL or GLOB=URL) separated by spaces.
 	ForwardTo string `json:"forward_to,omitempty"`
 	// ForwardOn is the header's on/off switch.
 	ForwardOn bool `json:"forward_on,omitempty"`
 	// ForwardMode is ack or pass-through ("" is ack).
-	ForwardMode string `json:"forward_mode,omitempty"`
-	WindowWidth     float32 `json:"window_width"`
-	WindowHeight    float32 `json:"window_height"`
+	ForwardMode  string  `json:"forward_mode,omitempty"`
+	WindowWidth  float32 `json:"window_width"`
+	WindowHeight float32 `json:"window_height"`
 }
 
 // DefaultSettings are the first-run settings.

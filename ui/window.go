@@ -96,6 +96,14 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secret
 	if svc.Tunnel != nil {
 		m.cancels = append(m.cancels, svc.Tunnel.Subscribe(m.bridge.pushTunnel))
 	}
+	if svc.Forward != nil {
+		m.header.Forward.fill(set)
+		m.header.Forward.reset(svc.Forward.ForwardStatus())
+		if _, err := set.forwardConfig(); err != nil {
+			m.header.Forward.err = err
+		}
+		m.cancels = append(m.cancels, svc.Forward.SubscribeForward(m.bridge.pushForward))
+	}
 	if !inline {
 		m.bridge.start()
 	}
@@ -159,6 +167,9 @@ func (m *mainWindow) prepare(b batch) func() {
 	if b.tunnel != nil {
 		ev := *b.tunnel
 		applies = append(applies, func() { m.tunnelEvent(ev) })
+	}
+	if len(b.attempts) > 0 || len(b.routes) > 0 || len(b.warnings) > 0 {
+		applies = append(applies, func() { m.forwardEvents(b) })
 	}
 	return func() {
 		for _, f := range applies {

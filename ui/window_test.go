@@ -43,7 +43,7 @@ func newHarness(t *testing.T, seed func(*fakeStore)) *harness {
 			return 3, nil
 		},
 		StorePath: "/tmp/test.db", Version: "test",
-		SetKeep:   func(n int64) { h.keep = n },
+		SetKeep: func(n int64) { h.keep = n },
 	}
 	w := h.app.NewWindow("Hookscope")
 	h.win = newMainWindow(h.app, w, svc, DefaultSettings(), nil, nil, true)

@@ -267,6 +267,9 @@ func (f *Forwarder) StartAfter(ctx context.Context, after, handed int64) error {
 		w.mu.Lock()
 		w.cursor, w.liveFrom, w.owed = st.Cursor, st.Live, st.Owed
 		w.backlogAfter = st.Cursor
+		// Nothing owed: no backlog to read, so Queued does not count
+		// the deliveries below liveFrom as possibly waiting.
+		w.backlogDone = st.Owed == 0
 		w.status.Waiting = w.owed
 		w.mu.Unlock()
 		if f.marks != nil {
