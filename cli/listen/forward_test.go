@@ -64,8 +64,11 @@ func (a *appServer) got() []string {
 func startListenCLI(t *testing.T, out, errOut *clitest.Buffer, args ...string) (url string, stop func() int) {
 	t.Helper()
 	env := &cmdutil.Env{Stdout: out, Stderr: errOut, Getenv: func(k string) string {
-		if k == "HS_SECRET" {
+		switch k {
+		case "HS_SECRET":
 			return listenSecret
+		case "APP_SECRET":
+			return appSecret
 		}
 		return ""
 	}}
