@@ -75,6 +75,9 @@ type Config struct {
 	// Secrets, when set (for example from an environment variable), are
 	// used for this session instead of the stored ones and are not saved.
 	Secrets [][]byte
+	// ListenAddr, when set, is where the receiver listens this session
+	// instead of the saved address (scripts that must keep a port free).
+	ListenAddr string
 }
 
 // Run opens the store, starts the receiver (the station both faces run)
@@ -106,6 +109,9 @@ func Run(cfg Config) error {
 	set, err := loadSettings(ctx, db)
 	if err != nil {
 		logf("%v", err)
+	}
+	if cfg.ListenAddr != "" {
+		set.ListenAddr = cfg.ListenAddr
 	}
 	vault := chooseVault(db, path)
 	secrets, err := vault.Load()

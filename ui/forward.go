@@ -394,6 +394,8 @@ type forwardPane struct {
 	selected int
 	id       int64
 
+	// split holds the list and the answer; hidden without attempts.
+	split   *container.Split
 	content fyne.CanvasObject
 }
 
@@ -424,10 +426,15 @@ func newForwardPane(d *detailView) *forwardPane {
 	p.Body = newCodeView(d.win.copy)
 	p.Body.Find.SetPlaceHolder("Find in the app's answer…")
 	top := container.NewVBox(container.NewBorder(nil, nil, widget.NewLabel("Forward again to"), p.Again, p.Route), p.Note)
-	answer := container.NewBorder(container.NewVScroll(p.Info), nil, nil, nil, p.Body.content)
-	split := container.NewVSplit(p.List, answer)
-	split.Offset = 0.3
-	p.content = container.NewBorder(top, nil, nil, nil, split)
+	// Attempts, then the chosen one in words (headers can be many
+	// lines), then its body: each part scrolls, and the user moves the
+	// dividers.
+	answer := container.NewVSplit(container.NewVScroll(container.NewPadded(p.Info)), p.Body.content)
+	answer.Offset = 0.45
+	p.split = container.NewVSplit(p.List, answer)
+	p.split.Offset = 0.25
+	p.split.Hide()
+	p.content = container.NewBorder(top, nil, nil, nil, p.split)
 	return p
 }
 
@@ -442,8 +449,10 @@ func (p *forwardPane) set(id int64, attempts []*forward.Attempt) {
 		p.selected = -1
 		p.Info.SetText("")
 		p.Body.setText(nil, codePlain)
+		p.split.Hide()
 		return
 	}
+	p.split.Show()
 	if !same || p.selected < 0 || p.selected >= len(attempts) {
 		p.selected = len(attempts) - 1
 	}
@@ -478,8 +487,10 @@ func (p *forwardPane) refreshControls() {
 	switch {
 	case n > 0:
 		p.Note.SetText(plurals.Count(n, "attempt", "attempts") + ", newest first; select one to see your app's answer.")
+	case on && w.deliveries.badges[p.id].State == forward.BadgeQueued:
+		p.Note.SetText("Queued: it waits for your app, behind the deliveries received before it; it goes as soon as your app answers.")
 	case on:
-		p.Note.SetText("Not forwarded yet: it waits in the queue, or it arrived before forwarding was on (Forward again sends it now).")
+		p.Note.SetText("Not forwarded: it arrived while forwarding was off. Forward again sends it now.")
 	default:
 		p.Note.SetText("Not forwarded: forwarding is off. Type your app's URL in the header's Forward to field and turn it on.")
 	}
@@ -538,7 +549,7 @@ func (p *forwardPane) again() {
 			}
 			parts := make([]string, len(got))
 			for i, a := range got {
-				parts[i] = a.Route + " → " + a.Short(time.Now())
+				parts[i] = a.Route + " → " + a.Short(a.StartedAt.Add(a.Latency))
 				w.deliveries.attemptsDone([]*forward.Attempt{a})
 			}
 			w.showStatus(fmt.Sprintf("Forwarded #%d again: %s.", id, strings.Join(parts, "; ")))
@@ -553,14 +564,19 @@ func attemptLine(a *forward.Attempt) string {
 	if u, err := url.Parse(a.Target); err == nil && u.Host != "" {
 		host = u.Host
 	}
-	return fmt.Sprintf("%s  %-12s %s  → %s", a.StartedAt.Local().Format("15:04:05.000"), a.Kind, host, a.Short(time.Now()))
+	// "next in" as it was planned when the attempt ended.
+	return fmt.Sprintf("%s  %-12s %s  → %s", a.StartedAt.Local().Format("15:04:05.000"), a.Kind, host, a.Short(a.StartedAt.Add(a.Latency)))
 }
 
 // attemptDetail is everything an attempt recorded but its body, in words.
 func attemptDetail(a *forward.Attempt) string {
 	var b strings.Builder
 	kind := map[forward.Kind]string{forward.KindAck: "from the queue", forward.KindPassThrough: "pass-through, before the service's answer", forward.KindAgain: "Forward again"}[a.Kind]
-	fmt.Fprintf(&b, "Attempt %d to %s (route %s, %s), %s.\n", a.Number, a.Target, a.Route, kind, a.StartedAt.Local().Format("2006-01-02 15:04:05.000"))
+	route := ""
+	if a.Route != a.Target {
+		route = "route " + a.Route + ", "
+	}
+	fmt.Fprintf(&b, "Attempt %d to %s (%s%s), %s.\n", a.Number, a.Target, route, kind, a.StartedAt.Local().Format("2006-01-02 15:04:05.000"))
 	switch a.Outcome {
 	case forward.Delivered, forward.Rejected:
 		fmt.Fprintf(&b, "Your app answered %d %s in %s.", a.Status, a.StatusText, forward.Spoken(a.Latency))

@@ -65,7 +65,7 @@ func Spoken(d time.Duration) string {
 		return ms(10 * time.Microsecond)
 	case d < 10*time.Millisecond:
 		return ms(100 * time.Microsecond)
-	case d < time.Second:
+	case d < time.Second-500*time.Microsecond: // 999.6 ms is said "1 s", not "1000 ms"
 		return ms(time.Millisecond)
 	case d < 10*time.Second:
 		return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + " s"
