@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
+	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/inspector/simulate"
 	"github.com/hookscope/hookscope/station"
@@ -313,6 +314,13 @@ func TestWindowForwardSwitchAndMode(t *testing.T) {
 	saved, _ := loadSettings(context.Background(), h.st.Store())
 	if saved.ForwardMode != "pass-through" || !saved.ForwardOn {
 		t.Fatalf("saved %+v", saved)
+	}
+	// Settings cannot make the receiver answer otherwise meanwhile.
+	sv := h.win.settingsV
+	sv.Answer.SetSelected(answerLabel(inspector.Answer500))
+	test.Tap(sv.SaveButton)
+	if !strings.Contains(sv.Status.Text, "not saved: pass-through answers the service with your app's answer") || h.win.settings.Answer != "200" {
+		t.Fatalf("answer 500 with pass-through on: %q, answer %s", sv.Status.Text, h.win.settings.Answer)
 	}
 }
 

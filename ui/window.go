@@ -428,6 +428,11 @@ func (m *mainWindow) setSecrets(secrets [][]byte) {
 // listening (the program holding its port may have gone).
 func (m *mainWindow) applySettings(set Settings) error {
 	old := m.settings
+	// Pass-through answers with the app's answer: another answer mode
+	// would contradict it.
+	if _, err := set.forwardConfig(); err != nil && m.svc.Forward != nil {
+		return fmt.Errorf("not saved: %w", err)
+	}
 	if r := m.svc.Receiver; r != nil && (r.Err() != nil || set.ListenAddr != old.ListenAddr && set.ListenAddr != r.Addr()) {
 		if err := r.Restart(set.ListenAddr); err != nil {
 			m.header.refresh()
