@@ -86,6 +86,7 @@ for r in "${COMPREPLY[@]}"; do echo "${r%% *}"; done
 		{"hookscope send --type media.re", []string{"media.ready"}},
 		{"hookscope export x.har --format n", []string{"ndjson"}},
 		{"hookscope listen --answer ", []string{"200", "500", "close", "hang"}},
+		{"hookscope listen --forward-mode ", []string{"ack", "pass-through"}},
 		{"hookscope oauth login --db " + db + " --profile ", []string{"demo", "staging"}},
 		{"hookscope replay --db " + db + " ", []string{"3", "2", "1"}},
 	} {

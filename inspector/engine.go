@@ -238,6 +238,8 @@ func (e *Engine) SetMaxBody(n int64) {
 
 // SetTap gives every delivery the receiver stores from now on to t (nil
 // stops). Answer modes other than 200 take precedence over t's relaying.
+// Once it returns, no request takes a ticket (Tap.Arrived) from the
+// previous tap: the requests holding it all have theirs.
 func (e *Engine) SetTap(t Tap) {
 	e.mu.Lock()
 	e.tap = t

@@ -37,7 +37,7 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer e.recv.End()
 	received := e.now().UTC()
 	e.mu.RLock()
-	maxBody, mode, tap := e.maxBody, e.answer, e.tap
+	maxBody, mode := e.maxBody, e.answer
 	e.mu.RUnlock()
 
 	d := &Delivery{
@@ -87,13 +87,22 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.Status = status
+	// The tap is taken, and its ticket, under the lock SetTap takes: once
+	// SetTap returns, every request that holds the previous tap has its
+	// ticket, so that tap can wait for them to be handed over.
+	e.mu.RLock()
+	tap := e.tap
 	relay := tap != nil && status == http.StatusOK && mode == Answer200 && tap.Relays(d)
+	var ticket uint64
+	if tap != nil {
+		ticket = tap.Arrived()
+	}
+	e.mu.RUnlock()
 	if relay {
 		d.Status, d.Answer = 0, AnswerPassThrough
 	}
 	var stored func(*Delivery)
 	if tap != nil {
-		ticket := tap.Arrived()
 		stored = func(d *Delivery) { tap.Stored(ticket, d); stored = nil }
 		defer func() {
 			if stored != nil {

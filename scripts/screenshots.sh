@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the real Hookscope window under Xvfb with a throw-away store, sends
 # simulated deliveries, and saves a PNG of each view into docs/.
-# Needs: Go with cgo, the X11/GL headers, xvfb, xdotool, imagemagick.
+# Needs: Go with cgo, the X11/GL headers, xvfb, xdotool, imagemagick, python3.
 set -euo pipefail
 # Build tags: the Makefile exports them; run directly, read them from it.
 TAGS=${TAGS:-$(sed -n 's/^export TAGS := //p' "$(git rev-parse --show-toplevel)/Makefile")}
@@ -9,16 +9,24 @@ cd "$(dirname "$0")/.."
 out=docs
 tmp=$(mktemp -d)
 display=${SHOTS_DISPLAY:-:99}
+# SHOTS_PORT keeps 8787 free (CI's smoke test); the docs show 8787.
+port=${SHOTS_PORT:-8787}
+# The developer's app the Forward shots forward to (scripts/shots-app.py).
+app_port=${SHOTS_APP_PORT:-3300}
 bin="$tmp/hookscope"
+cli="$tmp/hookscope-cli"
 export LANG=en_US.UTF-8
 go build -tags "$TAGS" -o "$bin" ./ui/internal/devrun
+go build -tags "$TAGS" -o "$cli" .
 
 Xvfb "$display" -screen 0 1280x800x24 >"$tmp/xvfb.log" 2>&1 &
 xvfb=$!
 app=
 second=
+devapp=
 cleanup() {
 	[ -n "$app" ] && kill "$app" 2>/dev/null || true
+	[ -n "$devapp" ] && kill "$devapp" 2>/dev/null || true
 	[ -n "$second" ] && kill "$second" 2>/dev/null || true
 	kill "$xvfb" 2>/dev/null || true
 	rm -rf "$tmp"
@@ -31,11 +39,11 @@ click() { DISPLAY=$display xdotool mousemove "$1" "$2" click 1; sleep 0.7; }
 
 start() { # $1: theme (light|dark)
 	HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" DISPLAY=$display FYNE_THEME="$1" \
-		WEBHOOK_SECRET=demo-secret "$bin" --db "$tmp/hooks.db" --secret-env WEBHOOK_SECRET >"$tmp/app.log" 2>&1 &
+		WEBHOOK_SECRET=demo-secret "$bin" --db "$tmp/hooks.db" --secret-env WEBHOOK_SECRET --addr "127.0.0.1:$port" >"$tmp/app.log" 2>&1 &
 	app=$!
 	for _ in $(seq 50); do
 		# a bare TCP connect: an HTTP probe would be recorded as a delivery
-		(exec 3<>/dev/tcp/127.0.0.1/8787) 2>/dev/null && break
+		(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
 		sleep 0.2
 	done
 	sleep 1.5
@@ -44,41 +52,60 @@ stop() { kill "$app"; wait "$app" 2>/dev/null || true; app=; sleep 1; }
 
 start light
 shot ui-empty
-WEBHOOK_SECRET=demo-secret "$bin" --secret-env WEBHOOK_SECRET send http://127.0.0.1:8787/webhooks
+WEBHOOK_SECRET=demo-secret "$bin" --secret-env WEBHOOK_SECRET send "http://127.0.0.1:$port/webhooks"
 sleep 1.5
 # Coordinates are for the default 1280x800 window at the screen's origin.
-click 300 420   # the divergent duplicate (second newest)
+click 300 460   # the divergent duplicate (second newest)
 shot ui-deliveries
-click 1214 607  # Full diff… on its card
+click 1214 647  # Full diff… on its card
 shot ui-full-diff
-click 639 671   # Close
-click 685 312   # JSON tab
+click 639 671   # Close (the dialog is centred: not moved by the header)
+click 685 352   # JSON tab
 shot ui-json
-click 800 312   # Headers tab
+click 800 352   # Headers tab
 shot ui-headers
-click 300 362   # the newest: signed with the wrong key
-click 883 312   # Signature tab
+click 300 402   # the newest: signed with the wrong key
+click 883 352   # Signature tab
 shot ui-signature
-click 737 312   # Raw tab
+click 737 352   # Raw tab
 shot ui-raw
-click 194 155   # Settings tab (third, after OAuth)
+click 194 195   # Settings tab (third, after OAuth)
 shot ui-settings
-click 150 636   # answer mode: 500
-click 73 727    # Save settings
+click 150 676   # answer mode: 500
+click 73 727    # Save settings (the tab's footer: at the bottom)
 shot ui-answer-mode
-click 150 601   # back to 200, for the runs below
+click 150 641   # back to 200, for the runs below
 click 73 727
-# A second window on the same port: the first one holds 8787.
+# A second window on the same port: the first one holds it.
 HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" DISPLAY=$display FYNE_THEME=light \
-	"$bin" --db "$tmp/second.db" >"$tmp/second.log" 2>&1 &
+	"$bin" --db "$tmp/second.db" --addr "127.0.0.1:$port" >"$tmp/second.log" 2>&1 &
 second=$!
 sleep 3
 shot ui-port-taken
 kill "$second"; wait "$second" 2>/dev/null || true; second=
+
+# Forwarding: the app is down (the header says so), then back.
+click 45 195    # Deliveries tab
+click 500 104   # Forward to
+DISPLAY=$display xdotool type --delay 5 "http://localhost:$app_port/webhooks"
+DISPLAY=$display xdotool key Return
+click 1255 104  # On
+"$cli" send --type media.ready --type media.updated --type media.created \
+	--to "http://127.0.0.1:$port/webhooks" --secret demo-secret >/dev/null
+sleep 3
+shot ui-forward-down
+# The interpreter itself, not a version manager's shim: kill stops it.
+"$(python3 -c 'import sys; print(sys.executable)')" scripts/shots-app.py "$app_port" >"$tmp/devapp.log" 2>&1 &
+devapp=$!
+sleep 4
+click 300 402   # the newest
+click 985 352   # Forward tab
+shot ui-forward
+kill "$devapp"; wait "$devapp" 2>/dev/null || true; devapp=
 stop
 
 start dark
-click 300 420
+click 300 460
 shot ui-deliveries-dark
 stop
 

@@ -141,7 +141,7 @@ func TestForwardAppDownThenUp(t *testing.T) {
 	defer mu.Unlock()
 	refused := 0
 	for _, e := range events {
-		if e.Kind == forward.AttemptDone && e.Attempt.Outcome == forward.Unreachable {
+		if e.Kind == forward.AttemptDone && e.Attempt.Outcome == forward.Refused {
 			refused++
 			if e.Attempt.NextAt.IsZero() {
 				t.Errorf("a refused attempt without a next retry time: %+v", e.Attempt)
@@ -253,7 +253,7 @@ func TestPassThrough(t *testing.T) {
 		{name: "200", status: 200, want: 200, outcome: forward.Delivered},
 		{name: "500", status: 500, want: 500, wantErr: "the app answered 500", outcome: forward.Rejected},
 		{name: "timeout", status: 200, delay: 4 * time.Second, want: 504, wantErr: "no answer from", outcome: forward.Timeout},
-		{name: "refused", target: "http://" + deadAddr + "/", want: 502, wantErr: "nothing is listening on " + deadAddr, outcome: forward.Unreachable},
+		{name: "refused", target: "http://" + deadAddr + "/", want: 502, wantErr: "nothing is listening on " + deadAddr, outcome: forward.Refused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			app := newRawApp(t, "")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/internal/pubsub"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
 )
@@ -32,6 +33,10 @@ type Config struct {
 	DBPath string
 	// Addr is where the receiver listens; empty starts it later (Listen).
 	Addr string
+	// Listener, when set, is a socket already bound for the receiver
+	// (instead of Addr): `listen` binds before it opens the store, so a
+	// taken port creates no store.
+	Listener net.Listener
 	// Engine configures the inspector engine (secrets, body cap, answer
 	// mode, log). Its Logf is the station's log too.
 	Engine inspector.Options
@@ -48,6 +53,8 @@ type Config struct {
 
 // Station is a running receiver assembly.
 type Station struct {
+	cfg     Config
+	started atomic.Bool
 	db      *storage.DB
 	marks   *storage.ForwardMarks
 	eng     *inspector.Engine
@@ -56,12 +63,22 @@ type Station struct {
 	logf    func(string, ...any)
 	keep    atomic.Int64
 
-	mu     sync.Mutex
-	srv    *inspector.Server
-	srvErr error
-	fwd    *forward.Forwarder
-	tun    *tunnel.Supervisor
-	tunCfg tunnel.Config
+	mu       sync.Mutex
+	srv      *inspector.Server
+	srvErr   error
+	fwd      *forward.Forwarder
+	fwdUnsub func()
+	tun      *tunnel.Supervisor
+	tunCfg   tunnel.Config
+	tunUnsub func()
+
+	// setMu serialises SetForward: one forwarder hands over to the next
+	// at a time.
+	setMu sync.Mutex
+	// fwdHub and tunHub outlive the forwarders and supervisors: a face
+	// subscribes once.
+	fwdHub pubsub.Hub[forward.Event]
+	tunHub pubsub.Hub[tunnel.Event]
 
 	stopRun   context.CancelFunc
 	runDone   chan error
@@ -70,10 +87,24 @@ type Station struct {
 	closed    atomic.Bool
 }
 
-// Open opens the store, starts analysis, forwarding (when configured)
-// and, when cfg.Addr is set, the receiver. A store or forwarding that
-// cannot start is an error; a receiver that cannot bind is too.
+// Open is New, then Start: the store opened, and everything running.
 func Open(ctx context.Context, cfg Config) (*Station, error) {
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(ctx); err != nil {
+		s.Close(context.Background())
+		return nil, err
+	}
+	return s, nil
+}
+
+// New opens the store and builds the engine. Nothing runs until Start, so
+// a face subscribes first (Engine().Subscribe, SubscribeForward,
+// SubscribeTunnel) and sees the first delivery and the first attempt: a
+// restart analyses what a crash left and forwards what was owed at once.
+func New(cfg Config) (*Station, error) {
 	path := cfg.DBPath
 	if path == "" {
 		p, err := storage.DefaultPath()
@@ -91,7 +122,7 @@ func Open(ctx context.Context, cfg Config) (*Station, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Station{db: db, serverO: cfg.Server, logf: logf, pruneKick: make(chan struct{}, 1)}
+	s := &Station{db: db, cfg: cfg, serverO: cfg.Server, logf: logf, pruneKick: make(chan struct{}, 1)}
 	s.keep.Store(cfg.Keep)
 	s.eng = inspector.NewEngine(db, cfg.Engine)
 	// Requests Go's server refuses before any handler runs are recorded too.
@@ -100,10 +131,20 @@ func Open(ctx context.Context, cfg Config) (*Station, error) {
 	if cfg.Wrap != nil {
 		s.handler = cfg.Wrap(s.handler)
 	}
-	if cfg.Forward != nil {
-		if err := s.SetForward(ctx, cfg.Forward); err != nil {
-			db.Close()
-			return nil, err
+	return s, nil
+}
+
+// Start starts forwarding (when configured: before the receiver, so
+// nothing is missed), analysis, retention and, when the configuration
+// has an address or a listener, the receiver. A forwarding that cannot
+// start is an error, and so is a receiver that cannot bind.
+func (s *Station) Start(ctx context.Context) error {
+	if !s.started.CompareAndSwap(false, true) {
+		return errors.New("station: started twice")
+	}
+	if s.cfg.Forward != nil {
+		if err := s.SetForward(ctx, s.cfg.Forward); err != nil {
+			return err
 		}
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -117,13 +158,13 @@ func Open(ctx context.Context, cfg Config) (*Station, error) {
 	})
 	s.bg.Add(1)
 	go s.retention(runCtx)
-	if cfg.Addr != "" {
-		if err := s.Listen(cfg.Addr); err != nil {
-			s.Close(context.Background())
-			return nil, err
-		}
+	switch {
+	case s.cfg.Listener != nil:
+		s.serve(s.cfg.Listener)
+	case s.cfg.Addr != "":
+		return s.Listen(s.cfg.Addr)
 	}
-	return s, nil
+	return nil
 }
 
 // Store is the open store (the faces list, show and export from it).
@@ -152,6 +193,13 @@ func (s *Station) Listen(addr string) error {
 		s.mu.Unlock()
 		return err
 	}
+	s.serve(ln)
+	return nil
+}
+
+// serve serves the receiver on ln, then closes the previous socket; a
+// running tunnel follows.
+func (s *Station) serve(ln net.Listener) {
 	next := inspector.ServeListener(ln, s.handler, s.serverO)
 	s.mu.Lock()
 	old, tun := s.srv, s.tun
@@ -170,7 +218,6 @@ func (s *Station) Listen(addr string) error {
 			s.logf("tunnel: %v", err)
 		}
 	}
-	return nil
 }
 
 // Addr is the bound host:port, "" while not listening.
@@ -209,7 +256,8 @@ func LocalURL(addr string) string {
 // StartTunnel starts a cloudflared supervisor in front of the receiver
 // (cfg.LocalURL is set to it), replacing a running one. A missing
 // cloudflared is reported by the supervisor's NotInstalled event and as
-// the error; the receiver keeps working locally.
+// the error; the receiver keeps working locally. Its events go to
+// SubscribeTunnel's subscribers from the first.
 func (s *Station) StartTunnel(ctx context.Context, cfg tunnel.Config) (*tunnel.Supervisor, error) {
 	addr := s.Addr()
 	if addr == "" {
@@ -218,13 +266,22 @@ func (s *Station) StartTunnel(ctx context.Context, cfg tunnel.Config) (*tunnel.S
 	s.StopTunnel()
 	cfg.LocalURL = LocalURL(addr)
 	sup := tunnel.New(cfg)
+	unsub := sup.Subscribe(s.tunHub.Publish)
 	if err := sup.Start(ctx); err != nil {
+		unsub()
 		return sup, fmt.Errorf("start tunnel: %w", err)
 	}
 	s.mu.Lock()
-	s.tun, s.tunCfg = sup, cfg
+	s.tun, s.tunCfg, s.tunUnsub = sup, cfg, unsub
 	s.mu.Unlock()
 	return sup, nil
+}
+
+// SubscribeTunnel reports the events of every tunnel the station runs,
+// on the supervisor's event goroutine: a face subscribes once, before or
+// after tunnels start and stop.
+func (s *Station) SubscribeTunnel(fn func(tunnel.Event)) (cancel func()) {
+	return s.tunHub.Subscribe(fn)
 }
 
 // Tunnel is the running tunnel supervisor, nil when there is none.
@@ -237,20 +294,35 @@ func (s *Station) Tunnel() *tunnel.Supervisor {
 // StopTunnel stops cloudflared and returns when it is gone.
 func (s *Station) StopTunnel() {
 	s.mu.Lock()
-	tun := s.tun
-	s.tun = nil
+	tun, unsub := s.tun, s.tunUnsub
+	s.tun, s.tunUnsub = nil, nil
 	s.mu.Unlock()
 	if tun != nil {
 		tun.Stop()
+		unsub()
 	}
 }
 
-// SetForward replaces the forwarding configuration (nil turns it off):
-// the running forwarder stops (its sessions close), the new one opens its
-// routes and takes deliveries from the next one the receiver stores.
-// Deliveries stored while the switch happens are not forwarded.
+// SetForward replaces the forwarding configuration (nil turns it off)
+// while the receiver runs, losing nothing stored meanwhile:
+//
+//  1. the new forwarder is created and the newest stored delivery id read;
+//  2. the running forwarder freezes its cursors and the receiver's tap
+//     moves to the new one, which keeps what it is handed until it starts;
+//  3. the running forwarder waits for the requests that began storing with
+//     it, stops, records what it did and closes its sessions;
+//  4. the new one starts with its sessions continuing after the id read in
+//     1, and reads what is owed from the store up to the newest delivery
+//     the old one was handed: whatever was stored since 1, and whatever
+//     the old one still owed on the same routes, it sends.
+//
+// Its events go to SubscribeForward's subscribers.
 func (s *Station) SetForward(ctx context.Context, cfg *forward.Config) error {
+	s.setMu.Lock()
+	defer s.setMu.Unlock()
 	var next *forward.Forwarder
+	var unsub func()
+	after := int64(forward.FromNewest)
 	if cfg != nil {
 		if s.marks == nil {
 			m, err := storage.OpenForwardMarks(s.db.Path())
@@ -263,28 +335,99 @@ func (s *Station) SetForward(ctx context.Context, cfg *forward.Config) error {
 		if err != nil {
 			return err
 		}
-		next = f
+		if after, err = s.db.NewestDeliveryID(ctx); err != nil {
+			return fmt.Errorf("turn forwarding on: %w", err)
+		}
+		next, unsub = f, f.Subscribe(s.fwdHub.Publish)
 	}
 	s.mu.Lock()
-	old := s.fwd
-	s.fwd = nil
+	old, oldUnsub := s.fwd, s.fwdUnsub
 	s.mu.Unlock()
-	s.eng.SetTap(nil)
+	if old != nil {
+		old.Freeze()
+	}
+	if next != nil {
+		s.eng.SetTap(next)
+	} else {
+		s.eng.SetTap(nil)
+	}
 	if old != nil {
 		if err := old.Stop(ctx); err != nil {
 			s.logf("forward: %v", err)
 		}
+		oldUnsub()
 	}
+	s.mu.Lock()
+	s.fwd, s.fwdUnsub = nil, nil
+	s.mu.Unlock()
 	if next == nil {
 		return nil
 	}
-	if err := next.Start(ctx); err != nil {
+	var handed int64
+	if old != nil {
+		handed = old.Last()
+	}
+	if err := next.StartAfter(ctx, after, handed); err != nil {
+		s.eng.SetTap(nil)
+		unsub()
 		return err
 	}
 	s.mu.Lock()
-	s.fwd = next
+	s.fwd, s.fwdUnsub = next, unsub
 	s.mu.Unlock()
-	s.eng.SetTap(next)
+	return nil
+}
+
+// SubscribeForward reports the events of every forwarder the station runs
+// (attempts, route changes, warnings), on the forwarder's goroutines: a
+// face subscribes once, whatever SetForward does later.
+func (s *Station) SubscribeForward(fn func(forward.Event)) (cancel func()) {
+	return s.fwdHub.Subscribe(fn)
+}
+
+// ForwardStatus is every route's state, nil when forwarding is off.
+func (s *Station) ForwardStatus() []forward.RouteStatus {
+	if f := s.Forwarder(); f != nil {
+		return f.Status()
+	}
+	return nil
+}
+
+// Badges returns the forward badge of each of ids that has one: the
+// store's summary of its attempts, or "queued" while a route holds it.
+// It works with forwarding off too (earlier attempts).
+func (s *Station) Badges(ctx context.Context, ids []int64) (map[int64]forward.Badge, error) {
+	var queued func(int64) bool
+	if f := s.Forwarder(); f != nil {
+		queued = f.Queued
+	}
+	return forward.Badges(ctx, s.db, ids, queued)
+}
+
+// ForwardAttempts returns a delivery's attempts, oldest first, with
+// forwarding on or off.
+func (s *Station) ForwardAttempts(ctx context.Context, id int64) ([]*forward.Attempt, error) {
+	return s.db.ForwardAttempts(ctx, id)
+}
+
+// ErrForwardingOff is ForwardAgain's error while forwarding is off.
+var ErrForwardingOff = errors.New("forwarding is off: turn it on to forward a delivery again")
+
+// ForwardAgain sends a stored delivery once more, now, to the named route
+// or (route "") every route it matches (forward.Forwarder.ForwardAgain).
+func (s *Station) ForwardAgain(ctx context.Context, id int64, route string) ([]*forward.Attempt, error) {
+	f := s.Forwarder()
+	if f == nil {
+		return nil, ErrForwardingOff
+	}
+	return f.ForwardAgain(ctx, id, route)
+}
+
+// ForwardRoutes returns the running forwarder's routes, nil when off.
+func (s *Station) ForwardRoutes() []forward.Route {
+	if f := s.Forwarder(); f != nil {
+		return f.Routes()
+	}
 	return nil
 }
 
@@ -356,12 +499,17 @@ func (s *Station) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	if srv == nil && s.cfg.Listener != nil {
+		s.cfg.Listener.Close() // given, never served
+	}
 	if err := s.SetForward(ctx, nil); err != nil {
 		errs = append(errs, err)
 	}
-	s.stopRun()
-	if err := <-s.runDone; err != nil && !errors.Is(err, context.Canceled) {
-		errs = append(errs, fmt.Errorf("analysis: %w", err))
+	if s.stopRun != nil {
+		s.stopRun()
+		if err := <-s.runDone; err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, fmt.Errorf("analysis: %w", err))
+		}
 	}
 	s.bg.Wait()
 	if s.marks != nil {

@@ -104,8 +104,11 @@ func (db *DB) OpenRoute(ctx context.Context, route string, session bool, from in
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM deliveries`).Scan(&newest); err != nil {
 			return err
 		}
+		if from < 0 {
+			from = newest
+		}
 		now := nanos(time.Now())
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO forward_routes(route, cursor, created_at) VALUES (?,?,?)`, route, newest, now); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO forward_routes(route, cursor, created_at) VALUES (?,?,?)`, route, from, now); err != nil {
 			return err
 		}
 		// A session still open was left by a process that died: it took
@@ -116,7 +119,7 @@ func (db *DB) OpenRoute(ctx context.Context, route string, session bool, from in
 		st.Live = max(from, newest)
 		if session {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO forward_sessions(route, from_id) VALUES (?,?)
-				ON CONFLICT(route, from_id) DO UPDATE SET to_id = NULL`, route, st.Live); err != nil {
+				ON CONFLICT(route, from_id) DO UPDATE SET to_id = NULL`, route, from); err != nil {
 				return err
 			}
 		}
@@ -154,7 +157,7 @@ func (db *DB) PendingForwards(ctx context.Context, route string, after, upTo int
 	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT d.id,
 		(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1),
-		(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1 AND a.outcome IN ('rejected', 'timeout'))
+		(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1 AND a.outcome IN ('rejected', 'timeout', 'dropped'))
 		`+owedWhere+` ORDER BY d.id LIMIT ?4`, route, after, upTo, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read forward queue: %w", err)
@@ -358,6 +361,17 @@ func (db *DB) ForwardWaiting(ctx context.Context) (map[string]int64, error) {
 		out[r] = n
 	}
 	return out, nil
+}
+
+// NewestDeliveryID is the highest delivery id in the store (0 when it is
+// empty): where a forwarding session that replaces another one begins
+// (forward.Forwarder.StartAfter).
+func (db *DB) NewestDeliveryID(ctx context.Context) (int64, error) {
+	var n int64
+	if err := db.sql.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM deliveries`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read the newest delivery id: %w", err)
+	}
+	return n, nil
 }
 
 // CountAfter counts the deliveries with an id above id: retention keeps at

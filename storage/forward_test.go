@@ -51,7 +51,7 @@ func TestForwardQueueSessions(t *testing.T) {
 	}
 	defer db.Close()
 	insertN(t, db, 3, "")
-	st, err := db.OpenRoute(ctx, "r", true, 0)
+	st, err := db.OpenRoute(ctx, "r", true, forward.FromNewest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestForwardQueueSessions(t *testing.T) {
 		t.Errorf("owed %v", got)
 	}
 	// The process dies; the next open closes the session at the newest.
-	st, err = db.OpenRoute(ctx, "r", true, 0)
+	st, err = db.OpenRoute(ctx, "r", true, forward.FromNewest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestForwardQueueSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	insertN(t, db, 1, "")
-	st, err = db.OpenRoute(ctx, "r", true, 0)
+	st, err = db.OpenRoute(ctx, "r", true, forward.FromNewest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestForwardQueueSessions(t *testing.T) {
 	if err := db.SaveForwards(ctx, nil, map[string]int64{"r": 2}); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := db.OpenRoute(ctx, "r", false, 0); st.Cursor != 4 {
+	if st, _ := db.OpenRoute(ctx, "r", false, forward.FromNewest); st.Cursor != 4 {
 		t.Errorf("cursor %d after a move back", st.Cursor)
 	}
 }

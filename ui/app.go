@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -19,8 +22,8 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
-	"github.com/hookscope/hookscope/internal/pubsub"
 	"github.com/hookscope/hookscope/oauthflow"
+	"github.com/hookscope/hookscope/station"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
 )
@@ -75,30 +78,30 @@ type Config struct {
 	// Secrets, when set (for example from an environment variable), are
 	// used for this session instead of the stored ones and are not saved.
 	Secrets [][]byte
+	// ListenAddr, when set, is where the receiver listens this session
+	// instead of the saved address (scripts that must keep a port free).
+	ListenAddr string
 }
 
-// Run opens the store, starts the receiver on the last-used settings, and
-// shows the window until it is closed.
+// Run opens the store, starts the receiver (the station both faces run)
+// on the last-used settings, and shows the window until it is closed.
 func Run(cfg Config) error {
 	logf := cfg.Logf
 	if logf == nil {
 		logf = log.Printf
 	}
-	path := cfg.DBPath
-	if path == "" {
-		p, err := storage.DefaultPath()
-		if err != nil {
-			return err
-		}
-		path = p
-	}
-	// The window's receiver acks through the store's inbox (one fdatasync,
-	// not a SQLite commit): docs/storage.md.
-	db, err := storage.OpenWith(path, storage.Options{Inbox: true, Logf: logf})
+	oauthHub := &oauthflow.CallbackHub{}
+	// The window answers its OAuth callback on the receiver's port.
+	st, err := station.New(station.Config{
+		DBPath: cfg.DBPath,
+		Engine: inspector.Options{Logf: logf},
+		Wrap:   func(h http.Handler) http.Handler { return WithOAuthCallback(h, oauthHub) },
+	})
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	db := st.Store()
+	path := db.Path()
 
 	a := app.NewWithID(storage.AppID)
 	a.Settings().SetTheme(newHouseTheme())
@@ -110,6 +113,9 @@ func Run(cfg Config) error {
 	if err != nil {
 		logf("%v", err)
 	}
+	if cfg.ListenAddr != "" {
+		set.ListenAddr = cfg.ListenAddr
+	}
 	vault := chooseVault(db, path)
 	secrets, err := vault.Load()
 	if err != nil {
@@ -118,31 +124,29 @@ func Run(cfg Config) error {
 	if len(cfg.Secrets) > 0 {
 		secrets = cfg.Secrets
 	}
-	eng := inspector.NewEngine(db, inspector.Options{Secrets: secrets, MaxBody: set.MaxBody, Answer: inspector.AnswerMode(set.Answer), Logf: logf})
-	runCtx, stopRun := context.WithCancel(ctx)
-	runDone := make(chan error, 1)
-	go func() { runDone <- eng.Run(runCtx) }()
-
-	oauthHub := &oauthflow.CallbackHub{}
-	recv := &receiverCtl{handler: WithOAuthCallback(eng.Handler(), oauthHub), eng: eng}
-	if err := recv.Restart(set.ListenAddr); err != nil {
+	eng := st.Engine()
+	eng.SetSecrets(secrets)
+	eng.SetMaxBody(set.MaxBody)
+	eng.SetAnswerMode(inspector.AnswerMode(set.Answer))
+	st.SetKeep(set.Keep)
+	if err := st.Start(ctx); err != nil {
+		st.Close(ctx)
+		return err
+	}
+	// Forwarding before the receiver binds: nothing is missed.
+	if fc, err := set.forwardConfig(); err != nil {
+		logf("forward: %v", err) // shown in the header; the user fixes the field
+	} else if fc != nil {
+		if err := st.SetForward(ctx, fc); err != nil {
+			logf("forward: %v", err)
+		}
+	}
+	if err := st.Listen(set.ListenAddr); err != nil {
 		logf("%v", err) // shown in the header; the user can pick another address
 	}
-	tun := newTunnelCtl(set.Cloudflared, "http://"+set.ListenAddr, logf)
-
-	svc := Services{
-		Store:    db,
-		Engine:   eng,
-		Receiver: recv,
-		Tunnel:   tun,
-		Vault:    vault,
-		Reverify: func(ctx context.Context) (int, error) {
-			rep, err := eng.Reverify(ctx, reverifySource{db})
-			return rep.Changed, err
-		},
-		StorePath: path,
-		Version:   cfg.Version,
-	}
+	svc := stationServices(st, set.Cloudflared, logf)
+	svc.Vault = vault
+	svc.Version = cfg.Version
 	svc.SendTest = SendTestDeliveries
 	svc.OAuthCallbacks = oauthHub
 
@@ -158,103 +162,69 @@ func Run(cfg Config) error {
 	trimDone := make(chan struct{})
 	repaint := func() { mw.bridge.do(func() { w.Canvas().Refresh(w.Content()) }) }
 	a.Lifecycle().SetOnStarted(func() { go trimMemory(trimDone, repaint, startupSettle, trimEvery) })
+	// SIGTERM and Ctrl+C in the terminal close the window as its close
+	// button does, so the store, forwarding and tunnel stop cleanly.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-sigs:
+			mw.bridge.do(func() {
+				mw.rememberSize()
+				a.Quit()
+			})
+		case <-trimDone:
+		}
+	}()
 	w.ShowAndRun()
+	signal.Stop(sigs)
 	close(trimDone)
 
 	mw.close()
-	tun.Stop()
-	shutdownCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	recv.Shutdown(shutdownCtx)
-	stopRun()
-	if err := <-runDone; err != nil && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("analysis: %w", err)
-	}
-	return nil
+	return st.Close(shutdownCtx)
 }
 
-// receiverCtl runs the receiver and moves it to another address on demand.
-type receiverCtl struct {
-	handler http.Handler
-	// eng records the requests Go's server refuses before the handler.
-	eng *inspector.Engine
-
-	mu  sync.Mutex
-	srv *inspector.Server
-	err error
-}
-
-func (r *receiverCtl) Addr() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.srv == nil {
-		return ""
-	}
-	return r.srv.Addr()
-}
-
-func (r *receiverCtl) Err() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.srv == nil && r.err == nil {
-		return errors.New("not started")
-	}
-	return r.err
-}
-
-// Restart binds addr first and only then closes the old socket, so a bad
-// address leaves the receiver running where it was.
-func (r *receiverCtl) Restart(addr string) error {
-	srv, err := inspector.Serve(addr, r.handler, inspector.ServerOptions{Engine: r.eng})
-	r.mu.Lock()
-	old := r.srv
-	if err != nil {
-		if old == nil {
-			r.err = err
-		}
-		r.mu.Unlock()
-		return err
-	}
-	r.srv, r.err = srv, nil
-	r.mu.Unlock()
-	if old != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = old.Shutdown(ctx)
-	}
-	return nil
-}
-
-// Shutdown stops the receiver.
-func (r *receiverCtl) Shutdown(ctx context.Context) {
-	r.mu.Lock()
-	srv := r.srv
-	r.srv = nil
-	r.mu.Unlock()
-	if srv != nil {
-		_ = srv.Shutdown(ctx)
+// stationServices is what the window drives of a station: its store,
+// engine, receiver, tunnel, retention and forwarding.
+func stationServices(st *station.Station, cloudflared string, logf func(string, ...any)) Services {
+	db, eng := st.Store(), st.Engine()
+	return Services{
+		Store:    db,
+		Engine:   eng,
+		Receiver: stationReceiver{st},
+		Tunnel:   &stationTunnel{st: st, binary: cloudflared, logf: logf},
+		Forward:  st,
+		SetKeep:  st.SetKeep,
+		Reverify: func(ctx context.Context) (int, error) {
+			rep, err := eng.Reverify(ctx, reverifySource{db})
+			return rep.Changed, err
+		},
+		StorePath: db.Path(),
 	}
 }
 
-// tunnelCtl adapts tunnel.Supervisor to the window's Tunnel: a new
-// supervisor per start, so a changed binary or address takes effect.
-type tunnelCtl struct {
+// stationReceiver is the station's receiver as the window's Receiver: a
+// restart binds the new address first, so a bad one leaves it where it was.
+type stationReceiver struct{ st *station.Station }
+
+func (r stationReceiver) Addr() string              { return r.st.Addr() }
+func (r stationReceiver) Err() error                { return r.st.Err() }
+func (r stationReceiver) Restart(addr string) error { return r.st.Listen(addr) }
+
+// stationTunnel is the station's cloudflared as the window's Tunnel: a new
+// supervisor per start, so a changed binary takes effect; the station
+// points it at wherever the receiver listens.
+type stationTunnel struct {
+	st   *station.Station
 	logf func(string, ...any)
 
-	mu       sync.Mutex
-	binary   string
-	localURL string
-	sup      *tunnel.Supervisor
-	cancel   func()
-	// subs outlives the supervisors: the window subscribes once.
-	subs pubsub.Hub[tunnel.Event]
+	mu     sync.Mutex
+	binary string
 }
 
-func newTunnelCtl(binary, localURL string, logf func(string, ...any)) *tunnelCtl {
-	return &tunnelCtl{binary: binary, localURL: localURL, logf: logf}
-}
-
-func (t *tunnelCtl) Installed() (bool, string) {
+func (t *stationTunnel) Installed() (bool, string) {
 	t.mu.Lock()
 	bin := t.binary
 	t.mu.Unlock()
@@ -268,53 +238,36 @@ func (t *tunnelCtl) Installed() (bool, string) {
 	return true, ""
 }
 
-// Configure changes the binary and the receiver address for the next start.
-func (t *tunnelCtl) Configure(binary, localURL string) {
+// Configure changes the binary for the next start; the station follows
+// the receiver's address itself.
+func (t *stationTunnel) Configure(binary, _ string) {
 	t.mu.Lock()
-	t.binary, t.localURL = binary, localURL
+	t.binary = binary
 	t.mu.Unlock()
 }
 
-func (t *tunnelCtl) Start() error {
-	t.mu.Lock()
-	if t.sup != nil {
-		t.mu.Unlock()
+func (t *stationTunnel) Start() error {
+	if t.st.Tunnel() != nil {
 		return nil
 	}
-	sup := tunnel.New(tunnel.Config{Binary: t.binary, LocalURL: t.localURL, Logf: t.logf})
-	t.sup = sup
-	t.cancel = sup.Subscribe(t.subs.Publish)
+	t.mu.Lock()
+	bin := t.binary
 	t.mu.Unlock()
-	if err := sup.Start(context.Background()); err != nil {
-		t.Stop()
-		return err
-	}
-	return nil
+	_, err := t.st.StartTunnel(context.Background(), tunnel.Config{Binary: bin, Logf: t.logf})
+	return err
 }
 
-func (t *tunnelCtl) Stop() {
-	t.mu.Lock()
-	sup, cancel := t.sup, t.cancel
-	t.sup, t.cancel = nil, nil
-	t.mu.Unlock()
-	if sup != nil {
-		sup.Stop()
-		cancel()
-	}
-}
+func (t *stationTunnel) Stop() { t.st.StopTunnel() }
 
-func (t *tunnelCtl) Status() tunnel.Status {
-	t.mu.Lock()
-	sup := t.sup
-	t.mu.Unlock()
-	if sup == nil {
-		return tunnel.Status{State: tunnel.Stopped}
+func (t *stationTunnel) Status() tunnel.Status {
+	if sup := t.st.Tunnel(); sup != nil {
+		return sup.State()
 	}
-	return sup.State()
+	return tunnel.Status{State: tunnel.Stopped}
 }
 
 // Subscribe reports every tunnel event, on the supervisor's event goroutine.
-func (t *tunnelCtl) Subscribe(fn func(tunnel.Event)) func() { return t.subs.Subscribe(fn) }
+func (t *stationTunnel) Subscribe(fn func(tunnel.Event)) func() { return t.st.SubscribeTunnel(fn) }
 
 // SendTestDeliveries posts a realistic set of simulated deliveries to url:
 // one message per event type, an at-least-once scenario (duplicates,

@@ -7,6 +7,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/tunnel"
 )
 
@@ -21,6 +22,17 @@ type batch struct {
 	records []*inspector.Record
 	// tunnel is the latest tunnel event, nil when none arrived.
 	tunnel *tunnel.Event
+	// attempts are the forward attempts finished, oldest first.
+	attempts []*forward.Attempt
+	// routes holds each forward route's latest state, by name.
+	routes map[string]forward.RouteStatus
+	// warnings are the forwarder's one-time warnings.
+	warnings []string
+}
+
+// empty reports a batch with nothing in it.
+func (b batch) empty() bool {
+	return len(b.records) == 0 && b.tunnel == nil && len(b.attempts) == 0 && len(b.routes) == 0 && len(b.warnings) == 0
 }
 
 // bridge is the only place that touches the UI goroutine from elsewhere.
@@ -121,6 +133,27 @@ func (b *bridge) pushTunnel(ev tunnel.Event) {
 	b.signal()
 }
 
+// pushForward reports a forwarder event; any goroutine.
+func (b *bridge) pushForward(ev forward.Event) {
+	b.mu.Lock()
+	switch ev.Kind {
+	case forward.AttemptDone:
+		b.pending.attempts = append(b.pending.attempts, ev.Attempt)
+		fallthrough
+	case forward.RouteChanged:
+		if b.pending.routes == nil {
+			b.pending.routes = map[string]forward.RouteStatus{}
+		}
+		if ev.Route.Name != "" {
+			b.pending.routes[ev.Route.Name] = ev.Route
+		}
+	case forward.Warning:
+		b.pending.warnings = append(b.pending.warnings, ev.Message)
+	}
+	b.mu.Unlock()
+	b.signal()
+}
+
 func (b *bridge) signal() {
 	if b.inline {
 		return // tests call Flush
@@ -140,7 +173,7 @@ func (b *bridge) Flush() {
 	b.pending = batch{}
 	clear(b.seen)
 	b.mu.Unlock()
-	if len(p.records) == 0 && p.tunnel == nil {
+	if p.empty() {
 		return
 	}
 	if apply := b.prepare(p); apply != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -45,6 +46,9 @@ type deliveriesView struct {
 	Detail        *detailView
 	Empty         *emptyState
 
+	// badges holds the forward badge of loaded rows that have one.
+	badges map[int64]forward.Badge
+
 	// selectedID is the delivery shown in the detail pane (0: none).
 	selectedID int64
 	// quiet suppresses filter queries while Clear resets several widgets.
@@ -56,7 +60,7 @@ type deliveriesView struct {
 }
 
 func newDeliveriesView(win *mainWindow) *deliveriesView {
-	v := &deliveriesView{win: win}
+	v := &deliveriesView{win: win, badges: map[int64]forward.Badge{}}
 	v.model.total = -1
 
 	types := append([]string{allTypes}, catalog.TypeNames()...)
@@ -149,6 +153,7 @@ func (v *deliveriesView) query() {
 	store := v.win.svc.Store
 	v.win.bridge.Go(func() func() {
 		page, err := store.List(context.Background(), f, pageSize)
+		badges := v.win.loadBadges(summaryIDs(page))
 		return func() {
 			if err != nil {
 				v.win.showError(fmt.Errorf("list deliveries: %w", err))
@@ -156,6 +161,8 @@ func (v *deliveriesView) query() {
 			} else if !v.model.applyPage(gen, page, pageSize) {
 				return
 			}
+			clear(v.badges)
+			v.setBadges(badges)
 			v.refreshList()
 			v.reselect()
 		}
@@ -180,11 +187,13 @@ func (v *deliveriesView) loadMore() {
 	store := v.win.svc.Store
 	v.win.bridge.Go(func() func() {
 		page, err := store.List(context.Background(), f, pageSize)
+		badges := v.win.loadBadges(summaryIDs(page))
 		return func() {
 			if err != nil {
 				v.win.showError(fmt.Errorf("list deliveries: %w", err))
 				page = nil
 			}
+			v.setBadges(badges)
 			if v.model.applyPage(gen, page, pageSize) {
 				v.refreshList()
 			}
@@ -202,7 +211,9 @@ func (v *deliveriesView) liveQuery(ids []int64, f storage.Filter, gen int) func(
 	if err != nil {
 		return nil
 	}
+	badges := v.win.loadBadges(summaryIDs(matching))
 	return func() {
+		v.setBadges(badges)
 		if v.model.applyLive(gen, ids, matching) {
 			v.refreshList()
 			v.reselect()
@@ -213,6 +224,48 @@ func (v *deliveriesView) liveQuery(ids []int64, f storage.Filter, gen int) func(
 			}
 		}
 	}
+}
+
+// summaryIDs is the ids of rows.
+func summaryIDs(rows []storage.Summary) []int64 {
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// setBadges merges loaded badges; a queued delivery whose attempt
+// already arrived keeps the attempt's.
+func (v *deliveriesView) setBadges(b map[int64]forward.Badge) {
+	for id, bd := range b {
+		if old, ok := v.badges[id]; ok && bd.State == forward.BadgeQueued && old.State != forward.BadgeQueued {
+			continue
+		}
+		v.badges[id] = bd
+	}
+}
+
+// attemptsDone shows finished attempts on their rows at once (no store
+// read: the attempt is the row's new latest).
+func (v *deliveriesView) attemptsDone(attempts []*forward.Attempt) {
+	for _, a := range attempts {
+		v.badges[a.DeliveryID] = a.Badge()
+	}
+	v.List.Refresh()
+}
+
+// reloadBadges reads the loaded rows' badges again (forwarding changed).
+func (v *deliveriesView) reloadBadges() {
+	ids := summaryIDs(v.model.rows)
+	v.win.bridge.Go(func() func() {
+		badges := v.win.loadBadges(ids)
+		return func() {
+			clear(v.badges)
+			v.setBadges(badges)
+			v.List.Refresh()
+		}
+	})
 }
 
 func (v *deliveriesView) refreshList() {
@@ -338,7 +391,10 @@ func newRowList(v *deliveriesView) *rowList {
 	l.CreateItem = func() fyne.CanvasObject { return newRowView() }
 	l.UpdateItem = func(i widget.ListItemID, o fyne.CanvasObject) {
 		if i < len(v.model.rows) {
-			o.(*rowView).set(v.model.rows[i])
+			s := v.model.rows[i]
+			b, has := v.badges[s.ID]
+			o.(*rowView).set(s)
+			o.(*rowView).forward.set(forwardLook(b, has, v.win.forwardOff()))
 		}
 		if v.model.needMore(i) {
 			v.loadMore()
@@ -374,8 +430,10 @@ type rowView struct {
 	sig      *badge
 	dedupe   *badge
 	problems *badge
-	summary  *widget.Label
-	path     *widget.Label
+	// forward is the delivery's forwarding: → 200, → refused, queued, → off.
+	forward *badge
+	summary *widget.Label
+	path    *widget.Label
 }
 
 func newRowView() *rowView {
@@ -384,6 +442,7 @@ func newRowView() *rowView {
 		sig:      newBadge(92),
 		dedupe:   newBadge(0),
 		problems: newBadge(0),
+		forward:  newBadge(0),
 		summary:  widget.NewLabel(""),
 		path:     widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true}),
 	}
@@ -399,7 +458,7 @@ func (r *rowView) CreateRenderer() fyne.WidgetRenderer {
 	// Line 2: the request, then dedupe and problems badges.
 	top := container.NewBorder(nil, nil, container.NewHBox(r.when, container.NewCenter(r.sig)), nil, r.summary)
 	bottom := container.NewBorder(nil, nil, nil,
-		container.NewHBox(container.NewCenter(r.dedupe), container.NewCenter(r.problems)), r.path)
+		container.NewHBox(container.NewCenter(r.forward), container.NewCenter(r.dedupe), container.NewCenter(r.problems)), r.path)
 	return widget.NewSimpleRenderer(container.New(&tightVBox{}, top, bottom))
 }
 

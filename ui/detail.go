@@ -20,6 +20,7 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -38,6 +39,8 @@ type detailData struct {
 	// path; firsts holds that first copy and its delivery for the full diff.
 	diffs  map[int][]inspector.JSONChange
 	firsts map[int]firstCopy
+	// attempts are the delivery's forward attempts, oldest first.
+	attempts []*forward.Attempt
 }
 
 // firstCopy is the first stored copy of a divergent event.
@@ -93,6 +96,9 @@ type detailView struct {
 	RawView    *codeView
 	HeaderList *widget.List
 	SigBox     *fyne.Container
+	// Forward is the Forward tab (nil without forwarding).
+	Forward    *forwardPane
+	forwardTab *container.TabItem
 
 	headers     []inspector.Header
 	placeholder fyne.CanvasObject
@@ -153,6 +159,11 @@ func newDetailView(win *mainWindow) *detailView {
 		container.NewTabItem("Headers", newLazyTab(d.HeaderList)),
 		container.NewTabItem("Signature", d.sigTab),
 	)
+	if win.svc.Forward != nil {
+		d.Forward = newForwardPane(d)
+		d.forwardTab = container.NewTabItem("Forward", d.Forward.content)
+		d.Tabs.Append(d.forwardTab)
+	}
 	actions := container.NewHBox(widget.NewLabel("Copy:"), d.CopyBody, d.CopyPretty, d.CopyCurl, layout.NewSpacer(), newReplayButton(win), d.DeleteButton)
 	head := container.NewVBox(d.Title, d.Meta, actions)
 	d.pane = container.NewBorder(head, nil, nil, nil, d.Tabs)
@@ -172,9 +183,12 @@ func (d *detailView) clear() {
 // load fetches and shows delivery id.
 func (d *detailView) load(id int64) {
 	d.loading = id
-	store := d.win.svc.Store
+	store, fw := d.win.svc.Store, d.win.svc.Forward
 	d.win.bridge.Go(func() func() {
 		dat, err := prepareDetail(context.Background(), store, id)
+		if err == nil && fw != nil {
+			dat.attempts, _ = fw.ForwardAttempts(context.Background(), id)
+		}
 		return func() {
 			if d.loading != id {
 				return
@@ -262,11 +276,59 @@ func (d *detailView) show(dat *detailData) {
 	d.headers = del.Headers
 	d.HeaderList.Refresh()
 	d.sigTab.update(func() { d.showSignature(dat.rec) })
+	if d.Forward != nil {
+		d.showAttempts(del.ID, dat.attempts)
+	}
 	// Every part refreshed itself above; refreshing the pane again would
 	// lay out all the event cards a second time.
 	if c := d.content.(*fyne.Container); c.Objects[0] != d.pane {
 		c.Objects = []fyne.CanvasObject{d.pane}
 		c.Refresh()
+	}
+}
+
+// forwardTabTitle is the Forward tab's title: the latest attempt's
+// outcome in a word or two ("Forward → 200"), so the tab says it unopened.
+func forwardTabTitle(attempts []*forward.Attempt) string {
+	if len(attempts) == 0 {
+		return "Forward"
+	}
+	return "Forward " + attempts[len(attempts)-1].Badge().Text
+}
+
+// reloadForward reads the shown delivery's attempts again (one finished).
+func (d *detailView) reloadForward() {
+	if d.Forward == nil || d.rec == nil {
+		return
+	}
+	id, fw := d.rec.Delivery.ID, d.win.svc.Forward
+	d.win.bridge.Go(func() func() {
+		attempts, err := fw.ForwardAttempts(context.Background(), id)
+		return func() {
+			if err != nil || d.rec == nil || d.rec.Delivery.ID != id {
+				return
+			}
+			d.showAttempts(id, attempts)
+		}
+	})
+}
+
+// showAttempts shows a delivery's attempts in the Forward tab and its
+// title. Only a changed title refreshes the tabs (which lays out the
+// shown tab again).
+func (d *detailView) showAttempts(id int64, attempts []*forward.Attempt) {
+	d.Forward.set(id, attempts)
+	if t := forwardTabTitle(attempts); t != d.forwardTab.Text {
+		d.forwardTab.Text = t
+		d.Tabs.Refresh()
+	}
+}
+
+// forwardChanged shows whether Forward again can send (forwarding was
+// turned on or off, or its routes changed).
+func (d *detailView) forwardChanged() {
+	if d.Forward != nil {
+		d.Forward.refreshControls()
 	}
 }
 

@@ -172,8 +172,6 @@ func (s *fakeStore) SetValue(_ context.Context, key string, value []byte) error 
 	return nil
 }
 
-func (s *fakeStore) Prune(context.Context, int64) (int64, error) { return 0, nil }
-
 // fakeEngine records what the window asks of the engine.
 type fakeEngine struct {
 	mu      sync.Mutex

@@ -33,6 +33,8 @@ type headerView struct {
 	SecretButton *widget.Button
 	Counts       *widget.Label
 	SendTest     *widget.Button
+	// Forward is the Forward to row (nil without forwarding).
+	Forward *forwardRow
 
 	content fyne.CanvasObject
 }
@@ -71,19 +73,28 @@ func newHeaderView(win *mainWindow) *headerView {
 	// Each URL row says whether that URL works (the receiver's state and
 	// answer mode, the tunnel's state) beside it, so the line below keeps
 	// room for the secrets, the counts and the test button.
-	urls := container.New(layout.NewFormLayout(),
+	rows := []fyne.CanvasObject{
 		label("Local"), container.NewBorder(nil, nil, nil,
 			container.NewHBox(container.NewCenter(h.Receiver), h.AnswerMode, h.CopyLocal, h.FreePort), h.LocalURL),
 		label("Public"), container.NewBorder(nil, nil, nil,
 			container.NewHBox(container.NewCenter(h.TunnelState), h.CopyPublic, h.TunnelButton), h.PublicURL),
-	)
+	}
+	// Forward to sits beside the URLs the service posts to: where the
+	// deliveries go next.
+	var down fyne.CanvasObject = layout.NewSpacer()
+	if win.svc.Forward != nil {
+		h.Forward = newForwardRow(win)
+		rows = append(rows, label("Forward to"), h.Forward.row)
+		down = h.Forward.Down
+	}
+	urls := container.New(layout.NewFormLayout(), rows...)
 	h.LocalURL.Truncation = fyne.TextTruncateEllipsis
 	h.Counts.Truncation = fyne.TextTruncateEllipsis
 	h.Counts.Alignment = fyne.TextAlignTrailing
 	status := container.NewBorder(nil, nil,
 		container.NewHBox(container.NewCenter(h.Secrets), h.SecretButton),
 		h.SendTest, h.Counts)
-	h.content = container.NewVBox(container.NewPadded(container.NewVBox(urls, status)), widget.NewSeparator())
+	h.content = container.NewVBox(container.NewPadded(container.NewVBox(urls, down, status)), widget.NewSeparator())
 	if win.svc.Tunnel == nil {
 		h.TunnelButton.Hide()
 	}
@@ -106,6 +117,9 @@ func (h *headerView) refresh() {
 	default:
 		h.Secrets.set(fmt.Sprintf("%d secrets set", n), theme.ConfirmIcon(), theme.ColorNameSuccess)
 		h.SecretButton.SetText("Secrets…")
+	}
+	if h.Forward != nil {
+		h.Forward.refresh()
 	}
 	s := w.stats
 	h.Counts.SetText(fmt.Sprintf("%s deliveries · %s events · %s invalid · %s duplicates", thousands(s.Deliveries), thousands(s.Events), thousands(s.InvalidSignatures), thousands(s.Duplicates)))

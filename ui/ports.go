@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
@@ -25,8 +26,6 @@ type Store interface {
 	Delete(ctx context.Context, ids ...int64) error
 	Value(ctx context.Context, key string) ([]byte, bool, error)
 	SetValue(ctx context.Context, key string, value []byte) error
-	// Prune keeps the newest keep deliveries and deletes the rest.
-	Prune(ctx context.Context, keep int64) (int64, error)
 }
 
 // Engine is the part of the inspector engine the window drives.
@@ -63,6 +62,29 @@ type Tunnel interface {
 	Subscribe(fn func(tunnel.Event)) (cancel func())
 }
 
+// Forwarding is the station's forwarding as the window drives it
+// (station.Station implements it): the configuration, what each route
+// does, and each delivery's attempts.
+type Forwarding interface {
+	// SetForward replaces the configuration (nil turns forwarding off)
+	// without losing what arrives meanwhile.
+	SetForward(ctx context.Context, cfg *forward.Config) error
+	// SubscribeForward reports every attempt and route change, on other
+	// goroutines.
+	SubscribeForward(fn func(forward.Event)) (cancel func())
+	// ForwardStatus is every route's state, nil when forwarding is off.
+	ForwardStatus() []forward.RouteStatus
+	// Badges is the forward badge of each of ids that has one.
+	Badges(ctx context.Context, ids []int64) (map[int64]forward.Badge, error)
+	// ForwardAttempts is a delivery's attempts, oldest first.
+	ForwardAttempts(ctx context.Context, id int64) ([]*forward.Attempt, error)
+	// ForwardAgain sends a delivery again now, to route ("" every route
+	// it matches).
+	ForwardAgain(ctx context.Context, id int64, route string) ([]*forward.Attempt, error)
+	// ForwardRoutes is the running routes, nil when forwarding is off.
+	ForwardRoutes() []forward.Route
+}
+
 // SecretVault keeps the webhook secrets out of plain preference files.
 type SecretVault interface {
 	Load() ([][]byte, error)
@@ -78,7 +100,13 @@ type Services struct {
 	Engine   Engine
 	Receiver Receiver
 	Tunnel   Tunnel
-	Vault    SecretVault
+	// Forward forwards deliveries to the developer's app; nil hides the
+	// Forward row, badges and pane.
+	Forward Forwarding
+	// SetKeep applies the retention cap (0 keeps everything); nil: the
+	// window keeps everything the store has.
+	SetKeep func(keep int64)
+	Vault   SecretVault
 	// Reverify judges stored deliveries again after the secrets changed.
 	Reverify func(ctx context.Context) (int, error)
 	// SendTest posts simulated deliveries to url signed with the first of

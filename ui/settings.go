@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/forward"
 )
 
 // settingsKey is where the settings live in the store's kv table, so the
@@ -29,13 +30,20 @@ type Settings struct {
 	Path       string `json:"path"`
 	MaxBody    int64  `json:"max_body"`
 	// Keep is how many deliveries to keep (the oldest are deleted); 0 keeps all.
-	Keep            int64   `json:"keep"`
-	NotifyInvalid   bool    `json:"notify_invalid"`
-	NotifyDivergent bool    `json:"notify_divergent"`
-	Answer          string  `json:"answer"`
-	Cloudflared     string  `json:"cloudflared"`
-	WindowWidth     float32 `json:"window_width"`
-	WindowHeight    float32 `json:"window_height"`
+	Keep            int64  `json:"keep"`
+	NotifyInvalid   bool   `json:"notify_invalid"`
+	NotifyDivergent bool   `json:"notify_divergent"`
+	Answer          string `json:"answer"`
+	Cloudflared     string `json:"cloudflared"`
+	// ForwardTo is the header's Forward to field: your app's URL, or
+	// several routes (URL or GLOB=URL) separated by spaces.
+	ForwardTo string `json:"forward_to,omitempty"`
+	// ForwardOn is the header's on/off switch.
+	ForwardOn bool `json:"forward_on,omitempty"`
+	// ForwardMode is ack or pass-through ("" is ack).
+	ForwardMode  string  `json:"forward_mode,omitempty"`
+	WindowWidth  float32 `json:"window_width"`
+	WindowHeight float32 `json:"window_height"`
 }
 
 // DefaultSettings are the first-run settings.
@@ -117,6 +125,31 @@ func (s Settings) validate() error {
 		return err
 	}
 	return nil
+}
+
+// forwardSpecs splits the Forward to field into routes.
+func forwardSpecs(field string) []string { return strings.Fields(field) }
+
+// forwardConfig is the forwarding the settings ask for: nil while the
+// switch is off or the field empty, an error that says what is wrong with
+// the field or the mode.
+func (s Settings) forwardConfig() (*forward.Config, error) {
+	specs := forwardSpecs(s.ForwardTo)
+	if !s.ForwardOn || len(specs) == 0 {
+		return nil, nil
+	}
+	routes, err := forward.ParseRoutes(specs)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := forward.ParseMode(s.ForwardMode)
+	if err != nil {
+		return nil, err
+	}
+	if mode == forward.ModePassThrough && inspector.AnswerMode(s.Answer) != inspector.Answer200 {
+		return nil, fmt.Errorf("pass-through answers the service with your app's answer, and the answer mode (Settings) answers it otherwise: set the answer mode to 200 or forward in ack mode")
+	}
+	return &forward.Config{Routes: routes, Mode: mode}, nil
 }
 
 // Answer mode labels, in the order shown.

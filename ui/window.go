@@ -24,7 +24,6 @@ import (
 type liveSnapshot struct {
 	filter storage.Filter
 	gen    int
-	keep   int64
 }
 
 // mainWindow is the whole window: header strip, tabs and status line.
@@ -61,7 +60,7 @@ type mainWindow struct {
 func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secrets [][]byte, icon fyne.Resource, inline bool) *mainWindow {
 	m := &mainWindow{app: a, w: w, svc: svc, settings: set, secrets: secrets, icon: icon}
 	m.bridge = newBridge(m.prepare, inline)
-	m.live.Store(&liveSnapshot{keep: set.Keep})
+	m.live.Store(&liveSnapshot{})
 	if svc.Tunnel != nil {
 		m.tunnelStatus = svc.Tunnel.Status()
 	}
@@ -96,6 +95,14 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secret
 	}
 	if svc.Tunnel != nil {
 		m.cancels = append(m.cancels, svc.Tunnel.Subscribe(m.bridge.pushTunnel))
+	}
+	if svc.Forward != nil {
+		m.header.Forward.fill(set)
+		m.header.Forward.reset(svc.Forward.ForwardStatus())
+		if _, err := set.forwardConfig(); err != nil {
+			m.header.Forward.err = err
+		}
+		m.cancels = append(m.cancels, svc.Forward.SubscribeForward(m.bridge.pushForward))
 	}
 	if !inline {
 		m.bridge.start()
@@ -148,9 +155,6 @@ func (m *mainWindow) prepare(b batch) func() {
 		for i, r := range b.records {
 			ids[i] = r.Delivery.ID
 		}
-		if snap.keep > 0 {
-			_, _ = m.svc.Store.Prune(context.Background(), snap.keep)
-		}
 		if apply := m.deliveries.liveQuery(ids, snap.filter, snap.gen); apply != nil {
 			applies = append(applies, apply)
 		}
@@ -164,6 +168,9 @@ func (m *mainWindow) prepare(b batch) func() {
 		ev := *b.tunnel
 		applies = append(applies, func() { m.tunnelEvent(ev) })
 	}
+	if len(b.attempts) > 0 || len(b.routes) > 0 || len(b.warnings) > 0 {
+		applies = append(applies, func() { m.forwardEvents(b) })
+	}
 	return func() {
 		for _, f := range applies {
 			f()
@@ -173,7 +180,7 @@ func (m *mainWindow) prepare(b batch) func() {
 
 // snapshotLive publishes the filter the bridge must match live updates against.
 func (m *mainWindow) snapshotLive() {
-	m.live.Store(&liveSnapshot{filter: m.deliveries.model.filter, gen: m.deliveries.model.gen, keep: m.settings.Keep})
+	m.live.Store(&liveSnapshot{filter: m.deliveries.model.filter, gen: m.deliveries.model.gen})
 }
 
 func (m *mainWindow) setStats(st storage.Stats) {
@@ -421,6 +428,11 @@ func (m *mainWindow) setSecrets(secrets [][]byte) {
 // listening (the program holding its port may have gone).
 func (m *mainWindow) applySettings(set Settings) error {
 	old := m.settings
+	// Pass-through answers with the app's answer: another answer mode
+	// would contradict it.
+	if _, err := set.forwardConfig(); err != nil && m.svc.Forward != nil {
+		return fmt.Errorf("not saved: %w", err)
+	}
 	if r := m.svc.Receiver; r != nil && (r.Err() != nil || set.ListenAddr != old.ListenAddr && set.ListenAddr != r.Addr()) {
 		if err := r.Restart(set.ListenAddr); err != nil {
 			m.header.refresh()
@@ -431,6 +443,9 @@ func (m *mainWindow) applySettings(set Settings) error {
 	if m.svc.Engine != nil {
 		m.svc.Engine.SetMaxBody(set.MaxBody)
 		m.svc.Engine.SetAnswerMode(inspector.AnswerMode(set.Answer))
+	}
+	if m.svc.SetKeep != nil && set.Keep != old.Keep {
+		m.svc.SetKeep(set.Keep)
 	}
 	m.settings = set
 	if m.svc.Tunnel != nil && (set.Cloudflared != old.Cloudflared || set.ListenAddr != old.ListenAddr) {

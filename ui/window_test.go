@@ -26,6 +26,7 @@ type harness struct {
 	vault  *memVault
 	win    *mainWindow
 	sent   int
+	keep   int64
 }
 
 func newHarness(t *testing.T, seed func(*fakeStore)) *harness {
@@ -42,6 +43,7 @@ func newHarness(t *testing.T, seed func(*fakeStore)) *harness {
 			return 3, nil
 		},
 		StorePath: "/tmp/test.db", Version: "test",
+		SetKeep: func(n int64) { h.keep = n },
 	}
 	w := h.app.NewWindow("Hookscope")
 	h.win = newMainWindow(h.app, w, svc, DefaultSettings(), nil, nil, true)
@@ -326,8 +328,8 @@ func TestSettingsArePersistedAndApplied(t *testing.T) {
 	if got.ListenAddr != "127.0.0.1:9999" || got.Path != "/hooks" || got.MaxBody != 2048*1024 || got.Keep != 5000 || got.Answer != "hang" || got.NotifyInvalid {
 		t.Fatalf("persisted %+v", got)
 	}
-	if h.recv.addr != "127.0.0.1:9999" || h.engine.answer != inspector.AnswerHang || h.engine.maxBody != 2048*1024 {
-		t.Fatalf("not applied: recv %s answer %s max %d", h.recv.addr, h.engine.answer, h.engine.maxBody)
+	if h.recv.addr != "127.0.0.1:9999" || h.engine.answer != inspector.AnswerHang || h.engine.maxBody != 2048*1024 || h.keep != 5000 {
+		t.Fatalf("not applied: recv %s answer %s max %d keep %d", h.recv.addr, h.engine.answer, h.engine.maxBody, h.keep)
 	}
 	if h.tun.binary != "/opt/cf/cloudflared" || h.tun.localURL != "http://127.0.0.1:9999" {
 		t.Fatalf("tunnel configured with binary %q, local URL %q", h.tun.binary, h.tun.localURL)

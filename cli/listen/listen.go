@@ -1,6 +1,7 @@
 // Package listen is `hookscope listen`: the headless receiver. It runs the
-// same receiver assembly as the window (store with its inbox, engine,
-// server, retention, tunnel) and prints one line per delivery.
+// same receiver assembly as the window (station: store with its inbox,
+// engine, server, retention, forwarding, tunnel) and prints one entry per
+// delivery and per forward attempt.
 package listen
 
 import (
@@ -16,10 +17,25 @@ import (
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector"
-	"github.com/hookscope/hookscope/storage"
+	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/station"
+	"github.com/hookscope/hookscope/tunnel"
 )
 
-const examples = `  # receive on the default address and print one line per delivery
+const examples = `  # receive on the default address and forward every delivery to your app
+  hookscope listen --forward-to http://localhost:3000/webhooks
+
+  # real traffic from the service: a public URL, forwarded to your app
+  hookscope listen --tunnel --forward-to http://localhost:3000/webhooks
+
+  # media events to one handler, everything to another; re-signed with your app's dev secret
+  APP_SECRET=... hookscope listen --forward-to 'media.*=http://localhost:3000/media' \
+    --forward-to http://localhost:4000/hooks --forward-resign-secret-env APP_SECRET
+
+  # the service meets your app's answers (its status, headers and body)
+  hookscope listen --forward-to http://localhost:3000/webhooks --forward-mode pass-through
+
+  # receive only, and print one line per delivery
   hookscope listen
 
   # verify signatures; the secret comes from the environment
@@ -58,10 +74,13 @@ type Options struct {
 	Pprof         string
 	Secrets       *cmdutil.SecretFlags
 	Tunnel        *TunnelOptions
+	Forward       *ForwardOptions
 
 	// Set by validate.
 	secrets [][]byte
 	mode    inspector.AnswerMode
+	tunnel  tunnel.Config
+	forward *forward.Config
 }
 
 // NewCmd builds `hookscope listen`. runF replaces the receiver in tests
@@ -74,7 +93,19 @@ func NewCmd(env *cmdutil.Env, runF func(context.Context, *Options) error) *cobra
 		Long: `Receive the service's webhook deliveries on a local address, store each one
 byte-exact before answering, then verify its signature, decode its events
 and print one line per delivery (or one JSON object with --json).
-Ctrl+C stops accepting, finishes in-flight requests and closes the store.`,
+
+With --forward-to, every delivery also goes to your app, as the service sent it
+(X-Service-Signature intact, Host set for your app). In ack mode (the default)
+the service gets 200 once the delivery is stored, and your app gets it from a
+queue kept in the store: in arrival order, retried until it answers 2xx, resumed
+after a restart or a crash; a dead or slow app never delays the service's answer.
+In pass-through mode the service gets your app's status, headers and body, or
+502 (nothing listening) or 504 (no answer within --forward-timeout).
+Each attempt is printed under its delivery ("→ 200 in 12ms", "→ refused
+(attempt 3, next in 2s)"), and when your app goes down or comes back, once.
+
+Ctrl+C stops accepting, finishes in-flight requests, records what was forwarded
+and closes the store; what your app has not taken yet is sent on the next run.`,
 		Example: examples,
 		Args:    cmdutil.NoArgs,
 		RunE:    cmdutil.RunE(o, o.validate, runF, run),
@@ -91,7 +122,9 @@ Ctrl+C stops accepting, finishes in-flight requests and closes the store.`,
 	fs.Int64Var(&o.MaxDeliveries, "max-deliveries", 0, "keep at most this many deliveries, deleting the oldest (0 = no cap)")
 	fs.StringVar(&o.Pprof, "pprof", "", "serve Go's profiler (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	o.Tunnel = addTunnelFlags(fs)
+	o.Forward = addForwardFlags(fs)
 	_ = cmd.RegisterFlagCompletionFunc("answer", cmdutil.CompleteFixed("200\tanswer 200 OK", "500\tanswer 500: the service sends again", "hang\tno answer for 15 s", "close\tdrop the connection"))
+	_ = cmd.RegisterFlagCompletionFunc("forward-mode", cmdutil.CompleteFixed("ack\tanswer 200 once stored, then forward from a durable queue", "pass-through\tanswer the service with your app's answer"))
 	return cmd
 }
 
@@ -129,7 +162,10 @@ func (o *Options) validate([]string) error {
 	if !inspector.IsLoopback(o.Addr) && !o.AllowRemote {
 		return cmdutil.UsageErrorf("--addr %s is not a loopback address; add --allow-remote to listen on the network", o.Addr)
 	}
-	if _, err := o.Tunnel.config(o.Env, o.Addr); err != nil && cmdutil.IsUsage(err) {
+	if o.tunnel, err = o.Tunnel.config(o.Env); err != nil {
+		return err
+	}
+	if o.forward, err = o.Forward.config(o.Env, o.mode); err != nil {
 		return err
 	}
 	return nil
@@ -153,7 +189,12 @@ func run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("--pprof: listen on %s: %w", o.Pprof, err)
 		}
 	}
-	db, err := cmdutil.OpenStoreWith(o.DBPath, storage.Options{Inbox: true, Logf: func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }})
+	out := newPrinter(env.Stdout, o.JSON, env.IsTerminal)
+	logf := func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }
+	st, err := station.New(station.Config{
+		DBPath: o.DBPath, Listener: ln, Keep: o.MaxDeliveries, Forward: o.forward,
+		Engine: inspector.Options{Secrets: o.secrets, MaxBody: o.MaxBody, Answer: o.mode, Logf: logf},
+	})
 	if err != nil {
 		ln.Close()
 		if profLn != nil {
@@ -161,57 +202,49 @@ func run(ctx context.Context, o *Options) error {
 		}
 		return err
 	}
-	defer db.Close()
-
-	out := newPrinter(env.Stdout, o.JSON, env.IsTerminal)
-	logf := func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }
-	eng := inspector.NewEngine(db, inspector.Options{Secrets: o.secrets, MaxBody: o.MaxBody, Answer: o.mode, Logf: logf})
-	eng.Subscribe(func(r *inspector.Record) {
+	// Printed from the first: a restart analyses what a crash left and
+	// forwards what was owed as soon as it starts.
+	db := st.Store()
+	st.Engine().Subscribe(func(r *inspector.Record) {
 		out.delivery(r, divergences(context.WithoutCancel(ctx), db, r))
-		if o.MaxDeliveries > 0 && r.Delivery.ID%100 == 0 {
-			if _, err := db.Prune(ctx, o.MaxDeliveries); err != nil {
-				logf("prune: %v", err)
-			}
-		}
 	})
-	srv := inspector.ServeListener(ln, eng.Handler(), inspector.ServerOptions{Engine: eng})
+	if o.forward != nil {
+		st.SubscribeForward(newForwardPrinter(out, len(o.forward.Routes)).event)
+	}
+	out.listening("http://"+ln.Addr().String()+o.Path, db.Path(), len(o.secrets), o.mode, o.forward)
+	// Forwarding starts before the receiver serves: nothing is missed.
+	if err := st.Start(ctx); err != nil {
+		st.Close(context.Background())
+		if profLn != nil {
+			profLn.Close()
+		}
+		return err
+	}
 	if profLn != nil {
 		defer servePprof(profLn)()
 		fmt.Fprintf(env.Stderr, "profiler on http://%s/debug/pprof/\n", profLn.Addr())
 	}
-	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
-	runDone := make(chan error, 1)
-	go func() { runDone <- eng.Run(runCtx) }()
-
-	out.listening("http://"+srv.Addr()+o.Path, db.Path(), len(o.secrets), o.mode)
-	stopTunnel, err := o.Tunnel.startTunnel(ctx, env, out, srv.Addr(), o.Path)
-	if err != nil {
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		srv.Shutdown(shutdownCtx)
-		cancel()
-		stopRun()
-		<-runDone
+	// The forwarder's warnings (a target off this machine) go to the log:
+	// stderr, once.
+	// Stop accepting, finish in-flight requests (each stored before its
+	// answer), record what was forwarded, let analysis drain the queue and
+	// close the store.
+	closeStation := func() error {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		return st.Close(closeCtx)
+	}
+	if err := o.Tunnel.startTunnel(ctx, out, st, o.tunnel, o.Path); err != nil {
+		closeStation()
 		return err
 	}
-
 	<-ctx.Done()
-	if stopTunnel != nil {
-		stopTunnel()
-	}
-	// Stop accepting, finish in-flight requests (each stored before its
-	// answer), then let analysis drain the queue and close the store.
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	serr := srv.Shutdown(shutdownCtx)
-	stopRun()
-	rerr := <-runDone
+	err = closeStation()
+	out.flush()
 	if !o.JSON {
 		fmt.Fprintln(env.Stderr, "stopped")
 	}
-	if serr != nil {
-		return serr
-	}
-	return rerr
+	return err
 }
 
 // servePprof serves the Go profiler on its own mux and listener, so it is

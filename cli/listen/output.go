@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/internal/plural"
 )
 
@@ -25,7 +28,18 @@ type printer struct {
 	w     io.Writer
 	json  bool
 	color bool
+
+	// Forwarding can finish before analysis: an attempt's entry is held
+	// until its delivery's line is out (shown is the highest delivery id
+	// printed), or for holdFor at most, so it reads under its delivery.
+	held    map[int64][][]byte
+	shown   int64
+	flusher *time.Timer
 }
+
+// holdFor bounds how long an attempt's entry waits for its delivery's
+// line: during a flood analysis falls behind, forwarding need not.
+const holdFor = time.Second
 
 func newPrinter(w io.Writer, jsonOut, color bool) *printer {
 	return &printer{w: w, json: jsonOut, color: color && !jsonOut}
@@ -34,6 +48,67 @@ func newPrinter(w io.Writer, jsonOut, color bool) *printer {
 // emit writes one entry: v as a JSON line with --json, else text (which
 // ends with a newline). text is only called for text output.
 func (p *printer) emit(text func() string, v any) {
+	b := p.entry(text, v)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.w.Write(b) //nolint:errcheck // nowhere better to report a broken stdout
+}
+
+// emitAfter writes an entry that belongs under delivery id's line: at
+// once when that line is out, else when it is (or after holdFor).
+func (p *printer) emitAfter(id int64, text func() string, v any) {
+	b := p.entry(text, v)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if id <= p.shown {
+		p.w.Write(b) //nolint:errcheck // as in emit
+		return
+	}
+	if p.held == nil {
+		p.held = map[int64][][]byte{}
+	}
+	p.held[id] = append(p.held[id], b)
+	if p.flusher == nil {
+		p.flusher = time.AfterFunc(holdFor, func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.flusher = nil
+			p.writeHeld(math.MaxInt64)
+		})
+	}
+}
+
+// writeHeld writes the held entries of deliveries up to id, in id order.
+// The caller holds p.mu.
+func (p *printer) writeHeld(id int64) {
+	ids := make([]int64, 0, len(p.held))
+	for k := range p.held {
+		if k <= id {
+			ids = append(ids, k)
+		}
+	}
+	slices.Sort(ids)
+	for _, k := range ids {
+		for _, b := range p.held[k] {
+			p.w.Write(b) //nolint:errcheck // as in emit
+		}
+		delete(p.held, k)
+	}
+}
+
+// flush writes every held entry (at exit).
+func (p *printer) flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.flusher != nil {
+		p.flusher.Stop()
+		p.flusher = nil
+	}
+	p.writeHeld(math.MaxInt64)
+}
+
+// entry is one entry's bytes: v as a JSON line with --json, else text.
+func (p *printer) entry(text func() string, v any) []byte {
 	var b []byte
 	if p.json {
 		var err error
@@ -44,14 +119,26 @@ func (p *printer) emit(text func() string, v any) {
 	} else {
 		b = []byte(text())
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.w.Write(b) //nolint:errcheck // nowhere better to report a broken stdout
+	return b
+}
+
+// paint colours s for a terminal (nothing otherwise).
+func (p *printer) paint(c, s string) string {
+	if !p.color {
+		return s
+	}
+	return c + s + ansiReset
 }
 
 // listening prints the start entry: where deliveries are received, how
-// signatures are checked and, when it is not 200, how the receiver answers.
-func (p *printer) listening(url, store string, secrets int, mode inspector.AnswerMode) {
+// signatures are checked, when it is not 200 how the receiver answers, and
+// where deliveries are forwarded.
+func (p *printer) listening(url, store string, secrets int, mode inspector.AnswerMode, fwd *forward.Config) {
+	fwdText, fwdJSON := forwardStart(fwd)
+	v := map[string]any{"listening": url, "store": store, "secrets": secrets, "answer": string(mode)}
+	if fwdJSON != nil {
+		v["forward"] = fwdJSON
+	}
 	p.emit(func() string {
 		verify := "signatures not verified (no --secret)"
 		if secrets > 0 {
@@ -61,15 +148,22 @@ func (p *printer) listening(url, store string, secrets int, mode inspector.Answe
 		if w := mode.Warning(); w != "" {
 			answer = fmt.Sprintf("Warning: %s (--answer %s): the service takes that as a failure and sends each delivery again.\n", w, mode)
 		}
-		return fmt.Sprintf("Listening on %s  (%s; store %s)\n%sPress Ctrl+C to stop.\n", url, verify, store, answer)
-	}, map[string]any{"listening": url, "store": store, "secrets": secrets, "answer": string(mode)})
+		return fmt.Sprintf("Listening on %s  (%s; store %s)\n%s%sPress Ctrl+C to stop.\n", url, verify, store, answer, fwdText)
+	}, v)
 }
 
 // delivery prints one analysed (or not yet analysed) delivery; firsts
 // holds, by event index, the first copy of each divergent event and what
 // changed from it.
 func (p *printer) delivery(r *inspector.Record, firsts map[int]*inspector.FirstCopy) {
-	p.emit(func() string { return deliveryText(r, firsts, p.color) }, listenJSON(r, firsts))
+	b := p.entry(func() string { return deliveryText(r, firsts, p.color) }, listenJSON(r, firsts))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.w.Write(b) //nolint:errcheck // as in emit
+	p.shown = max(p.shown, r.Delivery.ID)
+	if len(p.held) > 0 {
+		p.writeHeld(p.shown)
+	}
 }
 
 // divergences finds the first copy of every divergent event of r, for

@@ -4,12 +4,14 @@ import (
 	"context"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/cli/internal/clitest"
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/forward"
 )
 
 // TestParse checks flags -> Options, without listening.
@@ -26,6 +28,28 @@ func TestParse(t *testing.T) {
 		{Args: []string{"--tunnel", "--tunnel-token-env", "TOK", "--tunnel-hostname", "hooks.example.com"}, Want: func(o *Options) bool {
 			return o.Tunnel.Enabled && o.Tunnel.TokenEnv == "TOK" && o.Tunnel.Hostname == "hooks.example.com"
 		}},
+		{Args: []string{"--forward-to", "http://localhost:3000/webhooks"}, Want: func(o *Options) bool {
+			f := o.forward
+			return f != nil && len(f.Routes) == 1 && f.Mode == forward.ModeAck && f.Policy.Timeout == forward.DefaultTimeout &&
+				f.Policy.Retries == forward.DefaultRetries && f.ResignSecret == nil && !f.SkipMalformed
+		}},
+		{Args: []string{"--forward-to", "media.*=http://localhost:3000/media", "--forward-to", "http://localhost:4000/", "--forward-mode", "pass-through",
+			"--forward-timeout", "5s", "--forward-retries", "0", "--forward-header", "X-Debug: 1", "--forward-resign-secret-env", "S", "--forward-skip-malformed"}, Want: func(o *Options) bool {
+			f := o.forward
+			return len(f.Routes) == 2 && f.Routes[0].Glob == "media.*" && f.Mode == forward.ModePassThrough && f.Policy.Timeout == 5*time.Second &&
+				f.Policy.Retries == forward.NoRetries && len(f.Headers) == 1 && f.Headers[0].Name == "X-Debug" && string(f.ResignSecret) == "whsec" && f.SkipMalformed
+		}},
+		{Args: []string{}, Want: func(o *Options) bool { return o.forward == nil }},
+		{Args: []string{"--forward-mode", "pass-through"}, Err: "--forward-mode needs --forward-to"},
+		{Args: []string{"--forward-header", "X: 1"}, Err: "--forward-header needs --forward-to"},
+		{Args: []string{"--forward-to", "localhost:3000"}, Err: "expected a URL such as http://localhost:3000/webhooks"},
+		{Args: []string{"--forward-to", "media.[=http://localhost:3000/"}, Err: "is malformed"},
+		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-mode", "sync"}, Err: "expected ack or pass-through"},
+		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-timeout", "0s"}, Err: "--forward-timeout must be a positive duration"},
+		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-retries", "-1"}, Err: "--forward-retries must be 0"},
+		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-header", "Host: x"}, Err: "it cannot be added"},
+		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-resign-secret-env", "NOPE"}, Err: "--forward-resign-secret-env NOPE: the environment variable is unset or empty"},
+		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-mode", "pass-through", "--answer", "500"}, Err: "drop one of them"},
 		{Args: []string{"--addr", "0.0.0.0:8787"}, Err: "--allow-remote"},
 		{Args: []string{"--answer", "404"}, Err: "--answer"},
 		{Args: []string{"--max-body", "0"}, Err: "--max-body"},

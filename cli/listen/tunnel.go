@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"regexp"
 	"runtime"
 	"strings"
@@ -40,8 +39,9 @@ func addTunnelFlags(fs *pflag.FlagSet) *TunnelOptions {
 var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$`)
 
 // config checks the flag combination and builds the supervisor's
-// configuration; wrong combinations are usage errors (exit 2).
-func (f *TunnelOptions) config(env *cmdutil.Env, receiverAddr string) (tunnel.Config, error) {
+// configuration (the station points it at the receiver); wrong
+// combinations are usage errors (exit 2).
+func (f *TunnelOptions) config(env *cmdutil.Env) (tunnel.Config, error) {
 	if !f.Enabled {
 		for name, v := range map[string]string{"--cloudflared": f.Binary, "--tunnel-token-env": f.TokenEnv, "--tunnel-hostname": f.Hostname} {
 			if v != "" {
@@ -76,52 +76,43 @@ func (f *TunnelOptions) config(env *cmdutil.Env, receiverAddr string) (tunnel.Co
 		}
 		cfg.Token, cfg.Hostname = tok, host
 	}
-	host, port, err := net.SplitHostPort(receiverAddr)
-	if err != nil {
-		return cfg, fmt.Errorf("tunnel: receiver address %q: %w", receiverAddr, err)
-	}
-	// cloudflared runs on this machine: a wildcard bind is reached on loopback.
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	cfg.LocalURL = "http://" + net.JoinHostPort(host, port)
 	if f.tune != nil {
 		f.tune(&cfg)
 	}
 	return cfg, nil
 }
 
-// startTunnel starts the cloudflared supervisor when --tunnel was given
-// (nil, nil otherwise). It prints, through out, the public consumer URL
-// (public URL + path) when the tunnel is ready and again whenever it
-// changes, and every state change: text lines, or with --json one JSON
-// object per line such as {"tunnel_url": "https://…/webhooks", "state":
-// "ready"}. No cloudflared on PATH is reported (with install help) but is
-// not an error: the receiver keeps working locally. (A wrong --cloudflared
-// path never gets here: validate refuses it.) The returned stop stops
-// cloudflared cleanly (SIGTERM, kill after a grace period) and returns
-// when it is gone.
-func (f *TunnelOptions) startTunnel(ctx context.Context, env *cmdutil.Env, out *printer, receiverAddr, path string) (stop func(), err error) {
-	cfg, err := f.config(env, receiverAddr)
-	if err != nil || !f.Enabled {
-		return nil, err
+// tunnelHost runs cloudflared in front of the receiver: the station.
+type tunnelHost interface {
+	StartTunnel(ctx context.Context, cfg tunnel.Config) (*tunnel.Supervisor, error)
+	SubscribeTunnel(fn func(tunnel.Event)) (cancel func())
+}
+
+// startTunnel starts the cloudflared supervisor in front of the receiver
+// when --tunnel was given (cfg is what config built). It prints, through
+// out, the public consumer URL (public URL + path) when the tunnel is
+// ready and again whenever it changes, and every state change: text
+// lines, or with --json one JSON object per line such as {"tunnel_url":
+// "https://…/webhooks", "state": "ready"}. No cloudflared on PATH is
+// reported (with install help) but is not an error: the receiver keeps
+// working locally. (A wrong --cloudflared path never gets here: validate
+// refuses it.) The station stops cloudflared when it closes.
+func (f *TunnelOptions) startTunnel(ctx context.Context, out *printer, host tunnelHost, cfg tunnel.Config, path string) error {
+	if !f.Enabled {
+		return nil
 	}
 	p := &tunnelPrinter{out: out, path: path}
-	sup := tunnel.New(cfg)
-	cancel := sup.Subscribe(p.event)
-	if err := sup.Start(ctx); err != nil {
+	cancel := host.SubscribeTunnel(p.event)
+	if _, err := host.StartTunnel(ctx, cfg); err != nil {
 		cancel()
 		var ni *tunnel.NotInstalledError
 		if errors.As(err, &ni) {
 			p.notInstalled(ni)
-			return func() {}, nil
+			return nil
 		}
-		return nil, fmt.Errorf("start tunnel: %w", err)
+		return err
 	}
-	return func() {
-		sup.Stop()
-		cancel()
-	}, nil
+	return nil
 }
 
 // tunnelPrinter turns supervisor events into output entries.

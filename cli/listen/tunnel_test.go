@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/cli/internal/clitest"
+	"github.com/hookscope/hookscope/station"
 	"github.com/hookscope/hookscope/tunnel"
 )
 
@@ -73,13 +73,10 @@ func TestTunnelFlagValidation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tf := parseTunnelFlags(t, tc.args...)
-			cfg, err := tf.config(env, "0.0.0.0:8787")
+			cfg, err := tf.config(env)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("config: %v", err)
-				}
-				if tf.Enabled && cfg.LocalURL != "http://127.0.0.1:8787" {
-					t.Fatalf("LocalURL = %q", cfg.LocalURL)
 				}
 				if cfg.Token != "" && (cfg.Token != "eyJzZWNyZXQ" || cfg.Hostname != "hooks.example.com") {
 					t.Fatalf("named config = %q %q", cfg.Token, cfg.Hostname)
@@ -96,10 +93,39 @@ func TestTunnelFlagValidation(t *testing.T) {
 	}
 }
 
+// TestTunnelReachesAWildcardBindOnLoopback: cloudflared runs on this
+// machine, so a receiver bound to every address is reached on loopback.
+func TestTunnelReachesAWildcardBindOnLoopback(t *testing.T) {
+	if u := station.LocalURL("0.0.0.0:8787"); u != "http://127.0.0.1:8787" {
+		t.Fatalf("LocalURL = %q", u)
+	}
+}
+
+// testStation is a receiver for the tunnel to point at.
+func testStation(t *testing.T) *station.Station {
+	t.Helper()
+	st, err := station.Open(t.Context(), station.Config{DBPath: filepath.Join(t.TempDir(), "h.db"), Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(context.Background()) })
+	return st
+}
+
+// startTunnel runs tf's tunnel in front of st with the flags' config.
+func startTunnel(t *testing.T, tf *TunnelOptions, out *printer, st *station.Station) error {
+	t.Helper()
+	cfg, err := tf.config(&cmdutil.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tf.startTunnel(t.Context(), out, st, cfg, "/webhooks")
+}
+
 func TestStartTunnelWithoutFlagIsNoop(t *testing.T) {
-	stop, err := parseTunnelFlags(t).startTunnel(t.Context(), &cmdutil.Env{}, newPrinter(io.Discard, false, false), "127.0.0.1:1", "/webhooks")
-	if stop != nil || err != nil {
-		t.Fatalf("startTunnel = %v, %v", stop != nil, err)
+	st := testStation(t)
+	if err := startTunnel(t, parseTunnelFlags(t), newPrinter(io.Discard, false, false), st); err != nil || st.Tunnel() != nil {
+		t.Fatalf("startTunnel = %v, tunnel %v", err, st.Tunnel())
 	}
 }
 
@@ -108,11 +134,11 @@ func TestStartTunnelNotInstalledKeepsWorking(t *testing.T) {
 	for _, jsonOut := range []bool{false, true} {
 		out := &clitest.Buffer{}
 		tf := parseTunnelFlags(t, "--tunnel")
-		stop, err := tf.startTunnel(t.Context(), &cmdutil.Env{}, newPrinter(out, jsonOut, false), "127.0.0.1:1", "/webhooks")
-		if err != nil || stop == nil {
-			t.Fatalf("startTunnel = %v (stop nil: %v); a missing cloudflared must not stop listen", err, stop == nil)
+		st := testStation(t)
+		if err := startTunnel(t, tf, newPrinter(out, jsonOut, false), st); err != nil {
+			t.Fatalf("startTunnel = %v; a missing cloudflared must not stop listen", err)
 		}
-		stop()
+		st.StopTunnel()
 		got := out.String()
 		if jsonOut {
 			var l tunnelLine
@@ -130,21 +156,18 @@ func TestStartTunnelNotInstalledKeepsWorking(t *testing.T) {
 
 func TestStartTunnelPrintsConsumerURL(t *testing.T) {
 	bin := buildFakeCloudflared(t)
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer recv.Close()
-	addr := strings.TrimPrefix(recv.URL, "http://")
+	st := testStation(t)
 
 	t.Run("text", func(t *testing.T) {
 		t.Setenv("FAKECF_CRASH_AFTER", "300ms")
 		out := &clitest.Buffer{}
 		tf := parseTunnelFlags(t, "--tunnel", "--cloudflared", bin)
-		stop, err := tf.startTunnel(t.Context(), &cmdutil.Env{}, newPrinter(out, false, false), addr, "/webhooks")
-		if err != nil {
+		if err := startTunnel(t, tf, newPrinter(out, false, false), st); err != nil {
 			t.Fatal(err)
 		}
 		out.WaitFor(t, "tunnel: reconnecting — cloudflared exited with code 1")
 		out.WaitFor(t, "tunnel: public URL changed — update the POST URL")
-		stop()
+		st.StopTunnel()
 		got := out.String()
 		t.Logf("output:\n%s", got)
 		lines := strings.Split(strings.TrimSpace(got), "\n")
@@ -168,12 +191,11 @@ func TestStartTunnelPrintsConsumerURL(t *testing.T) {
 	t.Run("json", func(t *testing.T) {
 		out := &clitest.Buffer{}
 		tf := parseTunnelFlags(t, "--tunnel", "--cloudflared", bin)
-		stop, err := tf.startTunnel(t.Context(), &cmdutil.Env{}, newPrinter(out, true, false), addr, "/webhooks")
-		if err != nil {
+		if err := startTunnel(t, tf, newPrinter(out, true, false), st); err != nil {
 			t.Fatal(err)
 		}
 		out.WaitFor(t, `"state":"ready"`)
-		stop()
+		st.StopTunnel()
 		t.Logf("output:\n%s", out.String())
 		var states []string
 		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {

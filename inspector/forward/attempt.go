@@ -16,16 +16,29 @@ import (
 // Outcome classifies one attempt.
 type Outcome string
 
-// The outcomes. Unreachable holds a route's queue (the app is down: it
-// gets every delivery once it is back); Rejected and Timeout are the
-// app's verdict on one delivery, retried a few times.
+// The outcomes. Refused and Unreachable (no connection) hold a route's
+// queue: the app is down, and gets every delivery once it is back.
+// Rejected, Timeout and Dropped are the app's verdict on one delivery,
+// retried a few times: an app that accepts the connection and then closes
+// it without an answer has most likely crashed on that payload, and
+// retrying it forever would hold the queue forever.
 const (
 	Delivered   Outcome = "delivered"   // a 2xx answer
 	Rejected    Outcome = "rejected"    // another status
 	Timeout     Outcome = "timeout"     // no answer within the budget
-	Unreachable Outcome = "unreachable" // refused, reset, DNS, TLS: no answer at all
+	Dropped     Outcome = "dropped"     // connected, then closed (or reset) before any answer
+	Refused     Outcome = "refused"     // nothing listens on the target's port
+	Unreachable Outcome = "unreachable" // no connection otherwise: DNS, TLS, no route, connect timeout
 	Stopped     Outcome = "stopped"     // Hookscope stopped during the attempt
 )
+
+// Down reports an outcome that says the app cannot be reached at all: its
+// route waits (and retries forever) instead of judging the delivery.
+func (o Outcome) Down() bool { return o == Refused || o == Unreachable }
+
+// Verdict reports an outcome that is the app's answer (or lack of one) to
+// this delivery: it counts against the delivery's retries.
+func (o Outcome) Verdict() bool { return o == Rejected || o == Timeout || o == Dropped }
 
 // Kind says what sent an attempt.
 type Kind string
@@ -82,10 +95,22 @@ type Attempt struct {
 	// unsent: the request never left (no connection), so the app cannot
 	// have it. timedOut: the budget ran out (even while connecting).
 	unsent, timedOut bool
+	// reason is Error without what Hookscope does next: the route's
+	// LastError, a face's "is down" line.
+	reason string
 }
 
 // OK reports a 2xx answer.
 func (a *Attempt) OK() bool { return a.Outcome == Delivered }
+
+// Reason is Error without what Hookscope does next ("the app answered 500
+// Internal Server Error: boom"), for a line that says that already.
+func (a *Attempt) Reason() string {
+	if a.reason != "" {
+		return a.reason
+	}
+	return a.Error
+}
 
 // Short is the attempt in a few words, as listen prints it after an
 // arrow: "200 in 12 ms", "refused (attempt 3, next in 8 s)".
@@ -93,24 +118,16 @@ func (a *Attempt) Short(now time.Time) string {
 	var b strings.Builder
 	switch a.Outcome {
 	case Delivered, Rejected:
-		fmt.Fprintf(&b, "%d in %s", a.Status, roundLatency(a.Latency))
-	case Timeout:
-		b.WriteString("timeout")
-	case Stopped:
-		b.WriteString("stopped")
+		fmt.Fprintf(&b, "%d in %s", a.Status, Spoken(a.Latency))
 	default:
-		if strings.HasPrefix(a.Error, "nothing is listening") {
-			b.WriteString("refused")
-		} else {
-			b.WriteString("unreachable")
-		}
+		b.WriteString(string(a.Outcome))
 	}
 	var notes []string
 	if a.Number > 1 {
 		notes = append(notes, fmt.Sprintf("attempt %d", a.Number))
 	}
 	if !a.NextAt.IsZero() {
-		notes = append(notes, "next in "+roundLatency(max(a.NextAt.Sub(now), 0)).String())
+		notes = append(notes, "next in "+Spoken(max(a.NextAt.Sub(now), 0)))
 	}
 	if a.GaveUp {
 		notes = append(notes, "given up")
@@ -122,19 +139,6 @@ func (a *Attempt) Short(now time.Time) string {
 		fmt.Fprintf(&b, " (%s)", strings.Join(notes, ", "))
 	}
 	return b.String()
-}
-
-// roundLatency keeps durations readable: 12ms, 1.2s, 8s.
-func roundLatency(d time.Duration) time.Duration {
-	switch {
-	case d >= 10*time.Second:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond)
-	case d >= 10*time.Millisecond:
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(10 * time.Microsecond)
 }
 
 // classify turns an exchange's result into an outcome and words a person
@@ -162,7 +166,7 @@ func classify(resp *replay.Response, err error, host string, budget time.Duratio
 	case xe.TimedOut && xe.Stage != replay.StageConnect:
 		return Timeout, fmt.Sprintf("no answer from %s within %s", host, budget)
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return Unreachable, fmt.Sprintf("nothing is listening on %s: is your app running?", host)
+		return Refused, fmt.Sprintf("nothing is listening on %s: is your app running?", host)
 	case errors.As(err, &dnsErr):
 		return Unreachable, fmt.Sprintf("the host name in %s does not resolve (%s): check the URL", host, dnsErr.Err)
 	case xe.Stage == replay.StageConnect && xe.TimedOut:
@@ -172,7 +176,11 @@ func classify(resp *replay.Response, err error, host string, budget time.Duratio
 	case xe.Stage == replay.StageTLS:
 		return Unreachable, fmt.Sprintf("the TLS handshake with %s failed: %v", host, rootCause(err))
 	}
-	return Unreachable, fmt.Sprintf("the app at %s closed the connection without answering", host)
+	// Connected, sent (or began to), and the connection ended without a
+	// byte of answer: the app's verdict on this delivery, most often a
+	// crash on its payload. (A kept-alive connection that fails this way
+	// is tried once more on a new one before it gets here.)
+	return Dropped, fmt.Sprintf("the app at %s closed the connection without answering (did it crash on this delivery?)", host)
 }
 
 // rootCause is the innermost error: "connect: no route to host" rather

@@ -89,13 +89,20 @@ type RouteStatus struct {
 	// tried included).
 	Waiting int64 `json:"waiting"`
 	// Since is when the route entered its state.
-	Since     time.Time `json:"since,omitzero"`
+	Since time.Time `json:"since,omitzero"`
+	// LastError is the last attempt's failure in plain words, without
+	// what Hookscope does next ("nothing is listening on localhost:3000:
+	// is your app running?").
 	LastError string    `json:"last_error,omitempty"`
 	NextAt    time.Time `json:"next_at,omitzero"`
 }
 
 // Forwarder forwards deliveries. Create it with New, Start it, give it to
-// the engine as its Tap (inspector.Engine.SetTap), Stop it last.
+// the engine as its Tap (inspector.Engine.SetTap), Stop it last. A
+// forwarder that replaces another at run time is given the tap before it
+// starts: until Start it keeps what the receiver hands over (and relays in
+// pass-through), so nothing stored during the switch is missed
+// (station.SetForward has the order).
 type Forwarder struct {
 	cfg       Config
 	store     Store
@@ -126,6 +133,9 @@ type Forwarder struct {
 	// top: every acked delivery at or below it has reached the routes'
 	// queues (see safeTop).
 	top atomic.Int64
+	// frozen stops the cursors: the receiver's deliveries go to another
+	// forwarder now (Freeze).
+	frozen atomic.Bool
 
 	warnings []string
 
@@ -134,6 +144,8 @@ type Forwarder struct {
 	wg     sync.WaitGroup
 	bg     sync.WaitGroup // pass-through's side sends
 	state  atomic.Int32   // 0 new, 1 started, 2 stopped
+	// stopping: Stop is under way (it waits for tickets first).
+	stopping atomic.Bool
 }
 
 // New checks cfg and returns a forwarder; nothing runs until Start.
@@ -164,6 +176,9 @@ func New(cfg Config, o Options) (*Forwarder, error) {
 		byName:     map[string]*worker{},
 		intakeKick: make(chan struct{}, 1),
 	}
+	// The context exists from the start: a forwarder given the tap before
+	// Start relays in pass-through already.
+	f.ctx, f.cancel = context.WithCancel(context.Background())
 	if f.logf == nil {
 		f.logf = func(string, ...any) {}
 	}
@@ -226,26 +241,41 @@ func (f *Forwarder) Subscribe(fn func(Event)) (cancel func()) { return f.hub.Sub
 // ack mode a new session begins (deliveries stored from now on are the
 // route's), and whatever earlier runs left owed is sent first, oldest
 // first. Call it before the receiver serves, so nothing it stores is missed.
-func (f *Forwarder) Start(ctx context.Context) error {
+func (f *Forwarder) Start(ctx context.Context) error { return f.StartAfter(ctx, FromNewest, 0) }
+
+// StartAfter is Start for a forwarder that replaces another (prev) while
+// the receiver runs: its sessions begin after delivery id after, the
+// newest stored before it took the tap, so the deliveries stored while
+// the two changed places are owed; and everything owed up to handed
+// (prev.Last()) is read from the store, since those deliveries went to
+// prev, not to this one.
+func (f *Forwarder) StartAfter(ctx context.Context, after, handed int64) error {
 	if !f.state.CompareAndSwap(0, 1) {
 		return errors.New("forward: started twice")
 	}
-	f.ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	from := f.maxSeen.Load()
 	top := int64(0)
 	for _, w := range f.workers {
-		st, err := f.store.OpenRoute(ctx, w.route.name, f.cfg.Mode == ModeAck, from)
+		st, err := f.store.OpenRoute(ctx, w.route.name, f.cfg.Mode == ModeAck, after)
 		if err != nil {
+			f.state.Store(2)
 			f.cancel()
 			return fmt.Errorf("open forward route %s: %w", w.route.name, err)
 		}
+		st.Live = max(st.Live, handed)
+		// Locked: a forwarder that took the tap before Start relays
+		// already (pass-through), and reports its routes.
+		w.mu.Lock()
 		w.cursor, w.liveFrom, w.owed = st.Cursor, st.Live, st.Owed
 		w.backlogAfter = st.Cursor
+		// Nothing owed: no backlog to read, so Queued does not count
+		// the deliveries below liveFrom as possibly waiting.
+		w.backlogDone = st.Owed == 0
+		w.status.Waiting = w.owed
+		w.mu.Unlock()
 		if f.marks != nil {
 			w.startedBefore = f.marks.Started(w.route.name)
 			w.marked = w.startedBefore
 		}
-		w.status.Waiting = w.owed
 		top = max(top, st.Live)
 	}
 	f.top.Store(top)
@@ -262,14 +292,34 @@ func (f *Forwarder) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop ends forwarding: attempts under way are abandoned (recorded as
-// stopped; the next start sends them again as re-forwards), what was
-// recorded is flushed, and each route's session closes at the newest
-// delivery the receiver handed over. Call it after the receiver stopped.
+// Freeze stops moving the routes' cursors. Call it before the receiver's
+// tap leaves this forwarder for another (station.SetForward): a delivery
+// handed to the other one may carry a lower id than one handed here, and
+// must not be counted done by this forwarder's cursor.
+func (f *Forwarder) Freeze() { f.frozen.Store(true) }
+
+// stopWait bounds how long Stop waits for requests that began storing
+// with this forwarder as the tap to hand their deliveries over.
+const stopWait = 5 * time.Second
+
+// Stop ends forwarding: it waits (up to stopWait) for the requests that
+// took a ticket to hand their deliveries over, so each is in this run's
+// session; attempts under way are abandoned (recorded as stopped; the
+// next start sends them again as re-forwards), what was recorded is
+// flushed, and each route's session closes at the newest delivery the
+// receiver handed over. Call it after the receiver stopped, or after the
+// tap went to another forwarder.
 func (f *Forwarder) Stop(ctx context.Context) error {
-	if !f.state.CompareAndSwap(1, 2) {
+	if f.state.CompareAndSwap(0, 2) {
+		f.cancel()
 		return nil
 	}
+	if !f.stopping.CompareAndSwap(false, true) {
+		return nil
+	}
+	// Still started while it waits: the deliveries come in as usual.
+	f.tickets.waitIdle(ctx, stopWait)
+	f.state.Store(2)
 	f.cancel()
 	f.bg.Wait()
 	f.wg.Wait()
@@ -286,7 +336,7 @@ func (f *Forwarder) Stop(ctx context.Context) error {
 		}
 	}
 	if f.cfg.Mode == ModeAck {
-		last := max(f.maxSeen.Load(), f.top.Load())
+		last := f.Last()
 		for _, w := range f.workers {
 			if err := f.store.CloseRoute(ctx, w.route.name, last); err != nil {
 				errs = append(errs, fmt.Errorf("close forward route %s: %w", w.route.name, err))
@@ -296,6 +346,11 @@ func (f *Forwarder) Stop(ctx context.Context) error {
 	f.pool.Close()
 	return errors.Join(errs...)
 }
+
+// Last is the newest delivery id this forwarder was handed or read as
+// owed: after Stop, the one its sessions closed at (what StartAfter's
+// handed takes from the forwarder it replaces).
+func (f *Forwarder) Last() int64 { return max(f.maxSeen.Load(), f.top.Load()) }
 
 // publishRouteChanges reports routes whose state or queue length changed
 // since the last report (called every cursorEvery), so a face can show
@@ -345,7 +400,7 @@ func (f *Forwarder) routesFor(d *inspector.Delivery) []*worker {
 // (inspector.Tap): in pass-through, for a delivery read whole that a route
 // takes.
 func (f *Forwarder) Relays(d *inspector.Delivery) bool {
-	if f.cfg.Mode != ModePassThrough || f.state.Load() != 1 || d.Truncated || d.ReadError != "" {
+	if f.cfg.Mode != ModePassThrough || f.state.Load() == 2 || d.Truncated || d.ReadError != "" {
 		return false
 	}
 	return len(f.routesFor(d)) > 0
@@ -367,11 +422,16 @@ type intaken struct {
 // forwarding. In pass-through it sends the deliveries the receiver
 // answers itself (malformed ones) to the catch-all routes in the
 // background.
+//
+// Before Start it keeps the delivery for the routes (a forwarder that
+// takes over the tap at run time); after Stop it drops it (what is stored
+// and owed is sent by the next run).
 func (f *Forwarder) Stored(ticket uint64, d *inspector.Delivery) {
-	if d == nil || f.state.Load() != 1 || f.cfg.Mode == ModePassThrough {
+	stopped := f.state.Load() == 2
+	if d == nil || stopped || f.cfg.Mode == ModePassThrough {
 		f.tickets.finish(ticket)
 	}
-	if d == nil || f.state.Load() != 1 {
+	if d == nil || stopped {
 		return
 	}
 	if f.cfg.Mode == ModePassThrough {
@@ -521,6 +581,19 @@ func (t *tickets) idle() bool {
 	return t.low == t.next
 }
 
+// waitIdle waits until every ticket issued so far is finished, at most
+// for d or until ctx ends. Tickets are few and finish within a store's
+// fdatasync, so it polls.
+func (t *tickets) waitIdle(ctx context.Context, d time.Duration) {
+	t.mu.Lock()
+	target := t.next
+	t.mu.Unlock()
+	deadline := time.Now().Add(d)
+	for !t.finished(target) && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // attempt sends d to w's app once and describes the outcome; it neither
 // records nor publishes.
 func (f *Forwarder) attempt(ctx context.Context, w *worker, d *inspector.Delivery, kind Kind, number int, s *replay.Sender) (*Attempt, *replay.Response) {
@@ -532,6 +605,7 @@ func (f *Forwarder) attempt(ctx context.Context, w *worker, d *inspector.Deliver
 	resp, latency, err := s.Send(ctx, rt.Target, request(d, f.cfg.ResignSecret, f.cfg.Headers))
 	a.Latency = latency
 	a.Outcome, a.Error = classify(resp, err, rt.Host(), s.Timeout)
+	a.reason = a.Error
 	if err != nil {
 		a.Detail = err.Error()
 		var xe *replay.ExchangeError
@@ -549,6 +623,7 @@ func (f *Forwarder) attempt(ctx context.Context, w *worker, d *inspector.Deliver
 	}
 	if a.Outcome != Delivered && a.Outcome != Rejected && ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		a.Outcome, a.Error = Stopped, "Hookscope stopped before the app answered"
+		a.reason = a.Error
 	}
 	return a, resp
 }
@@ -661,21 +736,55 @@ func (f *Forwarder) Attempts(ctx context.Context, deliveryID int64) ([]*Attempt,
 	return f.store.ForwardAttempts(ctx, deliveryID)
 }
 
+// The badge states.
+const (
+	BadgeQueued    = "queued"    // waiting in a route's queue
+	BadgeDelivered = "delivered" // the app took it (2xx)
+	BadgeFailed    = "failed"    // given up, or a pass-through the app did not take
+	BadgeRetrying  = "retrying"  // the latest attempt failed; the queue tries again
+)
+
 // Badge is a delivery's forwarding on a list row.
 type Badge struct {
-	// State is "queued", "delivered", "failed" (given up, or a
-	// pass-through the app did not take), "retrying" or "" (not forwarded).
+	// State is BadgeQueued, BadgeDelivered, BadgeFailed, BadgeRetrying or
+	// "" (not forwarded).
 	State string
 	// Text is what the row shows: "→ 200", "→ 500", "→ refused", "queued".
 	Text    string
 	Summary Summary
 }
 
+// BadgeOf is the badge of a delivery whose latest attempt had this
+// outcome, status and finality.
+func BadgeOf(o Outcome, status int, final bool) Badge {
+	b := Badge{Text: "→ " + string(o)}
+	if o == Delivered || o == Rejected {
+		b.Text = "→ " + strconv.Itoa(status)
+	}
+	switch {
+	case o == Delivered:
+		b.State = BadgeDelivered
+	case final:
+		b.State = BadgeFailed
+	default:
+		b.State = BadgeRetrying
+	}
+	return b
+}
+
+// Badge is the badge the delivery shows once this attempt is its latest.
+func (a *Attempt) Badge() Badge {
+	b := BadgeOf(a.Outcome, a.Status, a.Final)
+	b.Summary = Summary{Attempts: a.Number, Status: a.Status, Outcome: a.Outcome, Final: a.Final, Reforward: a.Reforward, At: a.StartedAt}
+	return b
+}
+
 // Badges returns the badge of each of ids that has one: the store's
-// summary (one lookup per row), or "queued" for deliveries waiting in a
-// route's queue.
-func (f *Forwarder) Badges(ctx context.Context, ids []int64) (map[int64]Badge, error) {
-	sums, err := f.store.ForwardSummaries(ctx, ids)
+// summary (one primary-key lookup per row), or "queued" for deliveries
+// that queued reports (a running forwarder's queues; nil when forwarding
+// is off).
+func Badges(ctx context.Context, store Store, ids []int64, queued func(id int64) bool) (map[int64]Badge, error) {
+	sums, err := store.ForwardSummaries(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -683,37 +792,26 @@ func (f *Forwarder) Badges(ctx context.Context, ids []int64) (map[int64]Badge, e
 	for _, id := range ids {
 		s, ok := sums[id]
 		if !ok {
-			if f.queued(id) {
-				out[id] = Badge{State: "queued", Text: "queued"}
+			if queued != nil && queued(id) {
+				out[id] = Badge{State: BadgeQueued, Text: "queued"}
 			}
 			continue
 		}
-		b := Badge{Summary: s}
-		switch s.Outcome {
-		case Delivered, Rejected:
-			b.Text = "→ " + strconv.Itoa(s.Status)
-		case Timeout:
-			b.Text = "→ timeout"
-		case Stopped:
-			b.Text = "→ stopped"
-		default:
-			b.Text = "→ unreachable"
-		}
-		switch {
-		case s.Outcome == Delivered:
-			b.State = "delivered"
-		case s.Final:
-			b.State = "failed"
-		default:
-			b.State = "retrying"
-		}
+		b := BadgeOf(s.Outcome, s.Status, s.Final)
+		b.Summary = s
 		out[id] = b
 	}
 	return out, nil
 }
 
-// queued reports whether a route's queue holds id.
-func (f *Forwarder) queued(id int64) bool {
+// Badges returns the badge of each of ids that has one (see Badges):
+// the store's summary, or "queued" for deliveries in a route's queue.
+func (f *Forwarder) Badges(ctx context.Context, ids []int64) (map[int64]Badge, error) {
+	return Badges(ctx, f.store, ids, f.Queued)
+}
+
+// Queued reports whether a route's queue holds id.
+func (f *Forwarder) Queued(id int64) bool {
 	for _, w := range f.workers {
 		if w.holds(id) {
 			return true

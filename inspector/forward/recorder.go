@@ -101,6 +101,9 @@ func (r *recorder) save(ctx context.Context) error {
 // cursors returns the routes whose cursor can move: below the lowest
 // delivery a route still owes and at most safeTop.
 func (r *recorder) cursors() map[string]int64 {
+	if r.f.frozen.Load() {
+		return nil
+	}
 	top := r.f.safeTop()
 	r.mu.Lock()
 	defer r.mu.Unlock()

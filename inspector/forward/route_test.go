@@ -120,10 +120,10 @@ func TestClassify(t *testing.T) {
 	}{
 		{"2xx", &replay.Response{Status: 204}, nil, Delivered, ""},
 		{"500", &replay.Response{Status: 500, StatusText: "Internal Server Error", Body: []byte("panic: boom\n\tat x")}, nil, Rejected, "the app answered 500 Internal Server Error: panic: boom …"},
-		{"refused", nil, refused, Unreachable, "nothing is listening on localhost:3000: is your app running?"},
+		{"refused", nil, refused, Refused, "nothing is listening on localhost:3000: is your app running?"},
 		{"dns", nil, &replay.ExchangeError{Stage: replay.StageConnect, Err: &net.DNSError{Err: "no such host", Name: "nope"}}, Unreachable, "does not resolve (no such host)"},
 		{"timeout", nil, &replay.ExchangeError{Stage: replay.StageRead, TimedOut: true, Err: errors.New("no answer")}, Timeout, "no answer from localhost:3000 within 9s"},
-		{"reset", nil, &replay.ExchangeError{Stage: replay.StageRead, Err: errors.New("EOF")}, Unreachable, "closed the connection without answering"},
+		{"reset", nil, &replay.ExchangeError{Stage: replay.StageRead, Err: errors.New("EOF")}, Dropped, "closed the connection without answering (did it crash on this delivery?)"},
 	} {
 		o, text := classify(tc.resp, tc.err, "localhost:3000", 9*time.Second)
 		if o != tc.outcome || !strings.Contains(text, tc.text) {
@@ -138,10 +138,12 @@ func TestAttemptShort(t *testing.T) {
 		a    Attempt
 		want string
 	}{
-		{Attempt{Outcome: Delivered, Status: 200, Latency: 12 * time.Millisecond, Number: 1}, "200 in 12ms"},
-		{Attempt{Outcome: Unreachable, Error: "nothing is listening on x", Number: 3, NextAt: now.Add(8 * time.Second)}, "refused (attempt 3, next in 8s)"},
-		{Attempt{Outcome: Rejected, Status: 500, Latency: 3 * time.Millisecond, Number: 6, GaveUp: true}, "500 in 3ms (attempt 6, given up)"},
-		{Attempt{Outcome: Delivered, Status: 200, Latency: 1500 * time.Millisecond, Number: 1, Reforward: true}, "200 in 1.5s (re-forward)"},
+		{Attempt{Outcome: Delivered, Status: 200, Latency: 12 * time.Millisecond, Number: 1}, "200 in 12 ms"},
+		{Attempt{Outcome: Refused, Error: "nothing is listening on x", Number: 3, NextAt: now.Add(8 * time.Second)}, "refused (attempt 3, next in 8 s)"},
+		{Attempt{Outcome: Dropped, Number: 2, NextAt: now.Add(2 * time.Second)}, "dropped (attempt 2, next in 2 s)"},
+		{Attempt{Outcome: Rejected, Status: 500, Latency: 3 * time.Millisecond, Number: 6, GaveUp: true}, "500 in 3 ms (attempt 6, given up)"},
+		{Attempt{Outcome: Delivered, Status: 200, Latency: 1500 * time.Millisecond, Number: 1, Reforward: true}, "200 in 1.5 s (re-forward)"},
+		{Attempt{Outcome: Delivered, Status: 204, Latency: 490 * time.Microsecond, Number: 1}, "204 in 0.49 ms"},
 	} {
 		if got := tc.a.Short(now); got != tc.want {
 			t.Errorf("%q, want %q", got, tc.want)
@@ -175,5 +177,25 @@ func TestRequestAddsHeadersInPlaceOfCaptured(t *testing.T) {
 	}
 	if s := strings.Join(names, ","); s != "User-Agent=a,Content-Length=2,x-debug=1" || req.HostIndex != 1 {
 		t.Errorf("headers %s, host at %d", s, req.HostIndex)
+	}
+}
+
+// TestSpoken: durations as a person reads them, with no "1000 ms" at the
+// edge between milliseconds and seconds.
+func TestSpoken(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{490 * time.Microsecond, "0.49 ms"},
+		{12 * time.Millisecond, "12 ms"},
+		{999*time.Millisecond + 600*time.Microsecond, "1 s"},
+		{999 * time.Millisecond, "999 ms"},
+		{1500 * time.Millisecond, "1.5 s"},
+		{130 * time.Second, "2 min 10 s"},
+	} {
+		if got := Spoken(tc.d); got != tc.want {
+			t.Errorf("Spoken(%v) = %q, want %q", tc.d, got, tc.want)
+		}
 	}
 }

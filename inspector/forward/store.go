@@ -20,11 +20,13 @@ import (
 // attempts are in SQLite; the deliveries are there once the store has
 // recovered its inbox, which Open does before anything else.
 type Store interface {
-	// OpenRoute creates the route's row (its cursor at the newest stored
-	// delivery) or finds it. A session left open by a process that died
-	// is closed at the newest stored delivery. With session set a new
-	// session opens after max(from, the newest stored delivery) and its
-	// start is returned as Live: deliveries above it are this run's.
+	// OpenRoute creates the route's row (its cursor at from, or at the
+	// newest stored delivery when from is FromNewest) or finds it. A
+	// session left open by a process that died is closed at the newest
+	// stored delivery. With session set a new session opens after from
+	// (FromNewest: after the newest stored delivery). Live is the later of
+	// the two: deliveries above it are this run's, handed over by the
+	// receiver; the owed ones at or below it are read from the store.
 	OpenRoute(ctx context.Context, route string, session bool, from int64) (RouteState, error)
 	// CloseRoute closes the route's open session at last, the newest
 	// delivery this run's receiver stored.
@@ -44,6 +46,10 @@ type Store interface {
 	// ones it no longer holds in memory), or nil, nil when it was deleted.
 	ForwardDelivery(ctx context.Context, id int64) (*inspector.Delivery, error)
 }
+
+// FromNewest as OpenRoute's from (and StartAfter's after) starts a session
+// after the newest stored delivery: forwarding turned on.
+const FromNewest = -1
 
 // Marks keeps, per route, the highest delivery id whose forward may have
 // started. It is written, durably, before a request goes out; after a

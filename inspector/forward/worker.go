@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/internal/pace"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // worker is one route's queue: deliveries the store says the route still
@@ -230,12 +231,12 @@ func (w *worker) deliver(it item) bool {
 			return false
 		case Delivered:
 			a.Final, w.streak, w.downTries = true, false, 0
-		case Rejected, Timeout:
+		case Rejected, Timeout, Dropped:
 			w.downTries = 0
 			it.verdicts++
 			if w.streak || it.verdicts > f.cfg.Policy.retries() {
 				a.Final, a.GaveUp, w.streak = true, true, true
-				a.Error += fmt.Sprintf("; given up after %d attempt(s): Forward again sends it once more", n)
+				a.Error += fmt.Sprintf("; given up after %s: Forward again sends it once more", plural.S(n, "attempt"))
 				break
 			}
 			wait = backoff(it.verdicts, RetryBackoffMin, RetryBackoffMax)
@@ -253,8 +254,7 @@ func (w *worker) deliver(it item) bool {
 			a.NextAt = f.now().Add(wait)
 		}
 		w.observe(a)
-		f.rec.add(a)
-		f.hub.Publish(Event{Kind: AttemptDone, Attempt: a, Route: w.snapshot()})
+		w.report(a)
 		w.yield(a.Latency)
 		if a.Final {
 			return true
@@ -300,8 +300,15 @@ func (w *worker) finishOnce(a *Attempt) {
 		a.Final = true
 	}
 	w.observe(a)
+	w.report(a)
+}
+
+// report records an attempt and tells the subscribers. They get a copy:
+// the recorder writes the stored id into a while they read theirs.
+func (w *worker) report(a *Attempt) {
+	seen := *a
 	w.f.rec.add(a)
-	w.f.hub.Publish(Event{Kind: AttemptDone, Attempt: a, Route: w.snapshot()})
+	w.f.hub.Publish(Event{Kind: AttemptDone, Attempt: &seen, Route: w.snapshot()})
 }
 
 // observe updates the route's state from an attempt.
@@ -309,16 +316,16 @@ func (w *worker) observe(a *Attempt) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	state := w.status.State
-	switch a.Outcome {
-	case Delivered, Rejected, Timeout:
+	switch {
+	case a.Outcome == Delivered || a.Outcome.Verdict():
 		state = RouteUp
-	case Unreachable:
+	case a.Outcome.Down():
 		state = RouteDown
 	}
 	if state != w.status.State {
 		w.status.State, w.status.Since = state, a.StartedAt
 	}
-	w.status.LastError, w.status.NextAt = a.Error, a.NextAt
+	w.status.LastError, w.status.NextAt = a.reason, a.NextAt
 }
 
 func (w *worker) snapshot() RouteStatus {

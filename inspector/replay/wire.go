@@ -176,7 +176,11 @@ func (s *Sender) Send(ctx context.Context, target *url.URL, req Request) (*Respo
 			return nil, 0, err
 		}
 		resp, latency, keep, err := s.exchange(ctx, c, wire, req.Method)
-		if err != nil && reused && !retried && c.read == 0 && ctx.Err() == nil {
+		// Not after a timeout: the connection's deadline can fire an
+		// instant before ctx reports it, and a retry would then fail to
+		// connect at all ("cannot reach") instead of saying "no answer".
+		var xe *ExchangeError
+		if err != nil && reused && !retried && c.read == 0 && ctx.Err() == nil && !(errors.As(err, &xe) && xe.TimedOut) {
 			c.Close()
 			continue
 		}

@@ -23,6 +23,7 @@ import (
 func main() {
 	db := flag.String("db", os.Getenv("HOOKSCOPE_DB"), "store file (default: the app's store)")
 	secretEnv := flag.String("secret-env", "", "environment variable holding the webhook secret")
+	addr := flag.String("addr", "", "listen here this run instead of the saved address (host:port)")
 	flag.Parse()
 	if addr := os.Getenv("HOOKSCOPE_PPROF"); addr != "" {
 		go func() {
@@ -46,7 +47,7 @@ func main() {
 		}
 		return
 	}
-	if err := ui.Run(ui.Config{DBPath: *db, Version: "dev", Secrets: secrets}); err != nil {
+	if err := ui.Run(ui.Config{DBPath: *db, Version: "dev", Secrets: secrets, ListenAddr: *addr}); err != nil {
 		fmt.Fprintln(os.Stderr, "devrun:", err)
 		os.Exit(1)
 	}

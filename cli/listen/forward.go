@@ -1,0 +1,223 @@
+package listen
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/pflag"
+
+	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/forward"
+)
+
+// ForwardOptions are listen's forwarding flags.
+type ForwardOptions struct {
+	To            []string
+	Mode          string
+	Timeout       time.Duration
+	Retries       int
+	Headers       []string
+	ResignEnv     string
+	SkipMalformed bool
+
+	fs *pflag.FlagSet
+}
+
+// forwardFlags names every forwarding flag but --forward-to: each needs it.
+var forwardFlags = []string{"forward-mode", "forward-timeout", "forward-retries", "forward-header", "forward-resign-secret-env", "forward-skip-malformed"}
+
+// addForwardFlags registers the --forward-* flags on fs.
+func addForwardFlags(fs *pflag.FlagSet) *ForwardOptions {
+	f := &ForwardOptions{fs: fs}
+	fs.StringArrayVar(&f.To, "forward-to", nil, "forward every delivery to your app at this `URL`, or only messages with an event type matching a glob with GLOB=URL (repeatable; a message goes whole to every route it matches)")
+	fs.StringVar(&f.Mode, "forward-mode", string(forward.ModeAck), "ack: answer the service once stored, then forward from a durable queue; pass-through: answer the service with your app's answer")
+	fs.DurationVar(&f.Timeout, "forward-timeout", forward.DefaultTimeout, "how long one forward waits for your app's answer (in pass-through the service then gets 504; keep it under the service's 10s)")
+	fs.IntVar(&f.Retries, "forward-retries", forward.DefaultRetries, "how often a delivery your app answers non-2xx, drops or does not answer in time is sent again (0: once only). Defaults: "+forward.DefaultsHelp())
+	fs.StringArrayVar(&f.Headers, "forward-header", nil, "add a header to every forwarded request, as 'Name: value' (repeatable; replaces a captured header of that name)")
+	fs.StringVar(&f.ResignEnv, "forward-resign-secret-env", "", "name of an environment `variable` holding your app's development webhook secret: forwarded bodies are signed again with it (it is never printed or stored)")
+	fs.BoolVar(&f.SkipMalformed, "forward-skip-malformed", false, "do not forward malformed or rejected deliveries (not a webhook message, not a POST, over the body cap) to catch-all routes")
+	return f
+}
+
+// config checks the flags and builds the forwarder's configuration (nil
+// without --forward-to); every problem is a usage error.
+func (f *ForwardOptions) config(env *cmdutil.Env, answer inspector.AnswerMode) (*forward.Config, error) {
+	if len(f.To) == 0 {
+		for _, name := range forwardFlags {
+			if f.fs.Changed(name) {
+				return nil, cmdutil.UsageErrorf("--%s needs --forward-to: give your app's URL, for example --forward-to http://localhost:3000/webhooks", name)
+			}
+		}
+		return nil, nil
+	}
+	routes, err := forward.ParseRoutes(f.To)
+	if err != nil {
+		return nil, cmdutil.UsageErrorf("--forward-to: %v", err)
+	}
+	mode, err := forward.ParseMode(f.Mode)
+	if err != nil {
+		return nil, cmdutil.UsageErrorf("--forward-mode: %v", err)
+	}
+	if mode == forward.ModePassThrough && answer != inspector.Answer200 {
+		return nil, cmdutil.UsageErrorf("--forward-mode pass-through answers the service with your app's answer, and --answer %s answers it otherwise: drop one of them", answer)
+	}
+	if f.Timeout <= 0 {
+		return nil, cmdutil.UsageErrorf("--forward-timeout must be a positive duration such as 9s, got %s", f.Timeout)
+	}
+	if f.Retries < 0 {
+		return nil, cmdutil.UsageErrorf("--forward-retries must be 0 (send once) or more, got %d", f.Retries)
+	}
+	headers, err := forward.ParseHeaders(f.Headers)
+	if err != nil {
+		return nil, cmdutil.UsageErrorf("--forward-header: %v", err)
+	}
+	cfg := &forward.Config{Routes: routes, Mode: mode, Headers: headers, SkipMalformed: f.SkipMalformed,
+		Policy: forward.Policy{Timeout: f.Timeout, Retries: f.Retries}}
+	if f.Retries == 0 {
+		cfg.Policy.Retries = forward.NoRetries
+	}
+	if f.ResignEnv != "" {
+		v := env.Getenv(f.ResignEnv)
+		if v == "" {
+			return nil, cmdutil.UsageErrorf("--forward-resign-secret-env %s: the environment variable is unset or empty", f.ResignEnv)
+		}
+		cfg.ResignSecret = []byte(v)
+	}
+	return cfg, nil
+}
+
+// forwardPrinter turns the forwarder's events into output entries: one per
+// attempt, and one when a route's app goes down or comes back.
+type forwardPrinter struct {
+	out    *printer
+	routes int
+
+	mu sync.Mutex
+	// state is each route's state as last said; downSince when it went
+	// down.
+	state     map[string]forward.RouteStateName
+	downSince map[string]time.Time
+}
+
+func newForwardPrinter(out *printer, routes int) *forwardPrinter {
+	return &forwardPrinter{out: out, routes: routes, state: map[string]forward.RouteStateName{}, downSince: map[string]time.Time{}}
+}
+
+// forwardLine is one attempt in listen's --json output.
+type forwardLine struct {
+	Forward forwardJSON `json:"forward"`
+}
+
+// forwardJSON is an attempt with the app's body as text when it is UTF-8
+// (base64 otherwise, as encoding/json writes bytes) and the latency in
+// milliseconds.
+type forwardJSON struct {
+	*forward.Attempt
+	LatencyMS    float64 `json:"latency_ms"`
+	ResponseBody *string `json:"response_body,omitempty"`
+	BodyBase64   []byte  `json:"response_body_base64,omitempty"`
+}
+
+// routeLine is a route's change of state in listen's --json output.
+type routeLine struct {
+	Route forward.RouteStatus `json:"forward_route"`
+}
+
+func (p *forwardPrinter) event(e forward.Event) {
+	switch e.Kind {
+	case forward.AttemptDone:
+		p.attempt(e.Attempt, e.Route)
+	case forward.RouteChanged:
+		p.route(e.Route, 0)
+	}
+}
+
+// attempt prints one attempt: "15:04:05.012  #41    → 200 in 12ms", and
+// under a failure that is the app's verdict the reason in plain words.
+// Why a route is down is said once, by route.
+func (p *forwardPrinter) attempt(a *forward.Attempt, rs forward.RouteStatus) {
+	j := forwardJSON{Attempt: a, LatencyMS: float64(a.Latency.Microseconds()) / 1000}
+	if len(a.ResponseBody) > 0 {
+		if utf8.Valid(a.ResponseBody) {
+			s := string(a.ResponseBody)
+			j.ResponseBody = &s
+		} else {
+			j.BodyBase64 = a.ResponseBody
+		}
+	}
+	p.out.emitAfter(a.DeliveryID, func() string {
+		paint := p.out.paint
+		arrow := "→ " + a.Short(time.Now())
+		switch {
+		case a.OK():
+			arrow = paint(ansiGreen, arrow)
+		case a.Outcome.Down() || a.Outcome == forward.Stopped:
+			arrow = paint(ansiYellow, arrow)
+		default:
+			arrow = paint(ansiRed, arrow)
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s  #%-5d %s", a.StartedAt.Local().Format("15:04:05.000"), a.DeliveryID, arrow)
+		if p.routes > 1 || a.Kind == forward.KindAgain {
+			fmt.Fprintf(&b, "  %s", paint(ansiDim, a.Route))
+		}
+		if a.Relayed != 0 && a.Relayed != a.Status {
+			fmt.Fprintf(&b, "  (the service got %d)", a.Relayed)
+		}
+		b.WriteByte('\n')
+		if !a.OK() && !a.Outcome.Down() && a.Reason() != "" {
+			fmt.Fprintf(&b, "    %s\n", a.Reason())
+		}
+		return b.String()
+	}, forwardLine{Forward: j})
+	p.route(rs, a.DeliveryID)
+}
+
+// route says, once per change, that a route's app went down or came back;
+// a change an attempt of delivery id showed is said under that attempt.
+func (p *forwardPrinter) route(rs forward.RouteStatus, id int64) {
+	p.mu.Lock()
+	was := p.state[rs.Name]
+	p.state[rs.Name] = rs.State
+	var downFor time.Duration
+	switch {
+	case rs.State == forward.RouteDown && was != forward.RouteDown:
+		p.downSince[rs.Name] = rs.Since
+	case rs.State == forward.RouteUp && was == forward.RouteDown:
+		downFor = time.Since(p.downSince[rs.Name])
+	}
+	p.mu.Unlock()
+	if rs.State == was || (rs.State != forward.RouteDown && was != forward.RouteDown) {
+		return
+	}
+	p.out.emitAfter(id, func() string {
+		if rs.State == forward.RouteDown {
+			return p.out.paint(ansiYellow, "forward: "+rs.DownText(time.Time{})+"\n")
+		}
+		return p.out.paint(ansiGreen, "forward: "+rs.BackText(downFor)+"\n")
+	}, routeLine{Route: rs})
+}
+
+// forwardStart describes forwarding on the start entry.
+func forwardStart(cfg *forward.Config) (text string, v map[string]any) {
+	if cfg == nil {
+		return "", nil
+	}
+	var names []string
+	for _, r := range cfg.Routes {
+		names = append(names, r.Name())
+	}
+	how := "ack: the service gets 200 once a delivery is stored; your app gets it next, in order, retried until it answers 2xx"
+	if cfg.Mode == forward.ModePassThrough {
+		how = "pass-through: your app's answer is the service's"
+	}
+	text = fmt.Sprintf("Forwarding to %s (%s).\n", strings.Join(names, ", "), how)
+	if cfg.Mode == forward.ModePassThrough && cfg.Policy.Timeout >= 10*time.Second {
+		text += fmt.Sprintf("Warning: --forward-timeout %s is not under the service's 10 s: the service gives up before Hookscope answers it 504.\n", cfg.Policy.Timeout)
+	}
+	return text, map[string]any{"mode": string(cfg.Mode), "routes": names, "timeout_ms": cfg.Policy.Timeout.Milliseconds(), "resigned": len(cfg.ResignSecret) > 0}
+}

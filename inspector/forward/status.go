@@ -1,0 +1,93 @@
+package forward
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookscope/hookscope/internal/plural"
+)
+
+// App names the route's app for a person: the target's host, and the
+// route's glob when it has one ("localhost:3000", "localhost:3000
+// (media.*)").
+func (rs RouteStatus) App() string {
+	host := rs.Target
+	if u, err := url.Parse(rs.Target); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	if glob, _, ok := strings.Cut(rs.Name, "="); ok && !strings.Contains(glob, "://") {
+		host += " (" + glob + ")"
+	}
+	return host
+}
+
+// DownText says that the route's app is down, for how long (when now is
+// not zero), how many deliveries wait and why, in one line that both
+// faces show: "your app at localhost:3000 is down (2 min 10 s); 41
+// deliveries wait. Nothing is listening on localhost:3000: is your app
+// running? Hookscope keeps trying every few seconds and sends them in
+// order."
+func (rs RouteStatus) DownText(now time.Time) string {
+	how := ""
+	if !now.IsZero() && !rs.Since.IsZero() {
+		how = " (" + Spoken(now.Sub(rs.Since).Round(time.Second)) + ")"
+	}
+	return fmt.Sprintf("your app at %s is down%s; %s. %s Hookscope keeps trying every few seconds and sends them in order.",
+		rs.App(), how, plural.Count(int(rs.Waiting), "delivery waits", "deliveries wait"), sentence(rs.LastError))
+}
+
+// BackText says that the route's app answers again after being down for
+// downFor, and what happens to the deliveries that waited.
+func (rs RouteStatus) BackText(downFor time.Duration) string {
+	after := "less than a second"
+	if d := downFor.Round(time.Second); d > 0 {
+		after = Spoken(d)
+	}
+	msg := fmt.Sprintf("your app at %s is back after %s", rs.App(), after)
+	if rs.Waiting > 0 {
+		msg += fmt.Sprintf("; the %s that waited go now, in order", plural.Count(int(rs.Waiting), "delivery", "deliveries"))
+	}
+	return msg + "."
+}
+
+// Spoken writes a duration for a person, with a space before the unit
+// and two or three significant digits: 0.49 ms, 12 ms, 1.5 s, 8 s,
+// 2 min 10 s, 1 h 5 min.
+func Spoken(d time.Duration) string {
+	ms := func(step time.Duration) string {
+		return strconv.FormatFloat(float64(d.Round(step).Microseconds())/1000, 'f', -1, 64) + " ms"
+	}
+	switch {
+	case d < time.Millisecond:
+		return ms(10 * time.Microsecond)
+	case d < 10*time.Millisecond:
+		return ms(100 * time.Microsecond)
+	case d < time.Second-500*time.Microsecond: // 999.6 ms is said "1 s", not "1000 ms"
+		return ms(time.Millisecond)
+	case d < 10*time.Second:
+		return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + " s"
+	}
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// sentence starts s with a capital letter and ends it with a stop.
+func sentence(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
