@@ -1,10 +1,9 @@
 package main
 
 // The forwarding measurements (issue 16): a small app to forward to, a
-// bare reverse proxy to compare pass-through with, the receiver assembly
-// with forwarding (until `hookscope listen` has its --forward-to flags),
-// and lag, which measures ack-to-app lag and checks that every
-// acknowledged delivery reached the app, in order.
+// bare reverse proxy to compare pass-through with, and lag, which
+// measures ack-to-app lag and checks that every acknowledged delivery
+// reached the app, in order (`hookscope listen --forward-to` forwards).
 
 import (
 	"context"
@@ -18,29 +17,19 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/hookscope/hookscope/inspector"
-	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/inspector/simulate"
 	"github.com/hookscope/hookscope/internal/prove"
-	"github.com/hookscope/hookscope/station"
 )
 
 // seqHeader numbers lag's requests; forwarding carries it to the app
 // byte-exact.
 const seqHeader = "X-Hsload-Seq"
-
-// multiFlag collects a repeated flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return fmt.Sprint(*m) }
-func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
 // serveUntilInterrupt serves h on ln until SIGINT, printing the URL.
 func serveUntilInterrupt(ln net.Listener, h http.Handler) error {
@@ -89,61 +78,6 @@ func proxy(args []string) error {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 64}
 	return serveUntilInterrupt(ln, rp)
-}
-
-// stationCmd runs the receiver assembly with forwarding, as `hookscope
-// listen --forward-to` will: store with inbox, analysis, retention off.
-func stationCmd(args []string) error {
-	fs := flag.NewFlagSet("station", flag.ExitOnError)
-	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
-	db := fs.String("db", "", "store file (required)")
-	secretEnv := fs.String("secret-env", "", "environment variable holding the webhook secret")
-	mode := fs.String("forward-mode", "ack", "ack or pass-through")
-	var to multiFlag
-	fs.Var(&to, "forward-to", "route: URL or GLOB=URL (repeatable; none: no forwarding)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
-	fs.Parse(args)
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	if *db == "" {
-		return fmt.Errorf("--db is required")
-	}
-	cfg := station.Config{DBPath: *db, Addr: *addr, Engine: inspector.Options{Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }}}
-	if *secretEnv != "" {
-		cfg.Engine.Secrets = [][]byte{[]byte(os.Getenv(*secretEnv))}
-	}
-	if len(to) > 0 {
-		rs, err := forward.ParseRoutes(to)
-		if err != nil {
-			return err
-		}
-		m, err := forward.ParseMode(*mode)
-		if err != nil {
-			return err
-		}
-		cfg.Forward = &forward.Config{Routes: rs, Mode: m}
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	st, err := station.Open(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	b, _ := json.Marshal(map[string]string{"listening": "http://" + st.Addr() + "/webhooks", "store": *db})
-	fmt.Println(string(b))
-	<-ctx.Done()
-	closeCtx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	return st.Close(closeCtx)
 }
 
 // lagResult is what lag prints.

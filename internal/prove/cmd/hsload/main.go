@@ -8,7 +8,6 @@
 //	hsload run --url URL --secret-env S --rate 0 --concurrency 64   # saturation
 //	hsload backlog --db FILE     # waits until every stored delivery is analyzed
 //	hsload proxy --to URL        # a bare httputil.ReverseProxy in front of URL
-//	hsload station --db FILE --forward-to URL [--forward-mode pass-through]
 //	hsload lag --url URL --app-addr ADDR --rate 500 [--down 60s]
 //	hsload big --url URL --size 9961472 --concurrency 32 --pid PID   # big bodies at once; the receiver's peak memory
 //
@@ -48,7 +47,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog|big|proxy|station|lag [flags] (hsload run --help)")
+		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog|big|proxy|lag [flags] (hsload run --help)")
 		os.Exit(2)
 	}
 	var err error
@@ -63,12 +62,10 @@ func main() {
 		err = big(os.Args[2:])
 	case "proxy":
 		err = proxy(os.Args[2:])
-	case "station":
-		err = stationCmd(os.Args[2:])
 	case "lag":
 		err = lag(os.Args[2:])
 	default:
-		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run, backlog, big, proxy, station or lag)\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run, backlog, big, proxy or lag)\n", os.Args[1])
 		os.Exit(2)
 	}
 	if err != nil {
