@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 out=docs
 tmp=$(mktemp -d)
 display=${OAUTH_SHOTS_DISPLAY:-:98}
+# SHOTS_PORT keeps 8787 free (as in scripts/screenshots.sh); the docs show 8787.
+port=${SHOTS_PORT:-8787}
 export LANG=en_US.UTF-8
 go build -tags "$TAGS" -o "$tmp/devrun" ./ui/internal/devrun
 go build -o "$tmp/oauthbrowser" ./ui/internal/oauthbrowser
@@ -33,45 +35,46 @@ click() { DISPLAY=$display xdotool mousemove "$1" "$2" click 1; sleep "${3:-0.8}
 wheel_down() { DISPLAY=$display xdotool mousemove 800 500 click --repeat "$1" --delay 15 5; sleep 0.8; }
 browse() { "$tmp/oauthbrowser" --db "$tmp/hooks.db" "$@"; sleep 1.5; }
 
-port_busy() { (exec 3<>/dev/tcp/127.0.0.1/8787) 2>/dev/null; }
+port_busy() { (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; }
 
 start() { # a fresh store each time, so the layout is the same on every run
-	# The window's receiver listens on 127.0.0.1:8787; another Hookscope
+	# The window's receiver listens on 127.0.0.1:$port; another Hookscope
 	# there would show "receiver stopped" in every shot.
 	for _ in $(seq 60); do port_busy || break; sleep 1; done
-	if port_busy; then echo "screenshots-oauth: 127.0.0.1:8787 is in use; stop the other Hookscope first" >&2; exit 1; fi
-	rm -f "$tmp"/hooks.db*
+	if port_busy; then echo "screenshots-oauth: 127.0.0.1:$port is in use; stop the other Hookscope first or set SHOTS_PORT" >&2; exit 1; fi
+	rm -rf "$tmp"/hooks.db*   # the store and its side files (hooks.db-inbox is a folder)
 	HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" DISPLAY=$display FYNE_THEME=light \
-		HOOKSCOPE_DB="$tmp/hooks.db" "$tmp/devrun" >"$tmp/app.log" 2>&1 &
+		HOOKSCOPE_DB="$tmp/hooks.db" "$tmp/devrun" --addr "127.0.0.1:$port" >"$tmp/app.log" 2>&1 &
 	app=$!
 	sleep 3
-	click 123 155     # OAuth tab
-	click 200 198 1.5 # Try with the sandbox
+	click 123 195     # OAuth tab
+	click 200 238 1.5 # Try with the sandbox
 }
 stop() { kill "$app"; wait "$app" 2>/dev/null || true; app=; sleep 1; }
 
 start
 shot oauth-sandbox
-click 452 360 1   # Authorize: listens on the redirect URI, shows the URL
+click 452 400 1   # Authorize: listens on the redirect URI, shows the URL
 shot oauth-authorize
 browse            # owner approves; the window exchanges the code at once
 shot oauth-token
-click 500 713     # the exchange's Request and response
-wheel_down 8
+wheel_down 2      # the exchange's Request and response, at the pane's foot…
+click 500 702     # …opened
+wheel_down 16     # its request and response in view
 shot oauth-exchange-detail
-wheel_down 80
+wheel_down 80     # to the pane's end: the clicks below are at its foot, which the header does not move
 click 470 552 1   # Refresh token
 wheel_down 40
 click 860 680     # Token as…
 click 555 782 0.5 # …all three side by side
 click 1230 640 1.5 # Send
 shot oauth-call
-click 482 195 1   # History
+click 482 235 1   # History
 shot oauth-history
 stop
 
 start
-click 452 360 1
+click 452 400 1
 browse --email viewer@example.com --password viewer  # a viewer may not authorize
 shot oauth-denied
 stop

@@ -105,7 +105,7 @@ kill "$devapp"; wait "$devapp" 2>/dev/null || true; devapp=
 stop
 
 start dark
-click 300 460
+click 300 640   # the divergent duplicate again (#28: the Forward shots added three above it)
 shot ui-deliveries-dark
 stop
 
