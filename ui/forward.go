@@ -19,10 +19,11 @@ import (
 	plurals "github.com/hookscope/hookscope/internal/plural"
 )
 
-// The Forward row's mode choices, in the order shown.
+// The Forward row's mode choices, in the order shown: listen's
+// --forward-mode value, then who answers the service.
 const (
-	modeAckLabel         = "ack"
-	modePassThroughLabel = "pass-through"
+	modeAckLabel         = "ack: Hookscope answers"
+	modePassThroughLabel = "pass-through: your app answers"
 )
 
 // forwardPlaceholder is the Forward to field's hint.
