@@ -19,10 +19,11 @@ import (
 	plurals "github.com/hookscope/hookscope/internal/plural"
 )
 
-// The Forward row's mode choices, in the order shown.
+// The Forward row's mode choices, in the order shown: listen's
+// --forward-mode value, then who answers the service.
 const (
-	modeAckLabel         = "ack"
-	modePassThroughLabel = "pass-through"
+	modeAckLabel         = "ack: Hookscope answers"
+	modePassThroughLabel = "pass-through: your app answers"
 )
 
 // forwardPlaceholder is the Forward to field's hint.
@@ -107,8 +108,22 @@ func newForwardRow(win *mainWindow) *forwardRow {
 	f.Down.Importance = widget.DangerImportance
 	f.Down.Hide()
 	f.row = container.NewBorder(nil, nil, nil,
-		container.NewHBox(container.NewCenter(f.State), f.Reveal, f.Mode, f.On), f.Field)
+		container.NewHBox(container.NewCenter(f.State), f.Reveal, wholeChoice(f.Mode), f.On), f.Field)
 	return f
+}
+
+// wholeChoice gives a Select the width of its longest option, which it
+// would otherwise cut ("ack: Hooks…"): the choice explains itself only
+// when read whole.
+func wholeChoice(s *widget.Select) fyne.CanvasObject {
+	th := theme.Current()
+	text := th.Size(theme.SizeNameText)
+	widest := float32(0)
+	for _, o := range s.Options {
+		widest = max(widest, fyne.MeasureText(o, text, fyne.TextStyle{}).Width)
+	}
+	w := widest + th.Size(theme.SizeNameInlineIcon) + 4*th.Size(theme.SizeNameInnerPadding)
+	return container.NewGridWrap(fyne.NewSize(max(w, s.MinSize().Width), s.MinSize().Height), s)
 }
 
 // fill shows the saved settings.
@@ -385,8 +400,11 @@ type forwardPane struct {
 	Note *widget.Label
 	// List has one line per attempt, newest first.
 	List *widget.List
-	// Info is the selected attempt: target, outcome, error, headers.
+	// Info is the selected attempt in words: target, outcome, error.
 	Info *widget.Label
+	// Headers are the app's response headers, beside Info: one a line,
+	// the name in bold.
+	Headers *widget.RichText
 	// Body is the app's answer in the code viewer.
 	Body *codeView
 
@@ -394,9 +412,124 @@ type forwardPane struct {
 	selected int
 	id       int64
 
-	// split holds the list and the answer; hidden without attempts.
-	split   *container.Split
+	// info holds Info and Headers; it scrolls in infoScroll.
+	info       *fyne.Container
+	infoScroll *container.Scroll
+	// attempt holds the list, the words and the answer; hidden without
+	// attempts.
+	attempt *fyne.Container
 	content fyne.CanvasObject
+}
+
+// attemptRowsShown is how many attempts the list shows before it scrolls.
+const attemptRowsShown = 3
+
+// attemptLayout stacks the attempts list, the chosen attempt's words and
+// the app's answer with no divider to drag: the list is as tall as its
+// rows (at most attemptRowsShown), the words as tall as they wrap to
+// (scrolling past half the height left when the answer needs more), and
+// the answer takes the rest.
+type attemptLayout struct{ p *forwardPane }
+
+func (l attemptLayout) heights(width, height float32) (list, info float32) {
+	p := l.p
+	th := p.List.Theme()
+	pad := th.Size(theme.SizeNamePadding)
+	sep := th.Size(theme.SizeNameSeparatorThickness)
+	rows := float32(min(max(len(p.attempts), 1), attemptRowsShown))
+	list = rows*attemptRow().MinSize().Height + (rows-1)*sep
+	// Wrapped labels know their height once they have their width.
+	p.info.Resize(fyne.NewSize(width, p.info.MinSize().Height))
+	need := p.info.MinSize().Height
+	rest := height - list - 2*pad
+	body := p.Body.content.MinSize().Height + float32(max(p.Body.Rows()-1, 0))*(p.Body.List.CreateItem().MinSize().Height+sep)
+	info = min(need, max(rest/2, rest-body))
+	return list, max(info, 0)
+}
+
+func (l attemptLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	p := l.p
+	pad := p.List.Theme().Size(theme.SizeNamePadding)
+	list, info := l.heights(size.Width, size.Height)
+	p.List.Move(fyne.NewPos(0, 0))
+	p.List.Resize(fyne.NewSize(size.Width, list))
+	p.infoScroll.Move(fyne.NewPos(0, list+pad))
+	p.infoScroll.Resize(fyne.NewSize(size.Width, info))
+	y := list + info + 2*pad
+	p.Body.content.Move(fyne.NewPos(0, y))
+	p.Body.content.Resize(fyne.NewSize(size.Width, max(size.Height-y, 0)))
+}
+
+func (l attemptLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	p := l.p
+	pad := p.List.Theme().Size(theme.SizeNamePadding)
+	w := max(p.List.MinSize().Width, p.Body.content.MinSize().Width)
+	return fyne.NewSize(w, attemptRow().MinSize().Height+p.Body.content.MinSize().Height+2*pad)
+}
+
+// infoColumns puts the attempt's words and its response headers side by
+// side when the pane is wide enough for both, else one under the other;
+// a hidden one leaves its room to the other.
+type infoColumns struct{}
+
+// infoColumnsFrom is the width from which the words and headers sit
+// side by side.
+const infoColumnsFrom = 560
+
+func (infoColumns) shown(objs []fyne.CanvasObject) []fyne.CanvasObject {
+	var out []fyne.CanvasObject
+	for _, o := range objs {
+		if o.Visible() {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (c infoColumns) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	shown := c.shown(objs)
+	if len(shown) == 0 {
+		return
+	}
+	if size.Width >= infoColumnsFrom {
+		w := size.Width / float32(len(shown))
+		for i, o := range shown {
+			o.Move(fyne.NewPos(float32(i)*w, 0))
+			o.Resize(fyne.NewSize(w, size.Height))
+		}
+		return
+	}
+	y := float32(0)
+	for _, o := range shown {
+		o.Resize(fyne.NewSize(size.Width, o.MinSize().Height))
+		h := o.MinSize().Height
+		o.Move(fyne.NewPos(0, y))
+		o.Resize(fyne.NewSize(size.Width, h))
+		y += h
+	}
+}
+
+func (c infoColumns) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var s fyne.Size
+	shown := c.shown(objs)
+	wide := len(shown) > 0 && shown[0].Size().Width*float32(len(shown)) >= infoColumnsFrom-1
+	for _, o := range shown {
+		m := o.MinSize()
+		s.Width = max(s.Width, m.Width)
+		if wide {
+			s.Height = max(s.Height, m.Height)
+		} else {
+			s.Height += m.Height
+		}
+	}
+	return s
+}
+
+// attemptRow is the list's row: one attempt in a monospace line.
+func attemptRow() *widget.Label {
+	l := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+	l.Truncation = fyne.TextTruncateEllipsis
+	return l
 }
 
 // allRoutes is the Route choice that forwards to every matching route.
@@ -410,11 +543,7 @@ func newForwardPane(d *detailView) *forwardPane {
 	p.Note = widget.NewLabel("")
 	p.Note.Wrapping = fyne.TextWrapWord
 	p.List = widget.NewList(func() int { return len(p.attempts) },
-		func() fyne.CanvasObject {
-			l := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
+		func() fyne.CanvasObject { return attemptRow() },
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			if i < len(p.attempts) {
 				o.(*widget.Label).SetText(attemptLine(p.attempts[len(p.attempts)-1-i]))
@@ -423,18 +552,20 @@ func newForwardPane(d *detailView) *forwardPane {
 	p.List.OnSelected = func(i widget.ListItemID) { p.show(len(p.attempts) - 1 - i) }
 	p.Info = widget.NewLabel("")
 	p.Info.Wrapping = fyne.TextWrapWord
+	p.Headers = widget.NewRichText()
+	p.Headers.Wrapping = fyne.TextWrapWord
+	p.Headers.Hide()
 	p.Body = newCodeView(d.win.copy)
 	p.Body.Find.SetPlaceHolder("Find in the app's answer…")
-	top := container.NewVBox(container.NewBorder(nil, nil, widget.NewLabel("Forward again to"), p.Again, p.Route), p.Note)
-	// Attempts, then the chosen one in words (headers can be many
-	// lines), then its body: each part scrolls, and the user moves the
-	// dividers.
-	answer := container.NewVSplit(container.NewVScroll(container.NewPadded(p.Info)), p.Body.content)
-	answer.Offset = 0.45
-	p.split = container.NewVSplit(p.List, answer)
-	p.split.Offset = 0.25
-	p.split.Hide()
-	p.content = container.NewBorder(top, nil, nil, nil, p.split)
+	// What the list shows and Forward again share a row: the height
+	// goes to the attempt.
+	top := container.NewBorder(nil, nil, nil,
+		container.NewHBox(widget.NewLabel("Forward again to"), p.Route, p.Again), p.Note)
+	p.info = container.New(infoColumns{}, p.Info, p.Headers)
+	p.infoScroll = container.NewVScroll(p.info)
+	p.attempt = container.New(attemptLayout{p}, p.List, p.infoScroll, p.Body.content)
+	p.attempt.Hide()
+	p.content = container.NewBorder(top, nil, nil, nil, p.attempt)
 	return p
 }
 
@@ -448,11 +579,12 @@ func (p *forwardPane) set(id int64, attempts []*forward.Attempt) {
 	if len(attempts) == 0 {
 		p.selected = -1
 		p.Info.SetText("")
+		p.Headers.Hide()
 		p.Body.setText(nil, codePlain)
-		p.split.Hide()
+		p.attempt.Hide()
 		return
 	}
-	p.split.Show()
+	p.attempt.Show()
 	if !same || p.selected < 0 || p.selected >= len(attempts) {
 		p.selected = len(attempts) - 1
 	}
@@ -486,7 +618,7 @@ func (p *forwardPane) refreshControls() {
 	n := len(p.attempts)
 	switch {
 	case n > 0:
-		p.Note.SetText(plurals.Count(n, "attempt", "attempts") + ", newest first; select one to see your app's answer.")
+		p.Note.SetText(plurals.Count(n, "attempt", "attempts") + ", newest first")
 	case on && w.deliveries.badges[p.id].State == forward.BadgeQueued:
 		p.Note.SetText("Queued: it waits for your app, behind the deliveries received before it; it goes as soon as your app answers.")
 	case on:
@@ -513,6 +645,13 @@ func (p *forwardPane) show(i int) {
 	p.selected = i
 	a := p.attempts[i]
 	p.Info.SetText(attemptDetail(a))
+	if h := attemptHeaders(a); h != nil {
+		p.Headers.Segments = h
+		p.Headers.Refresh()
+		p.Headers.Show()
+	} else {
+		p.Headers.Hide()
+	}
 	body := a.ResponseBody
 	mode := codePlain
 	if json.Valid(body) && jsonLooking(body) {
@@ -568,7 +707,8 @@ func attemptLine(a *forward.Attempt) string {
 	return fmt.Sprintf("%s  %-12s %s  → %s", a.StartedAt.Local().Format("15:04:05.000"), a.Kind, host, a.Short(a.StartedAt.Add(a.Latency)))
 }
 
-// attemptDetail is everything an attempt recorded but its body, in words.
+// attemptDetail is what an attempt recorded, in words: not its headers
+// (attemptHeaders) nor its body.
 func attemptDetail(a *forward.Attempt) string {
 	var b strings.Builder
 	kind := map[forward.Kind]string{forward.KindAck: "from the queue", forward.KindPassThrough: "pass-through, before the service's answer", forward.KindAgain: "Forward again"}[a.Kind]
@@ -601,20 +741,31 @@ func attemptDetail(a *forward.Attempt) string {
 	if a.GaveUp {
 		b.WriteString("\nGiven up after the last retry: Forward again sends it once more.")
 	}
-	if len(a.ResponseHeaders) > 0 {
-		b.WriteString("\nResponse headers:")
-		for _, h := range a.ResponseHeaders {
-			fmt.Fprintf(&b, "\n  %s: %s", h.Name, h.Value)
-		}
-	}
+	// The body's size is in the code viewer's footer below.
 	switch {
 	case a.Outcome.Down() || a.Status == 0:
 	case len(a.ResponseBody) == 0:
 		b.WriteString("\nThe answer had no body.")
 	case a.ResponseTruncated:
 		fmt.Fprintf(&b, "\nThe answer's body, truncated: only its first %s were kept.", humanBytes(int64(len(a.ResponseBody))))
-	default:
-		fmt.Fprintf(&b, "\nThe answer's body (%s):", humanBytes(int64(len(a.ResponseBody))))
 	}
 	return b.String()
+}
+
+// attemptHeaders is the app's response headers, one a line with the name
+// in bold (as browsers' devtools show them: no heading line, so the answer
+// keeps the height); nil without.
+func attemptHeaders(a *forward.Attempt) []widget.RichTextSegment {
+	var segs []widget.RichTextSegment
+	for i, h := range a.ResponseHeaders {
+		value := " " + h.Value
+		if i < len(a.ResponseHeaders)-1 {
+			// A line break, not a paragraph: paragraphs are spaced apart.
+			value += "\n"
+		}
+		segs = append(segs,
+			&widget.TextSegment{Text: h.Name + ":", Style: widget.RichTextStyle{Inline: true, TextStyle: fyne.TextStyle{Bold: true}}},
+			&widget.TextSegment{Text: value, Style: widget.RichTextStyleInline})
+	}
+	return segs
 }

@@ -58,7 +58,7 @@ func newHeaderView(win *mainWindow) *headerView {
 	h.AnswerMode.Importance = widget.LowImportance
 	h.AnswerMode.Hide()
 	h.Secrets = newBadge(0)
-	h.SecretButton = widget.NewButtonWithIcon("Set secret…", theme.SettingsIcon(), win.promptSecret)
+	h.SecretButton = widget.NewButtonWithIcon(secretButtonLabel(0), theme.SettingsIcon(), win.promptSecret)
 	h.SecretButton.Importance = widget.LowImportance
 	h.Counts = widget.NewLabel("")
 	h.SendTest = widget.NewButtonWithIcon("Send test deliveries", theme.MailSendIcon(), win.sendTest)
@@ -101,6 +101,15 @@ func newHeaderView(win *mainWindow) *headerView {
 	return h
 }
 
+// secretButtonLabel is the header's secrets button with n secrets set;
+// the empty state names the button by it.
+func secretButtonLabel(n int) string {
+	if n == 0 {
+		return "Set secret…"
+	}
+	return "Secrets…"
+}
+
 // refresh shows the window's current state.
 func (h *headerView) refresh() {
 	w := h.win
@@ -110,14 +119,12 @@ func (h *headerView) refresh() {
 	switch n {
 	case 0:
 		h.Secrets.set("no secret: signatures unverified", theme.VisibilityOffIcon(), theme.ColorNameWarning)
-		h.SecretButton.SetText("Set secret…")
 	case 1:
 		h.Secrets.set("1 secret set", theme.ConfirmIcon(), theme.ColorNameSuccess)
-		h.SecretButton.SetText("Secrets…")
 	default:
 		h.Secrets.set(fmt.Sprintf("%d secrets set", n), theme.ConfirmIcon(), theme.ColorNameSuccess)
-		h.SecretButton.SetText("Secrets…")
 	}
+	h.SecretButton.SetText(secretButtonLabel(n))
 	if h.Forward != nil {
 		h.Forward.refresh()
 	}

@@ -260,6 +260,20 @@ func (m *mainWindow) localBase() string {
 	return "http://" + addr
 }
 
+// tunnelHint says why there is no public URL and how to get one.
+func (m *mainWindow) tunnelHint() string {
+	if m.svc.Tunnel == nil {
+		return "no tunnel control in this build"
+	}
+	if ok, why := m.svc.Tunnel.Installed(); !ok {
+		return why
+	}
+	if st := m.tunnelStatus.State; st == tunnel.Starting || st == tunnel.Reconnecting {
+		return "the tunnel is starting…"
+	}
+	return "none yet: press Start tunnel in the header"
+}
+
 // publicURL is the consumer URL through the tunnel, "" when there is none.
 func (m *mainWindow) publicURL() string {
 	if m.tunnelStatus.PublicURL == "" {
@@ -407,6 +421,7 @@ func (m *mainWindow) setSecrets(secrets [][]byte) {
 	}
 	m.settingsV.showSecrets(secrets, where)
 	m.header.refresh()
+	m.deliveries.Empty.refresh()
 	if rv := m.svc.Reverify; rv != nil {
 		m.showStatus("Secrets saved; checking stored signatures again…")
 		m.bridge.Go(func() func() {
