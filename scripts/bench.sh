@@ -179,18 +179,20 @@ if [[ $skip != *" forward "* ]]; then
 	log "Load average before: $(cut -d' ' -f1-3 /proc/loadavg). The app is \`hsload bare\` (reads the body, answers 200). $rounds_fwd round(s); in each, every pair runs one after the other against fresh servers and an empty store: a bare \`httputil.ReverseProxy\` (\`hsload proxy\`) then \`hookscope listen --forward-mode pass-through\` in front of the same app; a bare server then \`hookscope listen --forward-to\` (ack mode, one route) for the ingest targets; then \`hsload lag\`, which runs the app itself, joins each ack with the app's receipt and checks that every acked delivery arrived once, in id order."
 	log
 	export HSBENCH_SECRET=bench-secret
-	start_bg() { # start_bg OUTFILE CMD...: run CMD in the background, print its URL once it listens
-		"${@:2}" >"$1" 2>"$1.err" &
+	start_bg() { # start_bg VAR OUTFILE CMD...: run CMD in the background, set VAR to its URL once it listens
+		# (not in a $(...) subshell: pids must reach stop_bg)
+		"${@:3}" >"$2" 2>"$2.err" &
 		pids+=($!)
 		local u=""
-		for _ in $(seq 100); do
+		for _ in $(seq 300); do
 			# listen --json's first line names its URL "listening" (and the
 			# forward targets too); hsload prints "listening URL".
-			u=$({ grep -o '"listening":"[^"]*"' "$1" | cut -d'"' -f4; grep -o '^listening http://[^ ]*' "$1" | cut -d' ' -f2; } 2>/dev/null | head -1)
+			u=$({ grep -o '"listening":"[^"]*"' "$2" | cut -d'"' -f4; grep -o '^listening http://[^ ]*' "$2" | cut -d' ' -f2; } 2>/dev/null | head -1)
 			[ -n "$u" ] && break
 			sleep 0.1
 		done
-		echo "$u"
+		[ -n "$u" ] || { echo "bench: $3 did not start: $(cat "$2.err")" >&2; return 1; }
+		printf -v "$1" '%s' "$u"
 	}
 	stop_bg() { for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; pids=(); }
 	free_port() { # a port nothing listens on now
@@ -200,10 +202,10 @@ if [[ $skip != *" forward "* ]]; then
 	listen=("$tmp/hookscope" listen --addr 127.0.0.1:0 --json --secret-env HSBENCH_SECRET)
 	for round in $(seq "$rounds_fwd"); do
 		rm -rf "$tmp"/fwd*.db*
-		app=$(start_bg "$tmp/app.out" "$tmp/hsload" bare --addr 127.0.0.1:0)
+		start_bg app "$tmp/app.out" "$tmp/hsload" bare --addr 127.0.0.1:0
 		app_host=${app%/webhooks}
-		proxy=$(start_bg "$tmp/proxy.out" "$tmp/hsload" proxy --to "$app_host")
-		pt=$(start_bg "$tmp/pt.out" "${listen[@]}" --db "$tmp/fwdpt.db" --forward-mode pass-through --forward-to "$app")
+		start_bg proxy "$tmp/proxy.out" "$tmp/hsload" proxy --to "$app_host"
+		start_bg pt "$tmp/pt.out" "${listen[@]}" --db "$tmp/fwdpt.db" --forward-mode pass-through --forward-to "$app"
 		for mode in rate500 saturation; do
 			r=500; [ "$mode" = saturation ] && r=0
 			for target in proxy passthrough; do
@@ -213,9 +215,9 @@ if [[ $skip != *" forward "* ]]; then
 			done
 		done
 		stop_bg
-		bare=$(start_bg "$tmp/bare.out" "$tmp/hsload" bare --addr 127.0.0.1:0)
-		app=$(start_bg "$tmp/app.out" "$tmp/hsload" bare --addr 127.0.0.1:0)
-		ack=$(start_bg "$tmp/ack.out" "${listen[@]}" --db "$tmp/fwdack.db" --forward-to "$app")
+		start_bg bare "$tmp/bare.out" "$tmp/hsload" bare --addr 127.0.0.1:0
+		start_bg app "$tmp/app.out" "$tmp/hsload" bare --addr 127.0.0.1:0
+		start_bg ack "$tmp/ack.out" "${listen[@]}" --db "$tmp/fwdack.db" --forward-to "$app"
 		for mode in rate1000 saturation; do
 			r=1000; [ "$mode" = saturation ] && r=0
 			for target in bare ackroute; do
@@ -226,13 +228,13 @@ if [[ $skip != *" forward "* ]]; then
 		done
 		stop_bg
 		port=$(free_port)
-		lagurl=$(start_bg "$tmp/lag.out" "${listen[@]}" --db "$tmp/fwdlag.db" --forward-to "http://127.0.0.1:$port/webhooks")
+		start_bg lagurl "$tmp/lag.out" "${listen[@]}" --db "$tmp/fwdlag.db" --forward-to "http://127.0.0.1:$port/webhooks"
 		log "round $round, ack-mode lag at 500 req/s:"
 		run "$tmp/hsload" lag --url "$lagurl" --app-addr "127.0.0.1:$port" --rate 500 --duration "${secs}s" | tail -1 >"$tmp/f$round-lag.json"
 		stop_bg
 	done
 	port=$(free_port)
-	downurl=$(start_bg "$tmp/down.out" "${listen[@]}" --db "$tmp/fwddown.db" --forward-to "http://127.0.0.1:$port/webhooks")
+	start_bg downurl "$tmp/down.out" "${listen[@]}" --db "$tmp/fwddown.db" --forward-to "http://127.0.0.1:$port/webhooks"
 	log "the app down for ${fwd_down} s at 100 req/s, then back:"
 	run "$tmp/hsload" lag --url "$downurl" --app-addr "127.0.0.1:$port" --rate 100 --concurrency 4 --down "${fwd_down}s" | tail -1 >"$tmp/f-down.json"
 	stop_bg
