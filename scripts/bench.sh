@@ -187,7 +187,7 @@ if [[ $skip != *" forward "* ]]; then
 		for _ in $(seq 300); do
 			# listen --json's first line names its URL "listening" (and the
 			# forward targets too); hsload prints "listening URL".
-			u=$({ grep -o '"listening":"[^"]*"' "$2" | cut -d'"' -f4; grep -o '^listening http://[^ ]*' "$2" | cut -d' ' -f2; } 2>/dev/null | head -1)
+			u=$({ grep -o '"listening":"[^"]*"' "$2" | cut -d'"' -f4; grep -o '^listening http://[^ ]*' "$2" | cut -d' ' -f2; } 2>/dev/null | head -1 || true)
 			[ -n "$u" ] && break
 			sleep 0.1
 		done
