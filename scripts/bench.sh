@@ -67,6 +67,10 @@ go build -tags "$TAGS" -o "$tmp/hookscope" .
 go build -o "$tmp/hsload" ./internal/prove/cmd/hsload
 
 median() { sort -g | awk '{v[NR]=$1} END{if(NR==0){print "";exit} print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+field() { # field NAME FILES...: the median of a numeric JSON field over files
+	local name=$1; shift
+	for f in "$@"; do grep -o "\"$name\":[0-9.]*" "$f" | cut -d: -f2; done | median
+}
 
 if [[ $skip != *" ingest "* ]]; then
 	log "### Ingest: signed ~2 KB deliveries over loopback"
@@ -105,10 +109,6 @@ if [[ $skip != *" ingest "* ]]; then
 		for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 		pids=()
 	done
-	field() { # field NAME FILES...: the median of a numeric field over files
-		local name=$1; shift
-		for f in "$@"; do grep -o "\"$name\":[0-9.]*" "$f" | cut -d: -f2; done | median
-	}
 	ratios=$(for round in $(seq "$rounds_ingest"); do
 		awk -v a="$(field rps "$tmp/$round-hookscope-saturation.json")" -v b="$(field rps "$tmp/$round-bare-saturation.json")" 'BEGIN{printf "%.3f\n", a/b}'
 	done)
@@ -238,17 +238,13 @@ if [[ $skip != *" forward "* ]]; then
 	log "the app down for ${fwd_down} s at 100 req/s, then back:"
 	run "$tmp/hsload" lag --url "$downurl" --app-addr "127.0.0.1:$port" --rate 100 --concurrency 4 --down "${fwd_down}s" | tail -1 >"$tmp/f-down.json"
 	stop_bg
-	ffield() { # ffield NAME FILES...: the median of a field over files
-		local name=$1; shift
-		for f in "$@"; do grep -o "\"$name\":[0-9.]*" "$f" | cut -d: -f2; done | median
-	}
 	pratio=$(for round in $(seq "$rounds_fwd"); do
-		awk -v a="$(ffield rps "$tmp/f$round-passthrough-saturation.json")" -v b="$(ffield rps "$tmp/f$round-proxy-saturation.json")" 'BEGIN{printf "%.3f\n", a/b}'
+		awk -v a="$(field rps "$tmp/f$round-passthrough-saturation.json")" -v b="$(field rps "$tmp/f$round-proxy-saturation.json")" 'BEGIN{printf "%.3f\n", a/b}'
 	done)
 	aratio=$(for round in $(seq "$rounds_fwd"); do
-		awk -v a="$(ffield rps "$tmp/f$round-ackroute-saturation.json")" -v b="$(ffield rps "$tmp/f$round-bare-saturation.json")" 'BEGIN{printf "%.3f\n", a/b}'
+		awk -v a="$(field rps "$tmp/f$round-ackroute-saturation.json")" -v b="$(field rps "$tmp/f$round-bare-saturation.json")" 'BEGIN{printf "%.3f\n", a/b}'
 	done)
-	added=$(awk -v a="$(ffield p99_ms "$tmp"/f*-passthrough-rate500.json)" -v b="$(ffield p99_ms "$tmp"/f*-proxy-rate500.json)" 'BEGIN{printf "%.2f", a-b}')
+	added=$(awk -v a="$(field p99_ms "$tmp"/f*-passthrough-rate500.json)" -v b="$(field p99_ms "$tmp"/f*-proxy-rate500.json)" 'BEGIN{printf "%.2f", a-b}')
 	{
 		echo
 		echo "Medians over $rounds_fwd round(s):"
@@ -256,19 +252,19 @@ if [[ $skip != *" forward "* ]]; then
 		echo "| | reference | hookscope listen | target |"
 		echo "|---|---|---|---|"
 		printf "| pass-through, 500 req/s: p50 / p99 | proxy %s / %s ms | %s / %s ms | p99 added ≤ 5 ms: **%s ms** |\n" \
-			"$(ffield p50_ms "$tmp"/f*-proxy-rate500.json)" "$(ffield p99_ms "$tmp"/f*-proxy-rate500.json)" \
-			"$(ffield p50_ms "$tmp"/f*-passthrough-rate500.json)" "$(ffield p99_ms "$tmp"/f*-passthrough-rate500.json)" "$added"
+			"$(field p50_ms "$tmp"/f*-proxy-rate500.json)" "$(field p99_ms "$tmp"/f*-proxy-rate500.json)" \
+			"$(field p50_ms "$tmp"/f*-passthrough-rate500.json)" "$(field p99_ms "$tmp"/f*-passthrough-rate500.json)" "$added"
 		printf "| pass-through, saturation: throughput | proxy %.0f/s | %.0f/s | ratio ≥ 0.6: **%s** (per round: %s) |\n" \
-			"$(ffield rps "$tmp"/f*-proxy-saturation.json)" "$(ffield rps "$tmp"/f*-passthrough-saturation.json)" "$(echo "$pratio" | median)" "$(echo $pratio)"
+			"$(field rps "$tmp"/f*-proxy-saturation.json)" "$(field rps "$tmp"/f*-passthrough-saturation.json)" "$(echo "$pratio" | median)" "$(echo $pratio)"
 		printf "| ack mode, one route, 1,000 req/s: p50 / p99 ack | bare %s / %s ms | %s / %s ms | p99 < 10 ms |\n" \
-			"$(ffield p50_ms "$tmp"/f*-bare-rate1000.json)" "$(ffield p99_ms "$tmp"/f*-bare-rate1000.json)" \
-			"$(ffield p50_ms "$tmp"/f*-ackroute-rate1000.json)" "$(ffield p99_ms "$tmp"/f*-ackroute-rate1000.json)"
+			"$(field p50_ms "$tmp"/f*-bare-rate1000.json)" "$(field p99_ms "$tmp"/f*-bare-rate1000.json)" \
+			"$(field p50_ms "$tmp"/f*-ackroute-rate1000.json)" "$(field p99_ms "$tmp"/f*-ackroute-rate1000.json)"
 		printf "| ack mode, one route, saturation: throughput | bare %.0f/s | %.0f/s | ratio ≥ 0.5: **%s** (per round: %s) |\n" \
-			"$(ffield rps "$tmp"/f*-bare-saturation.json)" "$(ffield rps "$tmp"/f*-ackroute-saturation.json)" "$(echo "$aratio" | median)" "$(echo $aratio)"
+			"$(field rps "$tmp"/f*-bare-saturation.json)" "$(field rps "$tmp"/f*-ackroute-saturation.json)" "$(echo "$aratio" | median)" "$(echo $aratio)"
 		printf "| ack mode, 500 req/s: lag from ack to the app's receipt, p50 / p99 | | %s / %s ms | p99 < 50 ms |\n" \
-			"$(ffield lag_p50_ms "$tmp"/f*-lag.json)" "$(ffield lag_p99_ms "$tmp"/f*-lag.json)"
+			"$(field lag_p50_ms "$tmp"/f*-lag.json)" "$(field lag_p99_ms "$tmp"/f*-lag.json)"
 		printf "| app down %s s at 100 req/s: acked, arrived in order, drained in | | %s acked, %s, %s s | all, in order |\n" \
-			"$fwd_down" "$(ffield acked "$tmp/f-down.json")" "$(grep -o '"all_arrived_in_order":[a-z]*' "$tmp/f-down.json" | cut -d: -f2)" "$(ffield drain_seconds "$tmp/f-down.json")"
+			"$fwd_down" "$(field acked "$tmp/f-down.json")" "$(grep -o '"all_arrived_in_order":[a-z]*' "$tmp/f-down.json" | cut -d: -f2)" "$(field drain_seconds "$tmp/f-down.json")"
 		echo
 		echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)."
 		echo

@@ -86,19 +86,13 @@ func (e *emptyState) refresh() {
 	w := e.win
 	e.Step1.SetText("For the real service, use the public URL: press Start tunnel in the header, paste the URL as the POST URL of a webhook in the service's account settings, and copy the webhook's Secret Key into Hookscope with “" + secretButtonLabel(len(w.secrets)) + "”.")
 	if _, err := w.receiverState(); err != nil {
-		e.URL.Truncation, e.URL.Wrapping = fyne.TextTruncateOff, fyne.TextWrapWord
-		e.URL.TextStyle = fyne.TextStyle{}
-		e.URL.Importance = widget.DangerImportance
-		e.URL.SetText("not listening: " + err.Error() + ". Use a free port (above) or stop the other program and press Save in Settings.")
+		showURL(e.URL, "not listening: "+err.Error()+". Use a free port (above) or stop the other program and press Save in Settings.", false)
 		e.CopyURL.Disable()
 		e.CopyPublic.Disable()
 		e.SendTest.Disable()
 		return
 	}
-	e.URL.Truncation, e.URL.Wrapping = fyne.TextTruncateEllipsis, fyne.TextWrapOff
-	e.URL.TextStyle = fyne.TextStyle{Monospace: true}
-	e.URL.Importance = widget.MediumImportance
-	e.URL.SetText(w.localURL())
+	showURL(e.URL, w.localURL(), true)
 	e.CopyURL.Enable()
 	e.PublicURL.TextStyle = fyne.TextStyle{Monospace: true}
 	switch u := w.publicURL(); {

@@ -132,6 +132,23 @@ func (h *headerView) refresh() {
 	h.Counts.SetText(fmt.Sprintf("%s deliveries · %s events · %s invalid · %s duplicates", thousands(s.Deliveries), thousands(s.Events), thousands(s.InvalidSignatures), thousands(s.Duplicates)))
 }
 
+// showURL shows a URL in l (monospace, one line, cut at the edge) or, when
+// !ok, text as the reason there is none (wrapping rather than cut off at
+// the window's edge, in the error colour): the header and the empty state
+// show the receiver alike.
+func showURL(l *widget.Label, text string, ok bool) {
+	if ok {
+		l.Truncation, l.Wrapping = fyne.TextTruncateEllipsis, fyne.TextWrapOff
+		l.TextStyle = fyne.TextStyle{Monospace: true}
+		l.Importance = widget.MediumImportance
+	} else {
+		l.Truncation, l.Wrapping = fyne.TextTruncateOff, fyne.TextWrapWord
+		l.TextStyle = fyne.TextStyle{}
+		l.Importance = widget.DangerImportance
+	}
+	l.SetText(text)
+}
+
 // refreshReceiver says whether the receiver listens and how it answers.
 // A receiver that does not listen says why, and what points at it (the
 // local URL, Copy, Send test deliveries) is blanked or disabled.
@@ -139,11 +156,7 @@ func (h *headerView) refreshReceiver() {
 	w := h.win
 	addr, err := w.receiverState()
 	if err != nil {
-		// The reason wraps rather than being cut off at the window's edge.
-		h.LocalURL.Truncation, h.LocalURL.Wrapping = fyne.TextTruncateOff, fyne.TextWrapWord
-		h.LocalURL.TextStyle = fyne.TextStyle{}
-		h.LocalURL.Importance = widget.DangerImportance
-		h.LocalURL.SetText("not listening: " + err.Error())
+		showURL(h.LocalURL, "not listening: "+err.Error(), false)
 		h.CopyLocal.Disable()
 		h.FreePort.Show()
 		h.SendTest.Disable()
@@ -151,10 +164,7 @@ func (h *headerView) refreshReceiver() {
 		h.AnswerMode.Hide()
 		return
 	}
-	h.LocalURL.Truncation, h.LocalURL.Wrapping = fyne.TextTruncateEllipsis, fyne.TextWrapOff
-	h.LocalURL.TextStyle = fyne.TextStyle{Monospace: true}
-	h.LocalURL.Importance = widget.MediumImportance
-	h.LocalURL.SetText(w.localURL())
+	showURL(h.LocalURL, w.localURL(), true)
 	h.CopyLocal.Enable()
 	h.FreePort.Hide()
 	if !w.sending {
