@@ -8,12 +8,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -540,5 +542,51 @@ func TestNotRunning(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 0 {
 		t.Fatalf("DialAdmin created files: %v", entries)
+	}
+}
+
+func TestTooLargeForTheServerIsKeptCutAndAnswered413(t *testing.T) {
+	_, relayPub, relaySeed := newKey(t)
+	_, ciPub, ciSeed := newKey(t)
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
+		StoreDir: t.TempDir(), MaxPayload: 1 << 20, NoSigs: true,
+		Nkeys: []*server.NkeyUser{{Nkey: relayPub}, {Nkey: ciPub, Permissions: Permissions(DefaultStream, "ci")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server did not start")
+	}
+	credsFile := filepath.Join(t.TempDir(), "relay.nk")
+	if err := os.WriteFile(credsFile, []byte(relaySeed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := startRelay(t, Options{NATSURL: ns.ClientURL(), NATSCreds: credsFile}, inspector.ServerOptions{})
+	if got := r.MaxBody(); got >= 1<<20 || got < 900<<10 {
+		t.Fatalf("MaxBody() = %d with a 1 MiB server limit", got)
+	}
+	d := delivery(7)
+	d.Body = bytes.Repeat([]byte("a"), 2<<20)
+	d.BodyLength = int64(len(d.Body))
+	err = r.Sink().Record(context.Background(), d)
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Limit != 1<<20 {
+		t.Fatalf("Record of 2 MiB: %v", err)
+	}
+	if !d.Truncated || d.Status != http.StatusRequestEntityTooLarge || d.BodyLength != 2<<20 || d.ID != 1 {
+		t.Fatalf("the delivery after Record: truncated %v status %d length %d id %d", d.Truncated, d.Status, d.BodyLength, d.ID)
+	}
+	var got *inspector.Delivery
+	_, err = Pull(context.Background(), PullOptions{
+		Conn: ConnString{URL: ns.ClientURL(), Name: "ci", Seed: ciSeed, Stream: DefaultStream},
+		Each: func(rl *Relayed) error { got = rl.Delivery; return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || !got.Truncated || got.Status != 413 || int64(len(got.Body)) > r.nc.MaxPayload() || !bytes.Equal(got.Body, d.Body) {
+		t.Fatalf("the stored copy: %+v", got)
 	}
 }

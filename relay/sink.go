@@ -50,12 +50,13 @@ func (k *Sink) Record(ctx context.Context, d *inspector.Delivery) error {
 	receipt := rand.Text()
 	env := encodeEnvelope(d, receipt)
 	var tooLarge *TooLargeError
-	if limit := k.nc.MaxPayload(); int64(len(env)) > limit {
+	// The NATS headers (message id, expected stream) count too.
+	if limit := k.nc.MaxPayload() - natsHeaderRoom; int64(len(env)) > limit {
 		over := int64(len(env)) - limit
 		if over > int64(len(d.Body)) {
 			return fmt.Errorf("relay: the delivery's header block alone (%d bytes) is over the NATS server's %d-byte message limit: not stored", int64(len(env))-int64(len(d.Body)), limit)
 		}
-		tooLarge = &TooLargeError{Limit: limit, Size: int64(len(env))}
+		tooLarge = &TooLargeError{Limit: k.nc.MaxPayload(), Size: int64(len(env))}
 		cut := *d
 		cut.Body = d.Body[:int64(len(d.Body))-over]
 		cut.Truncated = true
@@ -95,6 +96,10 @@ func permanent(err error) bool {
 	return errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, nats.ErrConnectionClosed) ||
 		errors.Is(err, nats.ErrBadSubject) || strings.Contains(strings.ToLower(err.Error()), "permissions violation")
 }
+
+// natsHeaderRoom is what the publish's NATS headers take of the message
+// limit.
+const natsHeaderRoom = 256
 
 // TooLargeError says a delivery was stored with its body cut to the NATS
 // server's message limit (and answered 413, as a body over the
