@@ -100,12 +100,14 @@ type testRelay struct {
 	front string // http://127.0.0.1:port
 }
 
-func startRelay(t *testing.T, o Options, so inspector.ServerOptions) *testRelay {
+func startRelay(t testing.TB, o Options, so inspector.ServerOptions) *testRelay {
 	t.Helper()
 	if o.DataDir == "" && o.NATSURL == "" {
 		o.DataDir = t.TempDir()
 	}
-	o.Logf = t.Logf
+	if _, bench := t.(*testing.B); !bench {
+		o.Logf = t.Logf
+	}
 	s, err := Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +146,7 @@ func (r *testRelay) invite(t *testing.T, name string) ConnString {
 	return c
 }
 
-func (r *testRelay) reload(t *testing.T) {
+func (r *testRelay) reload(t testing.TB) {
 	t.Helper()
 	a, err := DialAdmin(context.Background(), r.dir)
 	if err != nil {

@@ -64,6 +64,13 @@ type Options struct {
 	// DuplicateWindow is how long a re-publish of the same receipt is
 	// recognised and dropped (default 2 minutes).
 	DuplicateWindow time.Duration
+	// SyncInterval, when set, lets the embedded server sync its files to
+	// disk on that interval instead of before each acknowledgement: an
+	// acknowledged delivery then survives a crash of the relay's process
+	// (it is in the operating system's hands) but not a power cut of its
+	// machine. Zero (the default) syncs every delivery before the relay
+	// answers, as a laptop's store does.
+	SyncInterval time.Duration
 	// Logf receives operational messages (never credentials). Nil discards.
 	Logf func(format string, args ...any)
 }
@@ -229,10 +236,11 @@ func (s *Server) serverOptions(creds *Credentials) (*server.Options, error) {
 		JetStream:  true,
 		StoreDir:   filepath.Join(s.opts.DataDir, storeDir),
 		MaxPayload: MaxPayload,
-		// Every acknowledged delivery is on disk (fsync) before the relay
-		// answers the service: a power cut of the relay's machine loses
-		// nothing it answered 200 to.
-		SyncAlways: true,
+		// By default every acknowledged delivery is on disk (fsync) before
+		// the relay answers the service: a power cut of the relay's
+		// machine loses nothing it answered 200 to (see SyncInterval).
+		SyncAlways:   s.opts.SyncInterval <= 0,
+		SyncInterval: s.opts.SyncInterval,
 		// Laptops reach the WebSocket listener only through the relay's
 		// HTTP port (NATSHandler), so it listens on loopback alone; TLS
 		// is the tunnel's or the user's HTTPS front's.
