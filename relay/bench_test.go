@@ -276,4 +276,3 @@ func fillStream(b *testing.B, r *testRelay, n int) {
 		}
 	}
 }
-
