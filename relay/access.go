@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -145,6 +146,29 @@ func ParseConnString(s string) (ConnString, error) {
 	}
 	if _, err := nkeys.FromSeed([]byte(c.Seed)); err != nil {
 		return ConnString{}, errors.New("the relay connection string's credential is damaged: ask for it again")
+	}
+	return c, nil
+}
+
+// ExternalConnString wraps a credential that an existing NATS deployment
+// issued (a .creds file's contents: user JWT and NKey seed, or a seed
+// alone) with the deployment's URL, for a laptop. Its permissions are the
+// deployment's to set (see Permissions).
+func ExternalConnString(natsURL, name, stream string, creds []byte, now time.Time) (ConnString, error) {
+	if err := CheckName(name); err != nil {
+		return ConnString{}, err
+	}
+	c := ConnString{URL: natsURL, Name: name, Stream: cmp.Or(stream, DefaultStream), Since: now.UTC()}
+	kp, err := nkeys.ParseDecoratedUserNKey(creds)
+	if err != nil {
+		return ConnString{}, errors.New("the credentials file holds no user NKey seed (a .creds file from nsc, or a seed file)")
+	}
+	seed, _ := kp.Seed()
+	c.Seed = string(seed)
+	if strings.Contains(string(creds), "BEGIN NATS USER JWT") {
+		if c.JWT, err = nkeys.ParseDecoratedJWT(creds); err != nil {
+			return ConnString{}, errors.New("the credentials file's user JWT is damaged")
+		}
 	}
 	return c, nil
 }

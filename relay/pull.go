@@ -104,6 +104,13 @@ func Pull(ctx context.Context, o PullOptions) (PullSummary, error) {
 		}
 	} else {
 		cons, err = stream.CreateConsumer(ctx, cfg)
+		// The previous pull's consumer of the same name may still be
+		// going away on the server (its files being removed): a create
+		// in that moment fails once, and works a moment later.
+		for try := 0; err != nil && try < 10 && isServerError(err); try++ {
+			time.Sleep(100 * time.Millisecond)
+			cons, err = stream.CreateConsumer(ctx, cfg)
+		}
 		if errors.Is(err, jetstream.ErrConsumerExists) {
 			return sum, fmt.Errorf("another pull with %s's credential is running, or one stopped less than 30 s ago: try again shortly (one pull at a time per credential)", c.Name)
 		}
@@ -178,4 +185,11 @@ func unreachable(err error) error {
 		return err
 	}
 	return &UnreachableError{err}
+}
+
+// isServerError reports a JetStream API error the server answered with
+// code 500 (a transient failure on its side).
+func isServerError(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.Code == 500
 }

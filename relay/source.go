@@ -236,8 +236,12 @@ type link struct {
 func dial(ctx context.Context, c ConnString, kp nkeys.KeyPair, client string) (*link, error) {
 	l := &link{}
 	l.ctx, l.cancel = context.WithCancelCause(ctx)
+	auth := nkeyOption(kp)
+	if c.JWT != "" {
+		auth = nats.UserJWTAndSeed(c.JWT, c.Seed)
+	}
 	nc, err := nats.Connect(c.URL,
-		nkeyOption(kp),
+		auth,
 		nats.CustomInboxPrefix(inboxPrefix(c.Name)),
 		nats.Name("hookscope "+client+" "+c.Name),
 		nats.NoReconnect(),
