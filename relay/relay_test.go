@@ -409,7 +409,7 @@ func TestRefusals(t *testing.T) {
 		r.reload(t)
 		err := <-done
 		var ref *RefusedError
-		if !errors.As(err, &ref) || src.State().Phase != Refused {
+		if !errors.As(err, &ref) || src.State().Phase != Stopped {
 			t.Fatalf("after revoke: %v (state %+v)", err, src.State())
 		}
 		if err := run(alice); !errors.As(err, &ref) {
@@ -591,4 +591,24 @@ func TestTooLargeForTheServerIsKeptCutAndAnswered413(t *testing.T) {
 	if got == nil || !got.Truncated || got.Status != 413 || int64(len(got.Body)) > r.nc.MaxPayload() || !bytes.Equal(got.Body, d.Body) {
 		t.Fatalf("the stored copy: %+v", got)
 	}
+}
+
+func TestUnreadableDeliveryStopsTheSource(t *testing.T) {
+	r := startRelay(t, Options{}, inspector.ServerOptions{})
+	c := r.invite(t, "frank")
+	publish(t, r.Sink(), 0, 2)
+	if _, err := r.js.Publish(context.Background(), r.subject, []byte("HSR9 from a newer relay")); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, r.Sink(), 2, 3)
+	st := newMemStore()
+	src, _ := NewSource(SourceOptions{Conn: c, Store: st, MaxBatch: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := src.Run(ctx)
+	var un *UnreadableError
+	if !errors.As(err, &un) || un.Seq != 3 || src.State().Phase != Stopped || !strings.Contains(src.State().String(), "update Hookscope") {
+		t.Fatalf("Run: %v; state %s", err, src.State())
+	}
+	checkAll(t, "frank", st.snapshot(), 0, 2)
 }

@@ -54,9 +54,10 @@ const (
 	CatchingUp  Phase = "catching up"
 	Live        Phase = "live"
 	Unreachable Phase = "unreachable"
-	// Refused means the relay refused the credential (revoked, replaced,
-	// or not this consumer's): the Source has stopped.
-	Refused Phase = "refused"
+	// Stopped means trying again cannot help: the relay refused the
+	// credential (revoked, replaced, or not this consumer's), or sent a
+	// delivery this Hookscope cannot read (a newer relay). Err says which.
+	Stopped Phase = "stopped"
 )
 
 // State is a Source's state for the faces.
@@ -87,8 +88,8 @@ func (s State) String() string {
 		return "relay: live"
 	case Unreachable:
 		return fmt.Sprintf("relay unreachable since %s (your deliveries are kept there)", s.Since.Local().Format("15:04"))
-	case Refused:
-		return fmt.Sprintf("relay refused this laptop: %v", s.Err)
+	case Stopped:
+		return fmt.Sprintf("relay stopped: %v", s.Err)
 	}
 	return "relay: connecting"
 }
@@ -170,7 +171,8 @@ func (s *Source) update(fn func(*State)) {
 
 // Run reads the relay until ctx ends (then it returns nil), reconnecting
 // with backoff while the relay is unreachable. It returns a *RefusedError
-// when the relay refuses the credential: trying again cannot help.
+// when the relay refuses the credential, and an *UnreadableError for a
+// delivery it cannot read: trying again cannot help.
 func (s *Source) Run(ctx context.Context) error {
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval = 500*time.Millisecond, 30*time.Second
@@ -180,8 +182,9 @@ func (s *Source) Run(ctx context.Context) error {
 			return nil
 		}
 		var refused *RefusedError
-		if errors.As(err, &refused) {
-			s.update(func(st *State) { st.Phase, st.Err, st.Since = Refused, err, time.Now() })
+		var unreadable *UnreadableError
+		if errors.As(err, &refused) || errors.As(err, &unreadable) {
+			s.update(func(st *State) { st.Phase, st.Err, st.Since = Stopped, err, time.Now() })
 			return err
 		}
 		if progressed {
@@ -212,6 +215,22 @@ type RefusedError struct {
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("the relay refused %s's credential: %s", e.Name, e.Reason)
 }
+
+// UnreadableError says the relay sent a delivery this Hookscope cannot
+// read. The Source stops there rather than skip it (and every delivery
+// after it waits at the relay).
+type UnreadableError struct {
+	Seq uint64
+	Err error
+}
+
+// Error says which delivery and what to do.
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("cannot read delivery %d from the relay (%v): update Hookscope; it and the ones after it wait at the relay", e.Seq, e.Err)
+}
+
+// Unwrap exposes the decoding error.
+func (e *UnreadableError) Unwrap() error { return e.Err }
 
 // errGap ends a session when a message is missing between two that
 // arrived while the relay still holds it: the next session resumes from
@@ -428,7 +447,7 @@ func (s *Source) session(ctx context.Context) (progressed bool, err error) {
 			}
 			d, _, err := decodeEnvelope(m.Data())
 			if err != nil {
-				return progressed, fmt.Errorf("delivery %d from the relay: %w", seq, err)
+				return progressed, &UnreadableError{Seq: seq, Err: err}
 			}
 			batch = append(batch, &Relayed{Delivery: d, Origin: from, Seq: seq})
 			next, last, pending = seq+1, m, md.NumPending
