@@ -332,6 +332,27 @@ func TestLaptopKilledMidCatchUpResumesExactlyOnce(t *testing.T) {
 	if got := st.len(); got <= 1 || got >= n {
 		t.Fatalf("the kill came after %d deliveries; want it mid-catch-up", got)
 	}
+	// The store fails (a full disk): the state says so, the Source retries.
+	st.before, st.calls = nil, 0
+	full := true
+	var sawFailing bool
+	ctx, cancel = context.WithCancel(context.Background())
+	st.before = func(int, []*Relayed) error {
+		if full {
+			return errors.New("disk full")
+		}
+		return nil
+	}
+	src, _ = NewSource(SourceOptions{Conn: carol, Store: st, MaxBatch: 50, OnState: func(s State) {
+		if s.Phase == StoreFailing && strings.Contains(s.String(), "cannot store deliveries here") && strings.Contains(s.String(), "disk full") {
+			sawFailing = true
+			cancel()
+		}
+	}})
+	if err := src.Run(ctx); err != nil || !sawFailing {
+		t.Fatalf("a failing store: %v, state seen: %v", err, sawFailing)
+	}
+	full = false
 	// Second restart: dies after committing its second batch, before the
 	// acknowledgement (the batch comes again and is skipped as stored).
 	st.before, st.calls = nil, 0

@@ -54,6 +54,9 @@ const (
 	CatchingUp  Phase = "catching up"
 	Live        Phase = "live"
 	Unreachable Phase = "unreachable"
+	// StoreFailing means this laptop's store refused a commit (a full
+	// disk): the Source retries; the deliveries wait at the relay.
+	StoreFailing Phase = "store failing"
 	// Stopped means trying again cannot help: the relay refused the
 	// credential (revoked, replaced, or not this consumer's), or sent a
 	// delivery this Hookscope cannot read (a newer relay). Err says which.
@@ -88,6 +91,8 @@ func (s State) String() string {
 		return "relay: live"
 	case Unreachable:
 		return fmt.Sprintf("relay unreachable since %s (your deliveries are kept there)", s.Since.Local().Format("15:04"))
+	case StoreFailing:
+		return fmt.Sprintf("relay: cannot store deliveries here since %s (%v); they wait at the relay", s.Since.Local().Format("15:04"), s.Err)
 	case Stopped:
 		return fmt.Sprintf("relay stopped: %v", s.Err)
 	}
@@ -191,9 +196,14 @@ func (s *Source) Run(ctx context.Context) error {
 			b.Reset()
 		}
 		s.logf("relay: %v", err)
+		phase := Unreachable
+		var se *storeError
+		if errors.As(err, &se) {
+			phase = StoreFailing
+		}
 		s.update(func(st *State) {
-			if st.Phase != Unreachable {
-				st.Phase, st.Since = Unreachable, time.Now()
+			if st.Phase != phase {
+				st.Phase, st.Since = phase, time.Now()
 			}
 			st.Err = err
 		})
@@ -231,6 +241,12 @@ func (e *UnreadableError) Error() string {
 
 // Unwrap exposes the decoding error.
 func (e *UnreadableError) Unwrap() error { return e.Err }
+
+// storeError is the laptop's store refusing a commit.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return "store relayed deliveries: " + e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
 
 // errGap ends a session when a message is missing between two that
 // arrived while the relay still holds it: the next session resumes from
@@ -456,7 +472,7 @@ func (s *Source) session(ctx context.Context) (progressed bool, err error) {
 			continue
 		}
 		if err := s.o.Store.InsertRelayed(ctx, batch); err != nil {
-			return progressed, fmt.Errorf("store relayed deliveries: %w", err)
+			return progressed, &storeError{err}
 		}
 		// AckAll: acknowledging the last acknowledges the batch.
 		if err := last.Ack(); err != nil {
