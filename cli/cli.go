@@ -21,6 +21,8 @@ import (
 	"github.com/hookscope/hookscope/cli/importcmd"
 	"github.com/hookscope/hookscope/cli/listen"
 	"github.com/hookscope/hookscope/cli/oauth"
+	"github.com/hookscope/hookscope/cli/pull"
+	relaycmd "github.com/hookscope/hookscope/cli/relay"
 	"github.com/hookscope/hookscope/cli/replay"
 	"github.com/hookscope/hookscope/cli/reverify"
 	"github.com/hookscope/hookscope/cli/samples"
@@ -92,6 +94,8 @@ Exit codes: 0 success, 1 failure, 2 wrong usage.`
 		checkconsumer.NewCmd(env, nil),
 		export.NewCmd(env, nil),
 		importcmd.NewCmd(env, nil),
+		pull.NewCmd(env, nil),
+		relaycmd.NewCmd(env),
 		oauth.NewCmd(env),
 		sandbox.NewCmd(env, nil),
 		version.NewCmd(env),
