@@ -184,10 +184,11 @@ func (r *Replayer) CheckConsumer(ctx context.Context, opts CheckOptions) (*Check
 		limit = ServiceTimeout
 	}
 	wrong := append([]byte("hookscope-wrong-"), opts.Secret...)
-	sender := r.Sender
 	// Wait a little past the limit so a late answer is reported as late,
 	// with its status, rather than as silence.
-	sender.Timeout = limit + min(limit, 5*time.Second)
+	timeout := limit + min(limit, 5*time.Second)
+	client := r.httpClient()
+	defer client.CloseIdleConnections()
 	rep := &CheckReport{Target: RedactURL(target.String()), StartedAt: r.now().UTC(), Limit: limit}
 	for _, c := range planCheck(simulate.New(opts.Seed)) {
 		if err := ctx.Err(); err != nil {
@@ -211,14 +212,13 @@ func (r *Replayer) CheckConsumer(ctx context.Context, opts CheckOptions) (*Check
 			for _, e := range m.msg.Events {
 				s.Events = append(s.Events, e.UUID)
 			}
-			resp, latency, err := sender.Send(ctx, target, req)
-			s.Latency = latency
+			a, err := sendHTTP(ctx, client, target, req, timeout, DefaultMaxResponse)
 			if err != nil {
-				s.Error = err.Error()
+				s.Error = failure(err, target)
 			}
-			if resp != nil {
-				s.Status = resp.Status
-				s.Response = snippet(resp.Body)
+			if a != nil {
+				s.Status, s.Latency = a.status, a.latency
+				s.Response = snippet(a.body)
 			}
 			cr.Sends = append(cr.Sends, s)
 		}
@@ -269,7 +269,7 @@ func judge(c checkCase, sends []Send, limit time.Duration) (Verdict, string) {
 		s := sends[0]
 		switch {
 		case s.Status == 0:
-			return Warn, fmt.Sprintf("no answer (%s): the forged delivery was not accepted, but answer it with 401 or 403 at once so nothing waits on it", s.Error)
+			return Warn, fmt.Sprintf("no answer: %s. The forged delivery was not accepted, but answer it with 401 or 403 at once so nothing waits on it", s.Error)
 		case s.Status >= 200 && s.Status < 300:
 			what := "a signature that does not match"
 			if s.Signature == "missing" {
@@ -290,7 +290,7 @@ func judge(c checkCase, sends []Send, limit time.Duration) (Verdict, string) {
 		}
 		switch {
 		case s.Status == 0:
-			return Fail, which + fmt.Sprintf("no answer (%s): the service would give up after %s and send the message again", s.Error, ServiceTimeout)
+			return Fail, which + fmt.Sprintf("no answer: %s. The service would give up after %s and send the message again", s.Error, ServiceTimeout)
 		case s.Latency > limit:
 			return Fail, which + fmt.Sprintf("answered %d after %s, later than the %s time-out: the service would send it again. Answer first, process afterwards (queue the work)", s.Status, roundLatency(s.Latency), limit)
 		case s.Status >= 300 && s.Status < 400:
@@ -446,7 +446,7 @@ func findings(cases []CaseResult, limit time.Duration) []Finding {
 	silent := where(all, func(s send) bool { return s.Status == 0 })
 	if len(silent) == len(all) {
 		return []Finding{{Kind: "no-answer", Severity: Fail, Cases: names(all),
-			Text: fmt.Sprintf("It answered none of the %s (%s): is it running, and reachable at this URL?", plural.S(len(all), "request"), silent[0].Error)}}
+			Text: fmt.Sprintf("It answered none of the %s: %s.", plural.S(len(all), "request"), silent[0].Error)}}
 	}
 	if st := all[0].Status; st != 0 && len(where(all, func(s send) bool { return s.Status == st })) == len(all) && (st < 200 || st > 299) {
 		f := Finding{Kind: "same-status", Severity: Fail, Cases: names(all)}
@@ -466,7 +466,7 @@ func findings(cases []CaseResult, limit time.Duration) []Finding {
 	}
 	if len(silent) > 0 {
 		out = append(out, Finding{Kind: "no-answer", Severity: Fail, Cases: names(silent),
-			Text: fmt.Sprintf("It answered nothing to %s (%s): the service gives up after %s and sends again.", plural.S(len(silent), "request"), silent[0].Error, ServiceTimeout)})
+			Text: fmt.Sprintf("It answered nothing to %s: the service gives up after %s and sends again. The first: %s.", plural.S(len(silent), "request"), ServiceTimeout, silent[0].Error)})
 	}
 	redirects := where(all, func(s send) bool { return s.Status >= 300 && s.Status < 400 })
 	if len(redirects) > 0 {
