@@ -38,6 +38,12 @@ type CheckOptions struct {
 	Limit time.Duration
 	// Seed makes the generated messages reproducible; zero is random.
 	Seed int64
+	// FailFast stops the check after the first case that fails; the
+	// report counts the cases not run as Skipped.
+	FailFast bool
+	// OnStart, when set, is called as each case starts, with its name (for
+	// progress: a case can wait for an answer up to the time-out).
+	OnStart func(name string)
 	// OnCase, when set, is called as each case finishes (for progress).
 	OnCase func(c CaseResult)
 }
@@ -80,6 +86,9 @@ type CheckReport struct {
 	Passed   int          `json:"passed"`
 	Warned   int          `json:"warned"`
 	Failed   int          `json:"failed"`
+	// Skipped counts the cases not run: the check stopped at the first
+	// failed case (CheckOptions.FailFast).
+	Skipped int `json:"skipped,omitempty"`
 }
 
 // Finding is one thing the endpoint did across the check, with the cases
@@ -190,9 +199,13 @@ func (r *Replayer) CheckConsumer(ctx context.Context, opts CheckOptions) (*Check
 	client := r.httpClient()
 	defer client.CloseIdleConnections()
 	rep := &CheckReport{Target: RedactURL(target.String()), StartedAt: r.now().UTC(), Limit: limit}
-	for _, c := range planCheck(simulate.New(opts.Seed)) {
+	plan := planCheck(simulate.New(opts.Seed))
+	for i, c := range plan {
 		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("consumer check stopped: %w", err)
+			return rep, fmt.Errorf("consumer check stopped after %d of %s: %w", i, plural.S(len(plan), "case"), err)
+		}
+		if opts.OnStart != nil {
+			opts.OnStart(c.name)
 		}
 		cr := CaseResult{Name: c.name, Title: c.title, Expect: c.expect}
 		for _, m := range c.msgs {
@@ -234,6 +247,10 @@ func (r *Replayer) CheckConsumer(ctx context.Context, opts CheckOptions) (*Check
 		rep.Cases = append(rep.Cases, cr)
 		if opts.OnCase != nil {
 			opts.OnCase(cr)
+		}
+		if opts.FailFast && cr.Verdict == Fail {
+			rep.Skipped = len(plan) - i - 1
+			break
 		}
 	}
 	rep.Findings = findings(rep.Cases, limit)
@@ -345,21 +362,35 @@ func (r *CheckReport) WriteText(w io.Writer) error {
 		b.WriteString("\nCase by case:\n")
 	}
 	for _, c := range r.Cases {
-		mark := map[Verdict]string{Pass: "PASS", Warn: "WARN", Fail: "FAIL"}[c.Verdict]
-		status := make([]string, len(c.Sends))
-		for i, s := range c.Sends {
-			if s.Status == 0 {
-				status[i] = "no answer"
-			} else {
-				status[i] = fmt.Sprintf("%d", s.Status)
-			}
-		}
-		fmt.Fprintf(&b, "%s  %-46s %s\n", mark, c.Name, strings.Join(status, ", "))
+		fmt.Fprintf(&b, "%s  %-46s %s\n", c.Verdict.Mark(), c.Name, c.Answers(false))
 		fmt.Fprintf(&b, "      %s\n", c.Explanation)
+	}
+	if r.Skipped > 0 {
+		fmt.Fprintf(&b, "\nStopped at the first failed case: %s not run.\n", plural.S(r.Skipped, "case"))
 	}
 	fmt.Fprintf(&b, "\n%d passed, %s, %d failed\n", r.Passed, plural.S(r.Warned, "warning"), r.Failed)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Mark is the verdict as the text report prints it: PASS, WARN or FAIL.
+func (v Verdict) Mark() string { return strings.ToUpper(string(v)) }
+
+// Answers says what each send of the case got, "200, 409" or "no answer";
+// with latency, how long each answer took: "200 in 2.1ms".
+func (c CaseResult) Answers(latency bool) string {
+	out := make([]string, len(c.Sends))
+	for i, s := range c.Sends {
+		switch {
+		case s.Status == 0:
+			out[i] = "no answer"
+		case latency:
+			out[i] = fmt.Sprintf("%d in %s", s.Status, roundLatency(s.Latency))
+		default:
+			out[i] = strconv.Itoa(s.Status)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // MarshalJSON adds a top-level ok to the report.

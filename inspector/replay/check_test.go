@@ -261,3 +261,39 @@ func TestCheckOverTLS(t *testing.T) {
 		t.Fatalf("%v: %+v", err, rep.Findings)
 	}
 }
+
+// TestCheckFailFast: with FailFast the check stops after the first failed
+// case and counts the rest as not run; OnStart names each case as it
+// begins.
+func TestCheckFailFast(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if m, _ := inspector.DecodeMessage(body); m != nil && m.Events[0].Type == catalog.TypeMediaReady {
+			http.Error(w, "boom", http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	var started []string
+	rep, err := New(nil).CheckConsumer(context.Background(), CheckOptions{Target: srv.URL, Secret: []byte("shh"), Seed: 4, FailFast: true,
+		OnStart: func(name string) { started = append(started, name) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := CheckCases()[:3] // created, processing, ready
+	if strings.Join(started, ",") != strings.Join(want, ",") || len(rep.Cases) != 3 || rep.Failed != 1 || rep.Skipped != 19 || rep.OK() {
+		t.Fatalf("started %v; %d cases, %d failed, %d skipped", started, len(rep.Cases), rep.Failed, rep.Skipped)
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	if !strings.Contains(b.String(), "Stopped at the first failed case: 19 cases not run.") || !strings.Contains(b.String(), "FAIL  type:media.ready") {
+		t.Errorf("text:\n%s", b.String())
+	}
+	if j, _ := json.Marshal(rep); !bytes.Contains(j, []byte(`"skipped":19`)) {
+		t.Errorf("JSON lacks the skipped count: %s", j)
+	}
+	// Without it, every case runs.
+	rep, _ = New(nil).CheckConsumer(context.Background(), CheckOptions{Target: srv.URL, Secret: []byte("shh"), Seed: 4})
+	if len(rep.Cases) != 22 || rep.Skipped != 0 {
+		t.Errorf("%d cases, %d skipped", len(rep.Cases), rep.Skipped)
+	}
+}
