@@ -335,6 +335,32 @@ func TestPipelinedDeliveriesAreMarkedReconstructed(t *testing.T) {
 	}
 }
 
+// TestBrowserOriginIsMarked: a cross-site POST from a web page carries
+// Origin; the stored delivery is marked as posted by a web page, from its
+// stored headers, where every face shows delivery problems.
+func TestBrowserOriginIsMarked(t *testing.T) {
+	h := newHarness(t, Options{Secrets: [][]byte{testSecret}})
+	body := message("h-origin", event("e-origin", "media.created", "m1", "2024-01-01T00:00:00Z"))
+	h.post("/webhooks", body, map[string]string{"Origin": "https://evil.example", "Content-Type": "text/plain"})
+	r := h.next()
+	var origin []string
+	for _, p := range r.Analysis.Problems {
+		if p.Path == "Origin" {
+			origin = append(origin, p.Message)
+		}
+	}
+	if len(origin) != 1 || !strings.Contains(origin[0], "a web page in a browser posted this, not the service") {
+		t.Fatalf("problems %+v", r.Analysis.Problems)
+	}
+	// The service's own deliveries carry no such mark.
+	h.postSigned(body)
+	for _, p := range h.next().Analysis.Problems {
+		if p.Path == "Origin" {
+			t.Fatalf("a delivery without Origin is marked: %+v", p)
+		}
+	}
+}
+
 // TestExpectationFailedIsNotRecorded: Go's server answers an Expect other
 // than 100-continue with 417 before any handler runs. The client sees 417
 // and the store has nothing for it (it once had a 400: a record that
