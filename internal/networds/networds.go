@@ -5,7 +5,7 @@
 //
 //	w := networds.Explain(err, "127.0.0.1:3000")
 //	// w.Kind == networds.Refused
-//	// w.String() == "nothing is listening on 127.0.0.1:3000 (connection refused); start the app, or check the port in the URL"
+//	// w.String() == "nothing is listening on 127.0.0.1:3000 (connection refused); start it, or check the port in the URL"
 //
 // Explain reads the error's types (net, DNS, TLS, x509, context), not its
 // text. How far the exchange got decides between "could not connect" and
@@ -138,7 +138,7 @@ func Explain(err error, host string) Words {
 		return Words{Cancelled, fmt.Sprintf("the request to %s was cancelled before a whole answer arrived", host), ""}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return Words{Refused, fmt.Sprintf("nothing is listening on %s (connection refused)", host),
-			"start the app, or check the port in the URL"}
+			"start it, or check the port in the URL"}
 	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
 		return Words{Unreachable, fmt.Sprintf("the host name %s does not resolve (%s)", dnsErr.Name, dnsErr.Err),
 			"check the host name in the URL"}
@@ -165,10 +165,10 @@ func Explain(err error, host string) Words {
 			"check the host and port (a firewall may be dropping the connection)"}
 	case timedOut(err) && stage == Answer:
 		return Words{Timeout, fmt.Sprintf("%s accepted the connection but did not answer %s", host, within),
-			"the app is slow or stuck on this request: answer first, then do the work"}
+			"it is slow or stuck on this request: look at its log (a webhook consumer should answer first, then do the work)"}
 	case timedOut(err) && stage == Body:
 		return Words{Timeout, fmt.Sprintf("the answer from %s began but did not finish %s", host, within),
-			"the app is slow to write its answer"}
+			"it is slow to write its answer: look at its log"}
 	case timedOut(err):
 		return Words{Timeout, fmt.Sprintf("no answer from %s %s", host, within),
 			"check that it is running and reachable, or allow more time"}
@@ -180,10 +180,10 @@ func Explain(err error, host string) Words {
 			"check the host and port in the URL"}
 	case stage == Body:
 		return Words{Dropped, fmt.Sprintf("%s closed the connection in the middle of its answer (%s)", host, cause),
-			"look at the app's log: it may have crashed while answering"}
+			"look at its log: it may have crashed while answering"}
 	case stage == Answer || dropped(err):
 		return Words{Dropped, fmt.Sprintf("%s closed the connection without answering (%s)", host, cause),
-			"look at the app's log: it may have crashed on this request"}
+			"look at its log: it may have crashed on this request"}
 	}
 	return Words{Unreachable, fmt.Sprintf("the request to %s failed (%s)", host, cause),
 		"check the URL and the network"}

@@ -134,7 +134,7 @@ func TestExplainRealErrors(t *testing.T) {
 		fix  string   // must be in Fix
 	}{
 		{"closed port", func(t *testing.T) error { return get(t, plain, "http://"+refused+"/hook", 5*time.Second) },
-			refused, Refused, []string{"nothing is listening on " + refused, "(connection refused)"}, "start the app"},
+			refused, Refused, []string{"nothing is listening on " + refused, "(connection refused)"}, "start it"},
 		{"closed port, raw dial", func(t *testing.T) error { _, err := net.Dial("tcp", refused); return err },
 			refused, Refused, []string{"nothing is listening"}, "check the port"},
 		{"a server that hangs", func(t *testing.T) error { return get(t, plain, "http://"+hang+"/", 300*time.Millisecond) },
@@ -157,7 +157,7 @@ func TestExplainRealErrors(t *testing.T) {
 		{"closed without answering", func(t *testing.T) error { return get(t, plain, "http://"+closeAfterHead, 5*time.Second) },
 			"app", Dropped, []string{"app closed the connection without answering (EOF)"}, "crashed on this request"},
 		{"reset without answering", func(t *testing.T) error { return get(t, plain, "http://"+resetAfterHead, 5*time.Second) },
-			"app", Dropped, []string{"app closed the connection without answering"}, "app's log"},
+			"app", Dropped, []string{"app closed the connection without answering"}, "its log"},
 		{"closed mid-body", func(t *testing.T) error { return get(t, plain, "http://"+midBody, 5*time.Second) },
 			"app", Dropped, []string{"in the middle of its answer (unexpected EOF)"}, "while answering"},
 		{"a body that stops arriving", func(t *testing.T) error { return get(t, plain, "http://"+slowBody, 300*time.Millisecond) },
