@@ -12,10 +12,14 @@
 //
 // Each connection copies the bytes net/http reads of a request's head, up
 // to the blank line that ends it, and then ignores what it reads until
-// that request's handler has returned: it does not follow bodies. The next
-// request's head starts with the next byte read, which holds for a client
-// that waits for each answer before it sends the next request, as every
-// webhook sender and HTTP client does by default. Claim checks the copy
+// that request's body has been read to its end (or, for a body the
+// handler leaves unread, until the handler has returned): it does not
+// follow bodies. The next request's head starts with the next byte read,
+// which holds for a client that waits for each answer before it sends the
+// next request, as every webhook sender and HTTP client does by default.
+// (Copying again at the body's end, not at the handler's, keeps the first
+// byte of a request sent as soon as a handler flushed its answer: net/http
+// reads it while the handler still runs.) Claim checks the copy
 // against what net/http parsed (request line, every header name and value)
 // before handing it on; a copy that does not agree (pipelined requests, a
 // handler that answered before reading its body, a head net/http handled
@@ -27,6 +31,7 @@ package rawhttp
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -90,8 +95,14 @@ func Claim(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		if fields, ok := agree(c.claim(), r); ok {
-			r = r.WithContext(context.WithValue(r.Context(), headKey{}, fields))
+		body := r.Body != nil && r.Body != http.NoBody
+		ctx := r.Context()
+		if fields, ok := agree(c.claim(body), r); ok {
+			ctx = context.WithValue(ctx, headKey{}, fields)
+		}
+		r = r.WithContext(ctx)
+		if body {
+			r.Body = &bodyEnd{ReadCloser: r.Body, c: c}
 		}
 		defer c.release()
 		h.ServeHTTP(w, r)
@@ -187,8 +198,10 @@ func (c *conn) copyHead(p []byte) {
 }
 
 // claim takes the head copied for the request about to be served, if a
-// whole one was, and ignores what is read until release.
-func (c *conn) claim() []byte {
+// whole one was. A request with a body has its body read next, which is
+// ignored until copyNext; without one, the next byte read is the next
+// request's.
+func (c *conn) claim(body bool) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var head []byte
@@ -196,14 +209,40 @@ func (c *conn) claim() []byte {
 		head = c.buf
 	}
 	c.state, c.buf, c.line, c.lineCR = ignoring, nil, 0, false
+	if !body {
+		c.state = copying
+	}
 	return head
 }
 
-// release copies the next head: the request was served.
-func (c *conn) release() {
+// copyNext copies the next head: the request's body was read to its end,
+// or its handler returned. A copy already under way is kept.
+func (c *conn) copyNext() {
 	c.mu.Lock()
-	c.state, c.buf, c.line, c.lineCR = copying, nil, 0, false
+	if c.state == ignoring {
+		c.state, c.buf, c.line, c.lineCR = copying, nil, 0, false
+	}
 	c.mu.Unlock()
+}
+
+// release is called when the request's handler returns: a body it left
+// unread is read by net/http after this (up to a limit, to keep the
+// connection), and copied as if it were a head; the check then drops it.
+func (c *conn) release() { c.copyNext() }
+
+// bodyEnd copies the next head once the body is read to its end.
+type bodyEnd struct {
+	io.ReadCloser
+	c *conn
+}
+
+// Read reads the body, noting its end.
+func (b *bodyEnd) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.c.copyNext()
+	}
+	return n, err
 }
 
 // agree parses head and reports whether it is r's: the same request line

@@ -269,3 +269,70 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// tapListener reports every read of its connections that returned data.
+type tapListener struct {
+	net.Listener
+	reads chan string
+}
+
+func (l *tapListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	return &tapConn{Conn: c, reads: l.reads}, err
+}
+
+type tapConn struct {
+	net.Conn
+	reads chan string
+}
+
+func (c *tapConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.reads <- string(p[:n])
+	}
+	return n, err
+}
+
+// TestRequestSentWhileTheHandlerRuns: a handler flushes a whole answer and
+// goes on running; the client sends its next request at once, and net/http
+// reads its first byte (its background read) while that handler still
+// runs. The next request still gets its own head.
+func TestRequestSentWhileTheHandlerRuns(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tap := &tapListener{Listener: ln, reads: make(chan string, 100)}
+	proceed := make(chan struct{})
+	got := make(chan string, 2)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		fields, ok := HeadOf(r)
+		got <- fmt.Sprint(r.URL.Path, " ", ok, " ", fields)
+		if r.URL.Path == "/first" {
+			w.Header().Set("Content-Length", "2")
+			io.WriteString(w, "ok")
+			w.(http.Flusher).Flush()
+			<-proceed
+		}
+	})
+	srv := &http.Server{Handler: Claim(h), ConnContext: ConnContext}
+	done := make(chan struct{})
+	go func() { srv.Serve(NewListener(tap, 0)); close(done) }()
+	defer func() { srv.Close(); <-done }()
+
+	cl := (&server{addr: ln.Addr().String()}).dial(t)
+	cl.send("POST /first HTTP/1.1\r\nHost: x\r\nx-n: 1\r\nContent-Length: 2\r\n\r\n{}", 1)
+	<-tap.reads // the first request
+	io.WriteString(cl.c, "POST /second HTTP/1.1\r\nHost: x\r\nx-n: 2\r\nContent-Length: 2\r\n\r\n{}")
+	// net/http's background read takes the first byte while /first runs.
+	if first := <-tap.reads; first != "P" {
+		t.Fatalf("read %q while the handler ran, want the next request's first byte", first)
+	}
+	close(proceed)
+	cl.send("", 1)
+	if a, b := <-got, <-got; a != "/first true [{Host x} {x-n 1} {Content-Length 2}]" || b != "/second true [{Host x} {x-n 2} {Content-Length 2}]" {
+		t.Fatalf("heads:\n%s\n%s", a, b)
+	}
+}
