@@ -316,8 +316,19 @@ func TestHugeHeadersAndPath(t *testing.T) {
 				n++
 			}
 		}
-		if n != 10_000 {
-			t.Errorf("recorded %d of 10,000 headers", n)
+		if n != 10_000 || r.Delivery.HeadersReconstructed {
+			t.Errorf("recorded %d of 10,000 headers (reconstructed=%v)", n, r.Delivery.HeadersReconstructed)
+		}
+	})
+	t.Run("headers up to the limit", func(t *testing.T) {
+		big := "X-Big: " + strings.Repeat("b", inspector.MaxHeaderBytes-1024)
+		resp := rc.raw(t, post("/webhooks/limit", []string{"x-after: 1", big, "x-last: 2"}, []byte(`{}`)), nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d, want 200", resp.StatusCode)
+		}
+		hs := rc.record(t, resp).Delivery
+		if len(hs.Headers) != 5 || hs.HeadersReconstructed || hs.Headers[2].Name != "x-after" || len(hs.Headers[3].Value) != inspector.MaxHeaderBytes-1024 {
+			t.Errorf("%d headers, reconstructed=%v", len(hs.Headers), hs.HeadersReconstructed)
 		}
 	})
 	t.Run("1 MB path", func(t *testing.T) {
