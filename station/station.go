@@ -125,8 +125,6 @@ func New(cfg Config) (*Station, error) {
 	s := &Station{db: db, cfg: cfg, serverO: cfg.Server, logf: logf, pruneKick: make(chan struct{}, 1)}
 	s.keep.Store(cfg.Keep)
 	s.eng = inspector.NewEngine(db, cfg.Engine)
-	// Requests Go's server refuses before any handler runs are recorded too.
-	s.serverO.Engine = s.eng
 	s.handler = s.eng.Handler()
 	if cfg.Wrap != nil {
 		s.handler = cfg.Wrap(s.handler)

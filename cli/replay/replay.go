@@ -223,7 +223,7 @@ func run(ctx context.Context, o *Options) error {
 		}
 	}
 	r := replay.New(db)
-	r.Sender.Timeout = o.Timeout
+	r.Timeout = o.Timeout
 	var results []*replay.Result
 	if o.chaos {
 		rep, err := r.Chaos(ctx, ds, replay.ChaosOptions{Target: o.To, Times: o.Times, Shuffle: o.Shuffle, Split: o.Split, Merge: o.Merge, EventUUIDs: o.Events,
