@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // Placement is where the token call puts the client credentials and
@@ -345,7 +347,7 @@ func sentSecrets(r Request) []string {
 	for _, q := range qs {
 		vs, _ := url.ParseQuery(q)
 		for name, v := range vs {
-			if isSecretParam(name) {
+			if redact.IsSecretName(name) {
 				out = append(out, v...)
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
-	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // Which scopes let a token do what (spec 5.2): medias#show is also open to
@@ -554,5 +554,5 @@ func (s *Server) webhookSummary() string {
 	if s.cfg.AtLeastOnce {
 		mode = "at-least-once: batching, duplicates, out-of-order"
 	}
-	return "to " + export.RedactURL(s.cfg.WebhookURL) + " (" + mode + ")"
+	return "to " + redact.URL(s.cfg.WebhookURL) + " (" + mode + ")"
 }

@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // DefaultAddr is where `hookscope sandbox` listens unless told otherwise.
@@ -377,7 +377,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.WebhookURL != "" {
 		u, err := url.Parse(cfg.WebhookURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("webhook URL %q: want an absolute http or https URL", export.RedactURL(cfg.WebhookURL))
+			return nil, fmt.Errorf("webhook URL %q: want an absolute http or https URL", redact.URL(cfg.WebhookURL))
 		}
 		s.hooks = newHookSender(s)
 		s.spawn(func() { s.hooks.run(s.ctx) })

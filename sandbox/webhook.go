@@ -2,18 +2,16 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
-	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/inspector/simulate"
 	"github.com/hookscope/hookscope/internal/plural"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // WebhookTimeout is the service's webhook request time-out (spec 8).
@@ -194,7 +192,7 @@ func (h *hookSender) deliver(ctx context.Context, m simulate.Message, attempt in
 		if ctx.Err() != nil {
 			return
 		}
-		failure = redactErr(err)
+		failure = redact.Error(err)
 	default:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -203,33 +201,20 @@ func (h *hookSender) deliver(ctx context.Context, m simulate.Message, attempt in
 		}
 	}
 	if failure == "" {
-		h.s.cfg.Logf("webhook: message %s [%s] delivered to %s in %s (attempt %d)", m.Hook.UUID, types, export.RedactURL(h.s.cfg.WebhookURL), time.Since(start).Round(time.Millisecond), attempt)
+		h.s.cfg.Logf("webhook: message %s [%s] delivered to %s in %s (attempt %d)", m.Hook.UUID, types, redact.URL(h.s.cfg.WebhookURL), time.Since(start).Round(time.Millisecond), attempt)
 		return
 	}
 	if attempt > len(h.retryDelays) {
-		h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; giving up after %s", m.Hook.UUID, types, export.RedactURL(h.s.cfg.WebhookURL), failure, plural.S(attempt, "attempt"))
+		h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; giving up after %s", m.Hook.UUID, types, redact.URL(h.s.cfg.WebhookURL), failure, plural.S(attempt, "attempt"))
 		return
 	}
 	delay := h.retryDelays[attempt-1]
-	h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; retrying in %s", m.Hook.UUID, types, export.RedactURL(h.s.cfg.WebhookURL), failure, delay)
+	h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; retrying in %s", m.Hook.UUID, types, redact.URL(h.s.cfg.WebhookURL), failure, delay)
 	h.s.spawn(func() {
 		if h.s.sleep(delay) {
 			h.deliver(h.s.ctx, m, attempt+1)
 		}
 	})
-}
-
-// redactErr keeps a transport error but without the URL's query, which may
-// hold a token: the URL is redacted where it stands (the *url.Error's URL
-// field, the request URL as Go parsed it), not searched for in the text.
-func redactErr(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		c := *ue
-		c.URL = export.RedactURL(ue.URL)
-		return c.Error()
-	}
-	return err.Error()
 }
 
 // spawn runs f on a goroutine that Close waits for, unless the server is

@@ -146,7 +146,7 @@ func TestOAuthLoginNoBrowserThenRefreshCallHistory(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("login exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"Listening for the callback on " + e.redirect, "account 741302 \"Acme Studio\"", "exchange (query): POST", "-> 200", "Token: type bearer, access REDACTED, refresh REDACTED", "saved for profile \"t\""} {
+	for _, want := range []string{"Listening for the callback on " + e.redirect, "account 741302 \"Acme Studio\"", "exchange (query): POST", "-> 200", "Token: type bearer, access [REDACTED], refresh [REDACTED]", "saved for profile \"t\""} {
 		if !strings.Contains(out, want) {
 			t.Errorf("login output lacks %q:\n%s", want, out)
 		}
@@ -174,7 +174,7 @@ func TestOAuthLoginNoBrowserThenRefreshCallHistory(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("refresh JSON: %v\n%s", err, out)
 	}
-	if rep.Refresh.Changed || !strings.Contains(rep.Refresh.Note, "stayed the same") || rep.Token.AccessToken != "REDACTED" || len(rep.Transcripts) != 1 || len(rep.Curl) != 1 {
+	if rep.Refresh.Changed || !strings.Contains(rep.Refresh.Note, "stayed the same") || rep.Token.AccessToken != oauthflow.Redacted || len(rep.Transcripts) != 1 || len(rep.Curl) != 1 {
 		t.Fatalf("refresh report: %+v", rep)
 	}
 
@@ -232,7 +232,7 @@ func TestOAuthAuthorizeThenExchange(t *testing.T) {
 	e := newOAuthCLIEnv(t, "")
 	args := append([]string{"oauth", "authorize", "--no-browser", "--pkce", "--save"}, e.profileFlags()...)
 	code, out, errOut := e.run(t, nil, playLocal(t), args...)
-	if code != 0 || !strings.Contains(out, "Callback: code REDACTED") || strings.Contains(out, "Token:") {
+	if code != 0 || !strings.Contains(out, "Callback: code [REDACTED]") || strings.Contains(out, "Token:") {
 		t.Fatalf("authorize: exit %d\n%s\n%s", code, out, errOut)
 	}
 	// A separate process run: the code, redirect_uri (with hs_state) and
@@ -279,7 +279,7 @@ func TestOAuthLoginPaste(t *testing.T) {
 			TokenType string `json:"token_type"`
 		} `json:"token"`
 	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Callback.Code != "REDACTED" || rep.Callback.ContactName != "Manny Manager" || rep.Token.TokenType != "bearer" {
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Callback.Code != oauthflow.Redacted || rep.Callback.ContactName != "Manny Manager" || rep.Token.TokenType != "bearer" {
 		t.Fatalf("report %+v, %v\n%s", rep, err, out)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
-	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/internal/redact"
 	"github.com/hookscope/hookscope/sandbox"
 )
 
@@ -274,7 +274,7 @@ func printSandboxSummary(w io.Writer, srv *sandbox.Server, base string, cfg sand
 		if !signed {
 			sig = "UNSIGNED (no secret given)"
 		}
-		fmt.Fprintf(w, "Webhooks: %s, %s, %s\n", export.RedactURL(cfg.WebhookURL), sig, mode)
+		fmt.Fprintf(w, "Webhooks: %s, %s, %s\n", redact.URL(cfg.WebhookURL), sig, mode)
 	}
 	fmt.Fprintf(w, "Trigger a media life cycle: curl -X POST '%s/sandbox/lifecycle?account_id=%s&name=Demo'\n", base, srv.Users()[0].Memberships[0].Account.ID)
 	fmt.Fprintf(w, "Overview page: %s/\nPress Ctrl-C to stop.\n", base)
@@ -299,7 +299,7 @@ func printSandboxJSON(w io.Writer, srv *sandbox.Server, base string, cfg sandbox
 		out.Medias = append(out.Medias, media{m.HashedID, m.AccountID, m.Name})
 	}
 	if cfg.WebhookURL != "" {
-		out.WebhookURL = export.RedactURL(cfg.WebhookURL)
+		out.WebhookURL = redact.URL(cfg.WebhookURL)
 	}
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(out); err != nil {
