@@ -246,6 +246,11 @@ func TestHelpAndVersion(t *testing.T) {
 // for want of a profile — not at parsing).
 func TestFlagsAfterPositionals(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "hs.db")
+	s, err := storage.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
 	r := runFull(t, nil, "oauth", "call", "/v1/medias/abc", "--method", "header", "--db", db)
 	if r.Code != 2 || !strings.Contains(r.Stderr, "base URL") || strings.Contains(r.Stderr, "unexpected argument") {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)

@@ -249,7 +249,13 @@ func runStep(ctx context.Context, o *StepOptions) error {
 	// while this one prints too: every write goes whole.
 	env := *o.Env
 	env.Stdout, env.Stderr = cmdutil.NewSyncWriter(o.Env.Stdout), cmdutil.NewSyncWriter(o.Env.Stderr)
-	db, err := cmdutil.OpenStore(o.DBPath)
+	// login and authorize start a flow, and --save keeps a profile: they
+	// may create the store. The other steps continue one it holds.
+	open := cmdutil.OpenExistingStore
+	if sub == "login" || sub == "authorize" || o.Save {
+		open = func(_ *cmdutil.Env, path string) (*storage.DB, error) { return cmdutil.OpenStore(path) }
+	}
+	db, err := open(o.Env, o.DBPath)
 	if err != nil {
 		return err
 	}
@@ -787,7 +793,7 @@ func NewProfilesCmd(env *cmdutil.Env, runF func(context.Context, *ProfilesOption
 
 func runProfiles(ctx context.Context, o *ProfilesOptions) error {
 	env := o.Env
-	db, err := cmdutil.OpenStore(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(env, o.DBPath)
 	if err != nil {
 		return err
 	}
@@ -899,7 +905,7 @@ func (o *HistoryOptions) validate([]string) error {
 
 func runHistory(ctx context.Context, o *HistoryOptions) error {
 	env := o.Env
-	db, err := cmdutil.OpenStore(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(env, o.DBPath)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/sandbox"
+	"github.com/hookscope/hookscope/storage"
 )
 
 // watchWriter collects output and hands out the first authorize URL.
@@ -317,7 +318,6 @@ func TestOAuthBadFlags(t *testing.T) {
 		append([]string{"oauth", "login", "--placement", "nowhere"}, e.profileFlags()...),
 		append([]string{"oauth", "call", "--method", "carrier-pigeon", "--media", "x"}, e.profileFlags()...),
 		append([]string{"oauth", "call"}, e.profileFlags()...),
-		{"oauth", "refresh", "--profile", "nobody"},
 		{"oauth", "login", "--save", "--base-url", e.base},
 		{"oauth", "login", "--profile", "x", "--client-secret-env", "UNSET_VAR", "--base-url", e.base, "--client-id", "c", "--redirect-uri", e.redirect},
 		{"oauth", "history", "--format", "pdf"},
@@ -327,6 +327,19 @@ func TestOAuthBadFlags(t *testing.T) {
 		if code != 2 || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 		}
+	}
+	// A profile that is not saved: no store yet (exit 1), then a store
+	// without it (a usage error).
+	if code, _, errOut := e.run(t, nil, nil, "oauth", "refresh", "--profile", "nobody"); code != 1 || !strings.Contains(errOut, "no store at") {
+		t.Errorf("refresh without a store: exit %d, stderr %q", code, errOut)
+	}
+	db, err := storage.Open(e.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if code, _, errOut := e.run(t, nil, nil, "oauth", "refresh", "--profile", "nobody"); code != 2 || !strings.Contains(errOut, `profile "nobody" is not in the store`) {
+		t.Errorf("refresh of an unknown profile: exit %d, stderr %q", code, errOut)
 	}
 	code, out, _ := e.run(t, nil, nil, "oauth", "login", "--help")
 	if code != 0 {
