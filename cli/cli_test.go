@@ -180,6 +180,11 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"lisen"}, `hookscope: unknown command "lisen" (did you mean listen?)`, "hookscope"},
 		{[]string{"exprot", "x.har"}, `(did you mean export?)`, "hookscope"},
+		// A mistyped command followed by flags names the command, not a flag.
+		{[]string{"lisen", "--addr", "x"}, `hookscope: unknown command "lisen" (did you mean listen?)`, "hookscope"},
+		{[]string{"sned", "-all-types"}, `hookscope: unknown command "sned" (did you mean send?)`, "hookscope"},
+		{[]string{"oauth", "cal", "--profile", "x"}, `hookscope oauth: unknown command "cal" (did you mean call?)`, "hookscope oauth"},
+		{[]string{"--json", "lisen"}, "hookscope: unknown flag: --json", "hookscope"},
 		{[]string{"listen", "--adr", "127.0.0.1:1"}, "hookscope listen: unknown flag: --adr (did you mean --addr?)", "hookscope listen"},
 		{[]string{"listen", "-adr", "127.0.0.1:1"}, "unknown flag: -adr (did you mean --addr?)", "hookscope listen"},
 		// Go's flag package took one dash; scripts written for it still parse.
