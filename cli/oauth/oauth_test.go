@@ -56,8 +56,10 @@ func (w *watchWriter) String() string {
 
 type oauthCLIEnv struct {
 	base, redirect, db string
-	sb                 *sandbox.Server
-	app                sandbox.App
+	// terminal makes the command's output a terminal.
+	terminal bool
+	sb       *sandbox.Server
+	app      sandbox.App
 }
 
 func newOAuthCLIEnv(t *testing.T, redirect string) *oauthCLIEnv {
@@ -87,7 +89,7 @@ func (e *oauthCLIEnv) run(t *testing.T, stdin io.Reader, browse func(u string) s
 	t.Helper()
 	out := &watchWriter{urls: make(chan string, 1)}
 	errOut := &watchWriter{urls: make(chan string, 1)}
-	env := &cmdutil.Env{Stdin: stdin, Stdout: out, Stderr: errOut, Getenv: func(k string) string {
+	env := &cmdutil.Env{Stdin: stdin, Stdout: out, Stderr: errOut, IsTerminal: e.terminal, Getenv: func(k string) string {
 		if k == "SECRET" {
 			return e.app.ClientSecret
 		}
@@ -227,6 +229,50 @@ func TestOAuthLoginNoBrowserThenRefreshCallHistory(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"has_client_secret": true`) || strings.Contains(out, e.app.ClientSecret) || !strings.Contains(out, "REDACTED") {
 		t.Fatalf("profiles: exit %d\n%s", code, out)
 	}
+}
+
+// TestOAuthTextSaysEachThingOnce: call prints what the API answered
+// (pretty and coloured on a terminal, as received when piped); refresh
+// says the refresh token's fate and the times once each; an exchange for
+// a profile that is not saved does not say it was saved for it.
+func TestOAuthTextSaysEachThingOnce(t *testing.T) {
+	e := newOAuthCLIEnv(t, "")
+	args := append([]string{"oauth", "login", "--no-browser", "--save", "--timeout", "20s"}, e.profileFlags()...)
+	if code, out, errOut := e.run(t, nil, playLocal(t), args...); code != 0 {
+		t.Fatalf("login exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := e.run(t, nil, nil, "oauth", "refresh", "--profile", "t")
+	if code != 0 || strings.Count(out, "stayed the same") != 1 || strings.Count(out, "expires") != 1 || !strings.Contains(out, " h left)") {
+		t.Errorf("refresh: exit %d\n%s\n%s", code, out, errOut)
+	}
+	media := e.sb.Medias()[0]
+	for _, terminal := range []bool{false, true} {
+		e.terminal = terminal
+		code, out, errOut = e.run(t, nil, nil, "oauth", "call", media.HashedID, "--profile", "t")
+		if code != 0 || !strings.Contains(out, "-> 200 OK") || strings.Contains(out, "\x1b[") != terminal {
+			t.Errorf("call (terminal %v): exit %d\n%s\n%s", terminal, code, out, errOut)
+		}
+		body := stripColour(out[strings.Index(out, "\n")+1:])
+		var m map[string]any
+		if err := json.Unmarshal([]byte(body), &m); err != nil || m["hashed_id"] != media.HashedID || m["name"] != media.Name {
+			t.Errorf("call (terminal %v): the body is not the media: %v\n%s", terminal, err, body)
+		}
+	}
+	e.terminal = false
+	// A profile given by flags only: its token is not saved for it.
+	flags := append([]string{"--profile", "flagsonly"}, e.profileFlags()[2:]...)
+	if code, out, errOut := e.run(t, nil, playLocal(t), append([]string{"oauth", "authorize", "--no-browser", "--timeout", "20s"}, flags...)...); code != 0 {
+		t.Fatalf("authorize: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = e.run(t, nil, nil, append([]string{"oauth", "exchange"}, flags...)...)
+	if code != 0 || !strings.Contains(out, "Token: type bearer") || strings.Contains(out, "saved for profile") || !strings.Contains(out, `profile "flagsonly" is not in the store`) {
+		t.Errorf("exchange without --save: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// stripColour removes ANSI colour sequences.
+func stripColour(s string) string {
+	return regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(s, "")
 }
 
 func TestOAuthAuthorizeThenExchange(t *testing.T) {
