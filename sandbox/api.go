@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/redact"
 )
 
@@ -112,7 +113,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, uploadAPI 
 		return nil
 	case now.After(tok.expires):
 		apiError(w, http.StatusUnauthorized, "invalid_token",
-			fmt.Sprintf("the access token expired %s ago (at %s); get a new one with grant_type=refresh_token", now.Sub(tok.expires).Round(time.Second), tok.expires.UTC().Format(time.RFC3339)))
+			fmt.Sprintf("the access token expired %s ago (at %s); get a new one with grant_type=refresh_token", human.Duration(now.Sub(tok.expires)), tok.expires.UTC().Format(time.RFC3339)))
 		return nil
 	}
 	for _, sc := range tok.scopes {

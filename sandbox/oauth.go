@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // sessionCookie names the login session of the authorization pages.
@@ -581,7 +583,7 @@ func (s *Server) exchangeCode(w http.ResponseWriter, app App, get func(string) s
 		s.writeOAuthError(w, tokenError{400, "invalid_grant", "the authorization code was already used; codes are single-use, so go through the authorization flow again"})
 		return
 	case now.After(c.expires):
-		s.writeOAuthError(w, tokenError{400, "invalid_grant", fmt.Sprintf("the authorization code expired %s ago; codes can be exchanged for %s after the redirect", now.Sub(c.expires).Round(time.Second), s.cfg.CodeTTL)})
+		s.writeOAuthError(w, tokenError{400, "invalid_grant", fmt.Sprintf("the authorization code expired %s ago; codes can be exchanged for %s after the redirect", human.Duration(now.Sub(c.expires)), human.Duration(s.cfg.CodeTTL))})
 		return
 	}
 	if ru := get("redirect_uri"); ru != c.redirectURI && ru != app.RedirectURI {
