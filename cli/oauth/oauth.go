@@ -448,7 +448,7 @@ func (o *StepOptions) authorize(ctx context.Context, env *cmdutil.Env, flow *oau
 				fmt.Fprintf(env.Stderr, "warning: %v\n", err)
 			}
 		}
-		fmt.Fprintf(info, "Waiting up to %s for the callback…\n", o.Timeout)
+		fmt.Fprintf(info, "Waiting up to %s for the callback…\n", human.Duration(o.Timeout))
 	}
 	var res *oauthflow.CallbackResult
 	if paste {
@@ -539,13 +539,13 @@ func (o *StepOptions) awaitPaste(ctx context.Context, env *cmdutil.Env, flow *oa
 			}
 			fmt.Fprintf(info, "That address was refused: %s.\nPaste the full address the browser landed on after approving (still waiting", refusalReason(why))
 			if o.Timeout > 0 {
-				fmt.Fprintf(info, ", up to %s in all", o.Timeout)
+				fmt.Fprintf(info, ", up to %s in all", human.Duration(o.Timeout))
 			}
 			fmt.Fprintln(info, "):")
 		case err := <-readErr:
 			return nil, gaveUp(fmt.Sprintf("standard input ended (%v) before an accepted address was pasted", err))
 		case <-deadline:
-			return nil, gaveUp(fmt.Sprintf("no accepted address was pasted within %s", o.Timeout))
+			return nil, gaveUp(fmt.Sprintf("no accepted address was pasted within %s", human.Duration(o.Timeout)))
 		case <-ctx.Done():
 			return nil, fmt.Errorf("wait for the pasted address: %w", ctx.Err())
 		}

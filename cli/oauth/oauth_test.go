@@ -450,7 +450,7 @@ func TestOAuthPasteRetries(t *testing.T) {
 	go io.WriteString(pw2, e.redirect+"?code=stale&hs_state=old-attempt\n")
 	args = append([]string{"oauth", "login", "--paste", "--timeout", "500ms"}, e.profileFlags()...)
 	code, out, errOut = e.run(t, pr2, nil, args...)
-	if code != 1 || !strings.Contains(out, "no accepted address was pasted within 500ms; 1 pasted address was refused") {
+	if code != 1 || !strings.Contains(out, "no accepted address was pasted within 500 ms; 1 pasted address was refused") {
 		t.Fatalf("time-out: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
