@@ -735,6 +735,7 @@ func (o *StepOptions) printText(env *cmdutil.Env, flow *oauthflow.Flow, r *oauth
 	}
 	// Step lines: one per HTTP exchange of this run, each with its error.
 	explained := r.denial != nil
+	lastBody := ""
 	for _, t := range r.Transcripts {
 		if t.Inbound || t.Step == oauthflow.StepAuthorize {
 			continue
@@ -749,8 +750,14 @@ func (o *StepOptions) printText(env *cmdutil.Env, flow *oauthflow.Flow, r *oauth
 				fmt.Fprintf(w, "  note: %s\n", n)
 			}
 		}
-		if t.Step == oauthflow.StepCall && t.Response != nil && t.Response.Body != "" {
+		switch {
+		case t.Step != oauthflow.StepCall || t.Response == nil || t.Response.Body == "":
+		case t.Response.Body == lastBody:
+			// --method all: the same answer three ways is shown once.
+			fmt.Fprintln(w, "  (the same body as above)")
+		default:
 			// What the API answered: the point of a call.
+			lastBody = t.Response.Body
 			b := cmdutil.PrettyBody(env, []byte(t.Response.Body))
 			if !bytes.HasSuffix(b, []byte("\n")) {
 				b = append(b, '\n')

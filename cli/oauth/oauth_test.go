@@ -259,6 +259,11 @@ func TestOAuthTextSaysEachThingOnce(t *testing.T) {
 		}
 	}
 	e.terminal = false
+	// The three token methods get the same answer: shown once.
+	code, out, _ = e.run(t, nil, nil, "oauth", "call", media.HashedID, "--profile", "t", "--method", "all")
+	if code != 0 || strings.Count(out, `"hashed_id"`) != 1 || strings.Count(out, "(the same body as above)") != 2 {
+		t.Errorf("call --method all: exit %d\n%s", code, out)
+	}
 	// A profile given by flags only: its token is not saved for it.
 	flags := append([]string{"--profile", "flagsonly"}, e.profileFlags()[2:]...)
 	if code, out, errOut := e.run(t, nil, playLocal(t), append([]string{"oauth", "authorize", "--no-browser", "--timeout", "20s"}, flags...)...); code != 0 {
