@@ -251,10 +251,11 @@ func runStep(ctx context.Context, o *StepOptions) error {
 	// while this one prints too: every write goes whole.
 	env := *o.Env
 	env.Stdout, env.Stderr = cmdutil.NewSyncWriter(o.Env.Stdout), cmdutil.NewSyncWriter(o.Env.Stderr)
-	// login and authorize start a flow, and --save keeps a profile: they
-	// may create the store. The other steps continue one it holds.
+	// login and authorize start a flow, exchange --code brings its own
+	// code, and --save keeps a profile: they may create the store. The
+	// other steps continue a flow the store holds.
 	open := cmdutil.OpenExistingStore
-	if sub == "login" || sub == "authorize" || o.Save {
+	if sub == "login" || sub == "authorize" || o.Save || o.Code != "" {
 		open = func(_ *cmdutil.Env, path string) (*storage.DB, error) { return cmdutil.OpenStore(path) }
 	}
 	db, err := open(o.Env, o.DBPath)
