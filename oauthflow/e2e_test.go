@@ -1074,7 +1074,7 @@ func TestRedactionByPositionNotByWord(t *testing.T) {
 	if cb.Step != oauthflow.StepCallback || !strings.Contains(cb.Error, "was forged") || !strings.Contains(cb.Response.Body, "forged") {
 		t.Fatalf("the message lost its words: %q", cb.Error)
 	}
-	if !strings.Contains(cb.Request.URL, "code=REDACTED") || strings.Contains(cb.Request.URL, "code=forged") {
+	if !strings.Contains(cb.Request.URL, "code="+oauthflow.Redacted) || strings.Contains(cb.Request.URL, "code=forged") {
 		t.Fatalf("the code is not redacted where it stands: %s", cb.Request.URL)
 	}
 	// A short secret value does not blank out words of free text either.

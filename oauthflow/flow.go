@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/internal/networds"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // Placement is where the token call puts the client credentials and
@@ -346,7 +347,7 @@ func sentSecrets(r Request) []string {
 	for _, q := range qs {
 		vs, _ := url.ParseQuery(q)
 		for name, v := range vs {
-			if isSecretParam(name) {
+			if redact.IsSecretName(name) {
 				out = append(out, v...)
 			}
 		}

@@ -178,19 +178,16 @@ func run(ctx context.Context, o *Options) error {
 	var src export.Source
 	var salvaged *storage.SalvageReport
 	if o.Salvage {
-		path := o.DBPath
-		if path == "" {
-			var err error
-			if path, err = storage.DefaultPath(); err != nil {
-				return err
-			}
+		path, err := cmdutil.ExistingStorePath(env, o.DBPath)
+		if err != nil {
+			return err
 		}
 		src = export.SourceFunc(func(ctx context.Context, fn func(*inspector.Record) error) (err error) {
 			salvaged, err = storage.Salvage(ctx, path, fn)
 			return err
 		})
 	} else {
-		db, err := cmdutil.OpenStore(o.DBPath)
+		db, err := cmdutil.OpenExistingStore(env, o.DBPath)
 		if err != nil {
 			return err
 		}

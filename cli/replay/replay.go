@@ -176,7 +176,7 @@ func run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("--body %s: %w", o.BodyFile, err)
 		}
 	}
-	db, err := cmdutil.OpenStore(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(env, o.DBPath)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func (o *Options) validate([]string) error {
 }
 
 func run(ctx context.Context, o *Options) error {
-	db, err := cmdutil.OpenStore(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(o.Env, o.DBPath)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // Mode says how a replayed request relates to the delivery it came from.
@@ -310,4 +311,4 @@ func (r *Replayer) record(ctx context.Context, target *url.URL, res *Result, a *
 
 // RedactURL hides credentials in a URL (user info, token query
 // parameters) so it can be shown, logged and stored.
-func RedactURL(raw string) string { return export.RedactURL(raw) }
+func RedactURL(raw string) string { return redact.URL(raw) }
