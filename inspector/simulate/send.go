@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"syscall"
 	"time"
 
+	"github.com/hookscope/hookscope/internal/networds"
 	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/internal/redact"
 )
@@ -211,15 +210,8 @@ func unreachable(err error, target string) error {
 	if u, perr := url.Parse(target); perr == nil && u.Host != "" {
 		host = u.Host
 	}
-	var dnsErr *net.DNSError
-	var op *net.OpError
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return fmt.Errorf("nothing is listening on %s", host)
-	case errors.As(err, &dnsErr):
-		return fmt.Errorf("the host name in %s does not resolve (%s)", host, dnsErr.Err)
-	case errors.As(err, &op) && op.Op == "dial" && !op.Timeout():
-		return fmt.Errorf("cannot connect to %s: %v", host, op.Err)
+	if w := networds.Explain(err, host); w.Kind == networds.Refused || w.Kind == networds.Unreachable {
+		return errors.New(w.What)
 	}
 	return nil
 }

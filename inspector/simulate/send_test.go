@@ -59,7 +59,7 @@ func TestSend(t *testing.T) {
 }
 
 // TestSendNothingListening: a refused connection stops the run at once
-// and is said once, in plain words, without the URL's credentials.
+// and is said once, in plain words (internal/networds), without the URL's credentials.
 func TestSendNothingListening(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	dead.Close()
@@ -69,7 +69,7 @@ func TestSendNothingListening(t *testing.T) {
 	rep := Send(context.Background(), "http://user:hush-hush@"+host+"/h?token=tok-tok", SignedWith(nil, g.Message(g.Event(catalog.TypeMediaReady)), g.Message(g.Event(catalog.TypeMediaReady)), g.Message(g.Event(catalog.TypeMediaReady))),
 		SendOptions{OnAnswer: func(Answer) { calls++ }})
 	err := rep.Err()
-	if calls != 0 || len(rep.Answers) != 1 || rep.Unsent != 2 || err == nil || err.Error() != "nothing is listening on "+host+"; no message was sent" {
+	if calls != 0 || len(rep.Answers) != 1 || rep.Unsent != 2 || err == nil || err.Error() != "nothing is listening on "+host+" (connection refused); no message was sent" {
 		t.Fatalf("calls %d, answers %d, unsent %d, err %v", calls, len(rep.Answers), rep.Unsent, err)
 	}
 	if all := rep.URL + rep.Answers[0].Err.Error(); strings.Contains(all, "hush-hush") || strings.Contains(all, "tok-tok") {
