@@ -251,15 +251,7 @@ func (e *Expr) Eval(in Input) (bool, error) {
 	if in.Now.IsZero() {
 		in.Now = time.Now()
 	}
-	out, _, err := e.prg.Eval(newActivation(&in, e.view))
-	if err != nil {
-		return false, err
-	}
-	b, ok := out.Value().(bool)
-	if !ok {
-		return false, fmt.Errorf("the expression gave %v, not true or false", out)
-	}
-	return b, nil
+	return e.evalWith(newActivation(&in, e.view))
 }
 
 // Match reports whether a stored record matches, now being the time of

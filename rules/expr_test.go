@@ -120,8 +120,8 @@ func TestEvalUnanalyzed(t *testing.T) {
 	r.Analysis = nil
 	for expr, want := range map[string]bool{
 		`events.exists(e, e.type == "media.ready") && delivery.hook_uuid == "h3"`: true,
-		`delivery.signature == "pending"`:                                        true,
-		`events.exists(e, e.dedupe == "pending")`:                                true,
+		`delivery.signature == "pending"`:                                         true,
+		`events.exists(e, e.dedupe == "pending")`:                                 true,
 	} {
 		if got, err := mustCompile(t, expr, Stored).Eval(Input{Record: r}); err != nil || got != want {
 			t.Errorf("%s = %v, %v; want %v", expr, got, err, want)
@@ -178,7 +178,7 @@ func TestArrival(t *testing.T) {
 	for expr, want := range map[string]bool{
 		`delivery.signature == "valid"`: true,
 		`delivery.hook_uuid == "h7" && events.exists(e, e.type == "media.updated" && has(e.payload.previous_attributes.thumbnail))`: true,
-		`events.exists(e, e.problems.exists(p, p.startsWith("payload.media.url is missing")))`: true,
+		`events.exists(e, e.problems.exists(p, p.startsWith("payload.media.url is missing")))`:                                      true,
 	} {
 		if got, err := mustCompile(t, expr, Arrival).Eval(in); err != nil || got != want {
 			t.Errorf("%s = %v, %v; want %v", expr, got, err, want)
