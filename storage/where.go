@@ -58,40 +58,62 @@ func (db *DB) EachNarrowed(ctx context.Context, q rules.Query, fn func(*rules.In
 		f.BeforeID = n.MaxID + 1
 	}
 	after := max(n.MinID-1, 0)
-	for {
-		ids := idQuery(f, ord, after, whereBatch)
-		rows, err := db.sql.QueryContext(ctx, ids.b.String(), ids.args...)
-		if err != nil {
-			return fmt.Errorf("find deliveries: %w", err)
+	// The next batch loads (SQLite, on one core) while fn checks this
+	// one (the expression, on the other): a walk of the whole store takes
+	// about the longer of the two instead of their sum.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type loaded struct {
+		ins []*rules.Input
+		err error
+	}
+	batches := make(chan loaded, 1)
+	go func() {
+		defer close(batches)
+		for {
+			ids := idQuery(f, ord, after, whereBatch)
+			batch, err := db.queryIDs(ctx, ids)
+			var ins []*rules.Input
+			if err == nil && len(batch) > 0 {
+				ins, err = db.loadNarrowed(ctx, batch, n, q.Needs)
+			}
+			if q.NewestFirst {
+				slices.Reverse(ins)
+			}
+			select {
+			case batches <- loaded{ins, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || len(batch) < whereBatch {
+				return
+			}
+			if q.NewestFirst {
+				f.BeforeID = batch[len(batch)-1]
+			} else {
+				after = batch[len(batch)-1]
+			}
 		}
-		batch, err := scanIDs(rows)
-		if err != nil {
-			return fmt.Errorf("find deliveries: %w", err)
+	}()
+	for b := range batches {
+		if b.err != nil {
+			return fmt.Errorf("find deliveries: %w", b.err)
 		}
-		if len(batch) == 0 {
-			return nil
-		}
-		ins, err := db.loadNarrowed(ctx, batch, n, q.Needs)
-		if err != nil {
-			return fmt.Errorf("find deliveries: %w", err)
-		}
-		if q.NewestFirst {
-			slices.Reverse(ins)
-		}
-		for _, in := range ins {
+		for _, in := range b.ins {
 			if err := fn(in); err != nil {
 				return err
 			}
 		}
-		if len(batch) < whereBatch {
-			return nil
-		}
-		if q.NewestFirst {
-			f.BeforeID = batch[len(batch)-1]
-		} else {
-			after = batch[len(batch)-1]
-		}
 	}
+	return ctx.Err()
+}
+
+func (db *DB) queryIDs(ctx context.Context, q *query) ([]int64, error) {
+	rows, err := db.sql.QueryContext(ctx, q.b.String(), q.args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanIDs(rows)
 }
 
 // hookIDs returns the ids of the deliveries that carried these hook uuids.
@@ -187,13 +209,8 @@ func (db *DB) loadNarrowed(ctx context.Context, ids []int64, n rules.Narrowing, 
 	if err != nil {
 		return nil, err
 	}
-	if needs.Body && (needs.Events || needs.Problems) {
-		for _, in := range out {
-			if a := in.Record.Analysis; a != nil {
-				fillRaw(a, in.Record.Delivery.Body)
-			}
-		}
-	}
+	// Events come without their raw JSON: an expression reading a
+	// payload decodes the body once, only for the deliveries it reaches.
 	if needs.Forward {
 		if err := db.loadForward(ctx, kept, byID); err != nil {
 			return nil, err
