@@ -178,7 +178,7 @@ func TestUsageErrors(t *testing.T) {
 		want string
 		help string
 	}{
-		{[]string{"lisen"}, `hookscope: unknown command "lisen" (did you mean listen?)`, "hookscope"},
+		{[]string{"lisen"}, `hookscope: unknown command "lisen" (did you mean listen or list?)`, "hookscope"},
 		{[]string{"exprot", "x.har"}, `(did you mean export?)`, "hookscope"},
 		{[]string{"listen", "--adr", "127.0.0.1:1"}, "hookscope listen: unknown flag: --adr (did you mean --addr?)", "hookscope listen"},
 		{[]string{"listen", "-adr", "127.0.0.1:1"}, "unknown flag: -adr (did you mean --addr?)", "hookscope listen"},

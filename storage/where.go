@@ -346,3 +346,26 @@ func (db *DB) HookAttempts(ctx context.Context, since time.Time, fn func(hook st
 	}
 	return rows.Err()
 }
+
+// EventTypes returns the event types of each of ids that was analyzed,
+// in event order (a list row shows them all, not only the first).
+func (db *DB) EventTypes(ctx context.Context, ids []int64) (map[int64][]string, error) {
+	out := map[int64][]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, type FROM events WHERE delivery_id IN (`+placeholders(len(ids))+`) ORDER BY delivery_id, idx`, int64Args(ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("read event types: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var t string
+		if err := rows.Scan(&id, &t); err != nil {
+			return nil, fmt.Errorf("read event types: %w", err)
+		}
+		out[id] = append(out[id], t)
+	}
+	return out, rows.Err()
+}
