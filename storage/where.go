@@ -369,3 +369,36 @@ func (db *DB) EventTypes(ctx context.Context, ids []int64) (map[int64][]string, 
 	}
 	return out, rows.Err()
 }
+
+// whereChunk is how many matching ids EachWhere reads back at a time.
+const whereChunk = 500
+
+// EachWhere calls fn with every whole record (body, headers, analysis)
+// that f selects and e matches, oldest first: --where on export, replay
+// and reverify. The expression is checked first (narrowed in SQL, see
+// rules.Find), then the matching records are read back in chunks, so
+// memory stays flat and no read is held while fn runs. A nil e is Each.
+// The stats say how many deliveries the expression could not check.
+func (db *DB) EachWhere(ctx context.Context, f Filter, e *rules.Expr, now time.Time, fn func(*inspector.Record) error) (rules.FindStats, error) {
+	if e == nil {
+		return rules.FindStats{}, db.Each(ctx, f, fn)
+	}
+	var ids []int64
+	st, err := rules.Find(ctx, db, e, rules.FindOptions{Now: now}, func(in *rules.Input) error {
+		if id := in.Record.Delivery.ID; len(f.IDs) == 0 || slices.Contains(f.IDs, id) {
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return st, err
+	}
+	for chunk := range slices.Chunk(ids, whereChunk) {
+		g := f
+		g.IDs = chunk
+		if err := db.Each(ctx, g, fn); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}

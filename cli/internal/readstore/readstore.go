@@ -7,6 +7,7 @@ package readstore
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -49,4 +50,15 @@ func Where(src string) (*rules.Expr, error) {
 		return nil, cmdutil.UsageErrorf("--where is not a valid expression (docs/rules.md lists the variables):\n%s", rules.Render(err))
 	}
 	return e, nil
+}
+
+// WhereUsage is the help text of every command's --where flag.
+const WhereUsage = "only deliveries this `expression` is true of, e.g. 'events.exists(e, e.type == \"media.ready\")' (docs/rules.md)"
+
+// Failed tells, on w, how many deliveries an expression could not check
+// (they were left out), when any.
+func Failed(w io.Writer, st rules.FindStats) {
+	if st.Failed > 0 {
+		fmt.Fprintf(w, "--where: %d deliveries could not be checked and were left out (first: %v)\n", st.Failed, st.FirstFailure)
+	}
 }
