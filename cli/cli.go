@@ -22,6 +22,7 @@ import (
 	"github.com/hookscope/hookscope/cli/importcmd"
 	"github.com/hookscope/hookscope/cli/list"
 	"github.com/hookscope/hookscope/cli/listen"
+	"github.com/hookscope/hookscope/cli/mcp"
 	"github.com/hookscope/hookscope/cli/oauth"
 	"github.com/hookscope/hookscope/cli/replay"
 	"github.com/hookscope/hookscope/cli/resends"
@@ -106,6 +107,7 @@ Exit codes: 0 success, 1 failure, 2 wrong usage.`
 		tail.NewCmd(env, nil),
 		forwardagain.NewCmd(env, nil),
 		resends.NewCmd(env, nil),
+		mcp.NewCmd(env, nil),
 	)
 	root.SetHelpCommand(newHelpCmd(root))
 	return root
