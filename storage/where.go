@@ -189,16 +189,23 @@ func (db *DB) loadNarrowed(ctx context.Context, ids []int64, n rules.Narrowing, 
 	if len(kept) == 0 {
 		return nil, nil
 	}
-	// Bodies: for headers and payloads, and for the deliveries not
-	// analyzed yet whose events an expression reads.
-	bodyIDs := unanalyzed
-	if needs.Headers || needs.Body {
-		bodyIDs = kept
-	} else if !needs.Events && !needs.Problems {
+	// Headers for headers; bodies for payloads and for the deliveries not
+	// analyzed yet whose events an expression reads (each column read
+	// only when needed: a headers-only walk skips the bodies' pages).
+	bodyIDs := kept
+	if !needs.Body {
 		bodyIDs = nil
+		if needs.Events || needs.Problems {
+			bodyIDs = unanalyzed
+		}
 	}
-	if err := db.loadBodies(ctx, bodyIDs, byID); err != nil {
+	if err := db.loadBodies(ctx, bodyIDs, byID, needs.Headers); err != nil {
 		return nil, err
+	}
+	if needs.Headers && len(bodyIDs) < len(kept) {
+		if err := db.loadHeaders(ctx, kept, byID); err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case needs.Problems:
@@ -219,7 +226,8 @@ func (db *DB) loadNarrowed(ctx context.Context, ids []int64, n rules.Narrowing, 
 	return out, nil
 }
 
-func (db *DB) loadBodies(ctx context.Context, ids []int64, byID map[int64]*rules.Input) error {
+// loadBodies reads the bodies of ids (with their headers when headers).
+func (db *DB) loadBodies(ctx context.Context, ids []int64, byID map[int64]*rules.Input, headers bool) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -230,14 +238,36 @@ func (db *DB) loadBodies(ctx context.Context, ids []int64, byID map[int64]*rules
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
-		var headers string
+		var hs string
 		var body []byte
-		if err := rows.Scan(&id, &headers, &body); err != nil {
+		if err := rows.Scan(&id, &hs, &body); err != nil {
 			return err
 		}
 		d := byID[id].Record.Delivery
 		d.Body = body
-		if d.Headers, err = decodeHeaders(headers); err != nil {
+		if headers {
+			if d.Headers, err = decodeHeaders(hs); err != nil {
+				return fmt.Errorf("delivery %d: %w", id, err)
+			}
+		}
+	}
+	return rows.Err()
+}
+
+// loadHeaders reads the headers of ids without their bodies.
+func (db *DB) loadHeaders(ctx context.Context, ids []int64, byID map[int64]*rules.Input) error {
+	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, headers FROM bodies WHERE delivery_id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var hs string
+		if err := rows.Scan(&id, &hs); err != nil {
+			return err
+		}
+		if byID[id].Record.Delivery.Headers, err = decodeHeaders(hs); err != nil {
 			return fmt.Errorf("delivery %d: %w", id, err)
 		}
 	}
