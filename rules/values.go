@@ -258,27 +258,20 @@ type deliveryVal struct {
 	decodeErr  string
 	events     []*eventVal
 	sig        string
-	// bodyEvents are the body's events decoded in one pass, for stored
+	// eventsRaw is the body's events array, found once for the stored
 	// events whose raw JSON the source did not split out.
-	bodyEvents []map[string]any
-	bodyParsed bool
+	eventsRaw   []byte
+	eventsFound bool
 }
 
-// bodyEvent returns the i-th element of the body's events, decoded.
-func (d *deliveryVal) bodyEvent(i int) map[string]any {
-	if !d.bodyParsed {
-		d.bodyParsed = true
-		var msg struct {
-			Events []map[string]any `json:"events"`
-		}
-		if unmarshalLenient(d.rec().Delivery.Body, &msg) == nil {
-			d.bodyEvents = msg.Events
-		}
+// bodyEventRaw returns the JSON of the body's i-th event.
+func (d *deliveryVal) bodyEventRaw(i int) []byte {
+	if !d.eventsFound {
+		d.eventsFound = true
+		d.eventsRaw, _ = memberRaw(d.rec().Delivery.Body, "events")
 	}
-	if i < 0 || i >= len(d.bodyEvents) {
-		return nil
-	}
-	return d.bodyEvents[i]
+	raw, _ := elementRaw(d.eventsRaw, i)
+	return raw
 }
 
 func (d *deliveryVal) ConvertToType(t ref.Type) ref.Val {
@@ -461,8 +454,8 @@ func dedupeOf(ev *inspector.EventAnalysis) string {
 	return DedupeFirst
 }
 
-// eventVal is one element of `events`; its JSON is decoded on first use
-// of payload or metadata.
+// eventVal is one element of `events`; its JSON is read (lazily) on first
+// use of payload or metadata.
 type eventVal struct {
 	object
 	d                  *deliveryVal
@@ -474,8 +467,7 @@ type eventVal struct {
 	problemsKnown      bool
 	summary            string
 	dedupe             string
-	obj                map[string]any
-	parsed             bool
+	rawFound           bool
 }
 
 func (e *eventVal) ConvertToType(t ref.Type) ref.Val {
@@ -488,54 +480,42 @@ func (e *eventVal) Equal(o ref.Val) ref.Val { return types.Bool(o == ref.Val(e))
 func (e *eventVal) Type() ref.Type          { return eventType }
 func (e *eventVal) Value() any              { return e }
 
-func (e *eventVal) parse() {
-	if e.parsed {
-		return
+// event is the event's JSON: from the analysis, or found in the body.
+func (e *eventVal) event() []byte {
+	if e.raw == nil && !e.rawFound {
+		e.rawFound = true
+		e.raw = e.d.bodyEventRaw(e.index)
 	}
-	e.parsed = true
-	if e.raw == nil {
-		// The source did not split the body: decode it once for all
-		// the delivery's events.
-		e.obj = e.d.bodyEvent(e.index)
-		return
+	return e.raw
+}
+
+func (e *eventVal) has(key string) bool {
+	_, ok := memberRaw(e.event(), key)
+	return ok
+}
+
+// member is a top-level member of the event's JSON (payload, metadata),
+// read lazily; null when absent, so has() and == null both work.
+func (e *eventVal) member(key string) ref.Val {
+	raw, ok := memberRaw(e.event(), key)
+	if !ok {
+		return types.NullValue
 	}
-	_ = unmarshalLenient(e.raw, &e.obj)
+	return lazyJSON(raw)
 }
 
 // unmarshalLenient decodes JSON as the receiver accepts it (duplicate
 // names and invalid UTF-8 are the sender's problems, shown elsewhere),
-// with encoding/json/v2's decoder: payload expressions decode bodies in
-// bulk, and it takes half the time of encoding/json's.
+// with encoding/json/v2's decoder, the one jsontext belongs to (half
+// encoding/json's time on a payload).
 func unmarshalLenient(b []byte, v any) error {
 	return jsonv2.Unmarshal(b, v, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-}
-
-func (e *eventVal) has(key string) bool {
-	e.parse()
-	_, ok := e.obj[key]
-	return ok
-}
-
-// member is a top-level member of the event's JSON (payload, metadata);
-// null when absent, so has() and == null both work.
-func (e *eventVal) member(key string) ref.Val {
-	e.parse()
-	v, ok := e.obj[key]
-	if !ok {
-		return types.NullValue
-	}
-	return types.DefaultTypeAdapter.NativeToValue(v)
 }
 
 func (e *eventVal) checked() {
 	if !e.problemsKnown {
 		e.problemsKnown = true
-		raw := e.raw
-		if raw == nil {
-			e.parse()
-			raw, _ = json.Marshal(e.obj)
-		}
-		c := catalog.DecodeEvent(raw)
+		c := catalog.DecodeEvent(e.event())
 		e.problems, e.summary = c.Problems, c.Summary
 	}
 }

@@ -1,0 +1,146 @@
+package rules
+
+import (
+	"bytes"
+	"reflect"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+)
+
+// jsonObject is a JSON object read lazily: looking a member up scans the
+// raw bytes (skipping the other members without decoding them) and
+// returns the member, itself lazy when it is an object. An expression
+// over a payload reaches one or two members of a ~2 KB event; decoding the
+// whole of every body into maps was most of a search's time (finding 14).
+// Anything else (iterating, comparing, size) decodes the object whole,
+// once, and defers to CEL's own map.
+type jsonObject struct {
+	raw  []byte
+	full traits.Mapper
+}
+
+// lazyJSON returns raw as a CEL value: an object lazily, anything else
+// decoded.
+func lazyJSON(raw []byte) ref.Val {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) > 0 && raw[0] == '{' {
+		return &jsonObject{raw: raw}
+	}
+	var v any
+	if len(raw) == 0 || unmarshalLenient(raw, &v) != nil {
+		return types.NullValue
+	}
+	return types.DefaultTypeAdapter.NativeToValue(v)
+}
+
+// decoders are reused: a jsontext.Decoder is a few KB of state.
+var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(bytes.NewBuffer(nil)) }}
+
+// memberRaw finds key among the members of the JSON object raw and
+// returns its value's bytes (a slice of raw). A name given twice is its
+// last value, as decoding the object whole gives.
+func memberRaw(raw []byte, key string) ([]byte, bool) {
+	var found []byte
+	dec := decoders.Get().(*jsontext.Decoder)
+	defer decoders.Put(dec)
+	dec.Reset(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, false
+	}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		// The token is void after the next call: compare its name first.
+		match := tok.String() == key
+		start := dec.InputOffset()
+		if err := dec.SkipValue(); err != nil {
+			return nil, false
+		}
+		if match {
+			// The value follows the colon and any whitespace.
+			found = bytes.TrimLeft(raw[start:dec.InputOffset()], " \t\r\n:")
+		}
+	}
+	return found, found != nil
+}
+
+// elementRaw returns the bytes of the i-th element of the JSON array raw.
+func elementRaw(raw []byte, i int) ([]byte, bool) {
+	dec := decoders.Get().(*jsontext.Decoder)
+	defer decoders.Put(dec)
+	dec.Reset(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return nil, false
+	}
+	for n := 0; ; n++ {
+		if k := dec.PeekKind(); k == ']' || k == 0 {
+			return nil, false
+		}
+		start := dec.InputOffset()
+		if err := dec.SkipValue(); err != nil {
+			return nil, false
+		}
+		if n == i {
+			return bytes.TrimLeft(raw[start:dec.InputOffset()], " \t\r\n,"), true
+		}
+	}
+}
+
+func (o *jsonObject) decoded() traits.Mapper {
+	if o.full == nil {
+		var m map[string]any
+		if unmarshalLenient(o.raw, &m) != nil {
+			m = map[string]any{}
+		}
+		o.full = types.DefaultTypeAdapter.NativeToValue(m).(traits.Mapper)
+	}
+	return o.full
+}
+
+// Find looks a member up without decoding the others.
+func (o *jsonObject) Find(key ref.Val) (ref.Val, bool) {
+	k, ok := key.(types.String)
+	if !ok {
+		return o.decoded().Find(key)
+	}
+	raw, ok := memberRaw(o.raw, string(k))
+	if !ok {
+		return nil, false
+	}
+	return lazyJSON(raw), true
+}
+
+// Get returns a member, or CEL's "no such key" error.
+func (o *jsonObject) Get(key ref.Val) ref.Val {
+	if v, ok := o.Find(key); ok {
+		return v
+	}
+	return types.NewErr("no such key: %v", key)
+}
+
+// Contains is `key in object`.
+func (o *jsonObject) Contains(key ref.Val) ref.Val {
+	_, ok := o.Find(key)
+	return types.Bool(ok)
+}
+
+func (o *jsonObject) Iterator() traits.Iterator { return o.decoded().Iterator() }
+func (o *jsonObject) Size() ref.Val             { return o.decoded().Size() }
+func (o *jsonObject) ConvertToNative(t reflect.Type) (any, error) {
+	return o.decoded().ConvertToNative(t)
+}
+func (o *jsonObject) ConvertToType(t ref.Type) ref.Val { return o.decoded().ConvertToType(t) }
+func (o *jsonObject) Equal(other ref.Val) ref.Val {
+	if p, ok := other.(*jsonObject); ok {
+		other = p.decoded()
+	}
+	return o.decoded().Equal(other)
+}
+func (o *jsonObject) Type() ref.Type { return types.MapType }
+func (o *jsonObject) Value() any     { return o.decoded().Value() }
