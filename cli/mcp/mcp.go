@@ -2,8 +2,9 @@
 // stdio, so a developer's coding agent can look at what the service sent
 // while it fixes the handler. Each tool calls the same function as the
 // command it mirrors (list.Find, show.Load, resends.Observe,
-// forwardagain.Send, the replay, export and simulate domains, the store's
-// OAuth profiles); no secret or token value is ever returned.
+// forwardagain.Send, send.Post; replay.Replayer.Replay and export.Export,
+// which replay's and export's run functions call; the store's OAuth
+// profiles); no secret or token value is ever returned.
 package mcp
 
 import (
@@ -25,6 +26,7 @@ import (
 	"github.com/hookscope/hookscope/cli/internal/readstore"
 	"github.com/hookscope/hookscope/cli/list"
 	"github.com/hookscope/hookscope/cli/resends"
+	"github.com/hookscope/hookscope/cli/send"
 	"github.com/hookscope/hookscope/cli/show"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
@@ -360,14 +362,6 @@ func (s *Server) export(ctx context.Context, _ *sdk.CallToolRequest, in ExportIn
 	return result(sum)
 }
 
-// SendLine is one message sent by send_test_deliveries.
-type SendLine struct {
-	HookUUID string   `json:"hook_uuid"`
-	Types    []string `json:"types"`
-	Status   int      `json:"status,omitempty"`
-	Error    string   `json:"error,omitempty"`
-}
-
 func (s *Server) send(ctx context.Context, _ *sdk.CallToolRequest, in SendIn) (*sdk.CallToolResult, any, error) {
 	if in.To == "" {
 		return nil, nil, errors.New("give the consumer URL in to")
@@ -386,22 +380,12 @@ func (s *Server) send(ctx context.Context, _ *sdk.CallToolRequest, in SendIn) (*
 		return nil, nil, err
 	}
 	g := simulate.New(in.Seed)
+	// As hookscope send's client: the service does not follow redirects.
 	client := &http.Client{Timeout: 15 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	var out []SendLine
-	for _, t := range types {
-		m := g.Message(g.Event(t))
-		line := SendLine{HookUUID: m.Hook.UUID, Types: []string{t}}
-		req, err := m.Request(ctx, in.To, secret)
-		if err == nil {
-			var resp *http.Response
-			if resp, err = client.Do(req); err == nil {
-				resp.Body.Close()
-				line.Status = resp.StatusCode
-			}
-		}
-		if err != nil {
-			line.Error = err.Error()
-		}
+	var out []send.Line
+	for i, t := range types {
+		line := send.Post(ctx, client, in.To, secret, g.Message(g.Event(t)))
+		line.N, line.Of = i+1, len(types)
 		out = append(out, line)
 	}
 	return result(out)
