@@ -21,6 +21,9 @@ import (
 type jsonObject struct {
 	raw  []byte
 	full traits.Mapper
+	// found are the members looked up so far (nil: absent): has(x.y)
+	// then x.y scans once.
+	found map[string]ref.Val
 }
 
 // lazyJSON returns raw as a CEL value: an object lazily, anything else
@@ -109,11 +112,18 @@ func (o *jsonObject) Find(key ref.Val) (ref.Val, bool) {
 	if !ok {
 		return o.decoded().Find(key)
 	}
-	raw, ok := memberRaw(o.raw, string(k))
-	if !ok {
-		return nil, false
+	if v, ok := o.found[string(k)]; ok {
+		return v, v != nil
 	}
-	return lazyJSON(raw), true
+	var v ref.Val
+	if raw, ok := memberRaw(o.raw, string(k)); ok {
+		v = lazyJSON(raw)
+	}
+	if o.found == nil {
+		o.found = map[string]ref.Val{}
+	}
+	o.found[string(k)] = v
+	return v, v != nil
 }
 
 // Get returns a member, or CEL's "no such key" error.

@@ -468,6 +468,8 @@ type eventVal struct {
 	summary            string
 	dedupe             string
 	rawFound           bool
+	// members are the top-level members looked up so far (nil: absent).
+	members map[string]ref.Val
 }
 
 func (e *eventVal) ConvertToType(t ref.Type) ref.Val {
@@ -490,18 +492,33 @@ func (e *eventVal) event() []byte {
 }
 
 func (e *eventVal) has(key string) bool {
-	_, ok := memberRaw(e.event(), key)
+	_, ok := e.lookup(key)
 	return ok
 }
 
 // member is a top-level member of the event's JSON (payload, metadata),
 // read lazily; null when absent, so has() and == null both work.
 func (e *eventVal) member(key string) ref.Val {
-	raw, ok := memberRaw(e.event(), key)
-	if !ok {
-		return types.NullValue
+	if v, ok := e.lookup(key); ok {
+		return v
 	}
-	return lazyJSON(raw)
+	return types.NullValue
+}
+
+// lookup finds a member once (has() then a read would scan twice).
+func (e *eventVal) lookup(key string) (ref.Val, bool) {
+	if v, ok := e.members[key]; ok {
+		return v, v != nil
+	}
+	var v ref.Val
+	if raw, ok := memberRaw(e.event(), key); ok {
+		v = lazyJSON(raw)
+	}
+	if e.members == nil {
+		e.members = map[string]ref.Val{}
+	}
+	e.members[key] = v
+	return v, v != nil
 }
 
 // unmarshalLenient decodes JSON as the receiver accepts it (duplicate
