@@ -5,11 +5,8 @@ package resends
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
-	"io"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -145,7 +142,7 @@ func run(ctx context.Context, o *Options) error {
 	case o.JSON:
 		return cmdutil.PrintJSON(env, rep)
 	case o.CSV:
-		return writeCSV(env.Stdout, rep.Timelines)
+		return resends.WriteCSV(env.Stdout, rep.Timelines)
 	}
 	if len(o.Hooks) > 0 && len(rep.Timelines) == 0 {
 		return fmt.Errorf("no stored delivery carries hook uuid %v", o.Hooks)
@@ -185,17 +182,4 @@ func TimelineText(tl resends.Timeline) string {
 		out += fmt.Sprintf("  #%-2d %s  %-9s  %-28s delivery %d\n", a.Number, a.ReceivedAt.Local().Format(time.DateTime), gap, a.Answer, a.DeliveryID)
 	}
 	return out
-}
-
-func writeCSV(w io.Writer, tls []resends.Timeline) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"hook_uuid", "attempt", "delivery_id", "received_at", "status", "answer", "by", "ok", "gap_seconds"})
-	for _, tl := range tls {
-		for _, a := range tl.Attempts {
-			_ = cw.Write([]string{tl.HookUUID, strconv.Itoa(a.Number), strconv.FormatInt(a.DeliveryID, 10), a.ReceivedAt.Format(time.RFC3339Nano),
-				strconv.Itoa(a.Status), a.Answer, a.By, strconv.FormatBool(a.OK), strconv.FormatFloat(a.Gap.Seconds(), 'f', -1, 64)})
-		}
-	}
-	cw.Flush()
-	return cw.Error()
 }

@@ -11,9 +11,12 @@ package resends
 import (
 	"cmp"
 	"context"
+	"encoding/csv"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -296,4 +299,20 @@ func SortNewest(tls []Timeline) {
 	slices.SortStableFunc(tls, func(a, b Timeline) int {
 		return cmp.Compare(a.Attempts[len(a.Attempts)-1].DeliveryID, b.Attempts[len(b.Attempts)-1].DeliveryID)
 	})
+}
+
+// WriteCSV writes one row per attempt (hook_uuid, attempt, delivery_id,
+// received_at, status, answer, by, ok, gap_seconds): `hookscope resends
+// --csv` and the observatory pane's export.
+func WriteCSV(w io.Writer, tls []Timeline) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"hook_uuid", "attempt", "delivery_id", "received_at", "status", "answer", "by", "ok", "gap_seconds"})
+	for _, tl := range tls {
+		for _, a := range tl.Attempts {
+			_ = cw.Write([]string{tl.HookUUID, strconv.Itoa(a.Number), strconv.FormatInt(a.DeliveryID, 10), a.ReceivedAt.Format(time.RFC3339Nano),
+				strconv.Itoa(a.Status), a.Answer, a.By, strconv.FormatBool(a.OK), strconv.FormatFloat(a.Gap.Seconds(), 'f', -1, 64)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
