@@ -3,7 +3,6 @@ package rules
 import (
 	"bytes"
 	"reflect"
-	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/cel-go/common/types"
@@ -19,6 +18,7 @@ import (
 // Anything else (iterating, comparing, size) decodes the object whole,
 // once, and defers to CEL's own map.
 type jsonObject struct {
+	sc   *scanner
 	raw  []byte
 	full traits.Mapper
 	// found are the members looked up so far (nil: absent): has(x.y)
@@ -26,12 +26,12 @@ type jsonObject struct {
 	found map[string]ref.Val
 }
 
-// lazyJSON returns raw as a CEL value: an object lazily, anything else
-// decoded.
-func lazyJSON(raw []byte) ref.Val {
+// lazyJSON returns raw as a CEL value: an object lazily (scanned with
+// sc), anything else decoded.
+func lazyJSON(sc *scanner, raw []byte) ref.Val {
 	raw = bytes.TrimLeft(raw, " \t\r\n")
 	if len(raw) > 0 && raw[0] == '{' {
-		return &jsonObject{raw: raw}
+		return &jsonObject{sc: sc, raw: raw}
 	}
 	var v any
 	if len(raw) == 0 || unmarshalLenient(raw, &v) != nil {
@@ -40,16 +40,26 @@ func lazyJSON(raw []byte) ref.Val {
 	return types.DefaultTypeAdapter.NativeToValue(v)
 }
 
-// decoders are reused: a jsontext.Decoder is a few KB of state.
-var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(bytes.NewBuffer(nil)) }}
+// scanner scans the JSON of one evaluation: its decoder (a few KB of
+// state) is made once and reused for every lookup. An evaluation runs on
+// one goroutine, so it needs no lock.
+type scanner struct {
+	dec *jsontext.Decoder
+}
+
+func (sc *scanner) decoder() *jsontext.Decoder {
+	if sc.dec == nil {
+		sc.dec = jsontext.NewDecoder(bytes.NewBuffer(nil))
+	}
+	return sc.dec
+}
 
 // memberRaw finds key among the members of the JSON object raw and
 // returns its value's bytes (a slice of raw). A name given twice is its
 // last value, as decoding the object whole gives.
-func memberRaw(raw []byte, key string) ([]byte, bool) {
+func (sc *scanner) memberRaw(raw []byte, key string) ([]byte, bool) {
 	var found []byte
-	dec := decoders.Get().(*jsontext.Decoder)
-	defer decoders.Put(dec)
+	dec := sc.decoder()
 	dec.Reset(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, false
@@ -74,9 +84,8 @@ func memberRaw(raw []byte, key string) ([]byte, bool) {
 }
 
 // elementRaw returns the bytes of the i-th element of the JSON array raw.
-func elementRaw(raw []byte, i int) ([]byte, bool) {
-	dec := decoders.Get().(*jsontext.Decoder)
-	defer decoders.Put(dec)
+func (sc *scanner) elementRaw(raw []byte, i int) ([]byte, bool) {
+	dec := sc.decoder()
 	dec.Reset(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
 		return nil, false
@@ -116,8 +125,8 @@ func (o *jsonObject) Find(key ref.Val) (ref.Val, bool) {
 		return v, v != nil
 	}
 	var v ref.Val
-	if raw, ok := memberRaw(o.raw, string(k)); ok {
-		v = lazyJSON(raw)
+	if raw, ok := o.sc.memberRaw(o.raw, string(k)); ok {
+		v = lazyJSON(o.sc, raw)
 	}
 	if o.found == nil {
 		o.found = map[string]ref.Val{}

@@ -262,15 +262,17 @@ type deliveryVal struct {
 	// events whose raw JSON the source did not split out.
 	eventsRaw   []byte
 	eventsFound bool
+	// sc scans the JSON this evaluation reads.
+	sc scanner
 }
 
 // bodyEventRaw returns the JSON of the body's i-th event.
 func (d *deliveryVal) bodyEventRaw(i int) []byte {
 	if !d.eventsFound {
 		d.eventsFound = true
-		d.eventsRaw, _ = memberRaw(d.rec().Delivery.Body, "events")
+		d.eventsRaw, _ = d.sc.memberRaw(d.rec().Delivery.Body, "events")
 	}
-	raw, _ := elementRaw(d.eventsRaw, i)
+	raw, _ := d.sc.elementRaw(d.eventsRaw, i)
 	return raw
 }
 
@@ -511,8 +513,8 @@ func (e *eventVal) lookup(key string) (ref.Val, bool) {
 		return v, v != nil
 	}
 	var v ref.Val
-	if raw, ok := memberRaw(e.event(), key); ok {
-		v = lazyJSON(raw)
+	if raw, ok := e.d.sc.memberRaw(e.event(), key); ok {
+		v = lazyJSON(&e.d.sc, raw)
 	}
 	if e.members == nil {
 		e.members = map[string]ref.Val{}
