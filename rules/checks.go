@@ -135,7 +135,7 @@ func needsOf(a *celast.AST) Needs {
 			n.Body = true
 		case "hookscope.Delivery.forward":
 			n.Forward = true
-		case "hookscope.Event.problems", "hookscope.Event.summary":
+		case "hookscope.Event.problems", "hookscope.Event.summary", "hookscope.Delivery.problems":
 			n.Problems = true
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/catalog"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -69,6 +70,7 @@ func mustCompile(t *testing.T, src string, v View) *Expr {
 func TestEval(t *testing.T) {
 	updated := stored(1, message("h1", "media.updated"), inspector.SignatureValid)
 	ready := stored(2, message("h2", "media.ready", "viewing_session.percent_watched"), inspector.SignatureInvalid, "", DedupeDivergent)
+	ready.Analysis.Problems = []catalog.Problem{{Path: "User-Agent", Message: "User-Agent is missing"}}
 	forwarded := Input{Record: ready, Forward: []RouteResult{{Route: "http://localhost:3000", Status: 500, Outcome: "rejected", Attempts: 3}}}
 	cases := []struct {
 		expr string
@@ -99,6 +101,8 @@ func TestEval(t *testing.T) {
 		{`delivery.forward.size() == 0`, Input{Record: ready}, true},
 		{`events.map(e, e.type).exists(t, t.startsWith("viewing_session."))`, Input{Record: ready}, true},
 		{`delivery.decode_error == "" && !delivery.resend`, Input{Record: ready}, true},
+		{`delivery.problems.exists(p, p.startsWith("User-Agent"))`, Input{Record: ready}, true},
+		{`delivery.problems.size() == 0`, Input{Record: updated}, true},
 	}
 	for _, c := range cases {
 		e := mustCompile(t, c.expr, Stored)

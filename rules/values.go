@@ -89,6 +89,7 @@ var deliveryFields = map[string]field{
 	"resend":        {typ: types.BoolType, get: dget((*deliveryVal).resend), storedOnly: true, why: "re-sends are told by the ledger, after the answer"},
 	"forward":       {typ: types.NewListType(forwardType), get: dget((*deliveryVal).forward), storedOnly: true, why: "forwarding happens after the delivery is stored"},
 	"decode_error":  {typ: types.StringType, get: dget((*deliveryVal).decodeError)},
+	"problems":      {typ: stringList, get: dget((*deliveryVal).problems), storedOnly: true, why: "the header checks run in the analysis, after the answer"},
 	"truncated":     {typ: types.BoolType, get: dget(func(d *deliveryVal) ref.Val { return types.Bool(d.rec().Delivery.Truncated) })},
 }
 
@@ -381,6 +382,17 @@ func (d *deliveryVal) decodeError() ref.Val {
 	}
 	d.decode()
 	return types.String(d.decodeErr)
+}
+
+// problems are the delivery-level contract problems (headers).
+func (d *deliveryVal) problems() ref.Val {
+	var out []string
+	if a := d.analysis(); a != nil {
+		for _, p := range a.Problems {
+			out = append(out, p.Message)
+		}
+	}
+	return types.NewStringList(types.DefaultTypeAdapter, out)
 }
 
 func (d *deliveryVal) forward() ref.Val {

@@ -136,7 +136,7 @@ func result(v any) (*sdk.CallToolResult, any, error) {
 }
 
 // whereHelp is the expression language in the words an agent needs.
-const whereHelp = `where is a CEL expression over delivery (id, received_at, method, path, query, headers (lower-case names), header_values, size, body, signature ("valid", "invalid", "missing", "unverified", "pending"), status, answer, hook_uuid, source, resend, decode_error, forward (list of {route, status, outcome, attempts, final})), events (list of {index, type, uuid, generated_at, account_id, payload, metadata, problems, summary, dedupe ("first", "duplicate", "divergent")}) and now. Examples: events.exists(e, e.type == "media.updated" && has(e.payload.previous_attributes.thumbnail)); delivery.signature == "invalid" && delivery.received_at > now - duration("2h").`
+const whereHelp = `where is a CEL expression over delivery (id, received_at, method, path, query, headers (lower-case names), header_values, size, body, signature ("valid", "invalid", "missing", "unverified", "pending"), status, answer, hook_uuid, source, resend, decode_error, problems, forward (list of {route, status, outcome, attempts, final})), events (list of {index, type, uuid, generated_at, account_id, payload, metadata, problems, summary, dedupe ("first", "duplicate", "divergent")}) and now. Examples: events.exists(e, e.type == "media.updated" && has(e.payload.previous_attributes.thumbnail)); delivery.signature == "invalid" && delivery.received_at > now - duration("2h").`
 
 // ListIn is list_deliveries' input.
 type ListIn struct {
