@@ -206,6 +206,8 @@ func TestNarrowing(t *testing.T) {
 		{`delivery.received_at > now - duration("2h") && delivery.received_at <= timestamp("2026-03-01T11:30:00Z")`, Narrowing{Since: now.Add(-2 * time.Hour), Until: t0.Add(-30 * time.Minute)}},
 		{`now - duration("1h") < delivery.received_at`, Narrowing{Since: now.Add(-time.Hour)}},
 		{`delivery.id >= 10 && delivery.id < 20 && delivery.path == "/a"`, Narrowing{MinID: 10, MaxID: 19, Paths: []string{"/a"}}},
+		{`delivery.id > 5 && 9 >= delivery.id`, Narrowing{MinID: 6, MaxID: 9}},
+		{`delivery.id < 1`, Narrowing{None: true}},
 		{`delivery.id in [3, 4] && delivery.status == 500 && delivery.hook_uuid == "h"`, Narrowing{IDs: []int64{3, 4}, Statuses: []int{500}, HookUUIDs: []string{"h"}}},
 		{`events.exists(e, e.dedupe == "divergent")`, Narrowing{Divergent: true}},
 		{`events.exists(e, e.dedupe != "first")`, Narrowing{Duplicates: true}},

@@ -141,6 +141,8 @@ func TestFindMatchesBruteForce(t *testing.T) {
 		`delivery.signature == "invalid" && delivery.received_at > now - duration("3m")`,
 		`delivery.received_at >= timestamp("2026-03-01T00:01:00Z") && delivery.received_at < timestamp("2026-03-01T00:02:00Z")`,
 		`delivery.id > 20 && delivery.id <= 40 && delivery.path in ["/staging", "/other"]`,
+		`delivery.id > 20 && delivery.id < 25`,
+		`delivery.received_at >= timestamp("2026-03-01T00:01:30Z") && delivery.received_at <= timestamp("2026-03-01T00:01:40Z")`,
 		`delivery.status == 500 && events.exists(e, e.type in ["media.ready", "media.failed"])`,
 		`delivery.hook_uuid == "hook-7"`,
 		`events.exists(e, e.dedupe == "duplicate") && delivery.resend`,
