@@ -242,7 +242,6 @@ func cutLast(s, sep string) (before, after string, found bool) {
 type Rules struct {
 	list     []*Rule
 	attempts *Attempts
-	sequence bool
 }
 
 // RuleError says which rule of a set is wrong.
@@ -256,8 +255,10 @@ func (e *RuleError) Error() string { return fmt.Sprintf("answer rule %d: %v", e.
 func (e *RuleError) Unwrap() error { return e.Err }
 
 // NewRules parses lines into a rule set counting attempts in attempts (nil
-// makes a counter of DefaultAttempts messages, unseeded). A wrong line is
-// a *RuleError wrapping its CompileErrors or action error.
+// makes a counter of DefaultAttempts messages, unseeded). Give every rule
+// set of one receiver the same counter, seeded once (Attempts.Seed), so
+// editing the rules keeps the counts. A wrong line is a *RuleError
+// wrapping its CompileErrors or action error.
 func NewRules(lines []string, attempts *Attempts) (*Rules, error) {
 	c, err := NewCompiler(Arrival)
 	if err != nil {
@@ -273,7 +274,6 @@ func NewRules(lines []string, attempts *Attempts) (*Rules, error) {
 			return nil, &RuleError{Index: i, Err: err}
 		}
 		rs.list = append(rs.list, r)
-		rs.sequence = rs.sequence || r.Action.Sequence()
 	}
 	return rs, nil
 }
@@ -288,8 +288,7 @@ type Decision struct {
 	Rule int `json:"rule"`
 	// Step is the answer (zero when Rule is -1).
 	Step Step `json:"step"`
-	// Attempt is the message's attempt number (1 for the first), counted
-	// when a rule has a sequence; 0 otherwise.
+	// Attempt is the message's attempt number (1 for the first).
 	Attempt int `json:"attempt,omitempty"`
 	// HookUUID is the message the attempt was counted for.
 	HookUUID string `json:"hook_uuid,omitempty"`
@@ -300,8 +299,10 @@ type Decision struct {
 
 // Decide chooses the answer to a delivery that has just arrived: what
 // the receiver knows of it (no id, no analysis), the receiver's secrets
-// for delivery.signature, now the arrival time. When a rule has a
-// sequence, the delivery is counted as one more attempt of its message.
+// for delivery.signature, now the arrival time. The delivery is counted
+// as one more attempt of its message, whether or not a rule has a
+// sequence now: a sequence added later (the Rules editor) then goes on
+// from the true count.
 func (rs *Rules) Decide(d *inspector.Delivery, secrets [][]byte, now time.Time) Decision {
 	in := &Input{Record: &inspector.Record{Delivery: d}, Secrets: secrets, Now: now}
 	if in.Now.IsZero() {
@@ -309,10 +310,8 @@ func (rs *Rules) Decide(d *inspector.Delivery, secrets [][]byte, now time.Time) 
 	}
 	act := newActivation(in, Arrival)
 	dec := Decision{Rule: -1}
-	if rs.sequence {
-		dec.HookUUID = act.d.hookUUID().Value().(string)
-		dec.Attempt = rs.attempts.Next(dec.HookUUID)
-	}
+	dec.HookUUID = act.d.hookUUID().Value().(string)
+	dec.Attempt = rs.attempts.Next(dec.HookUUID)
 	return rs.decide(act, dec)
 }
 

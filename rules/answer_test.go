@@ -250,3 +250,25 @@ func BenchmarkDecide(b *testing.B) {
 		rs.Decide(d, secrets, t0)
 	}
 }
+
+// TestCounterAcrossEdits: attempts are counted under a rule set without a
+// sequence, so a sequence added later (a new set on the same counter)
+// goes on from the true count.
+func TestCounterAcrossEdits(t *testing.T) {
+	a := NewAttempts(100)
+	before, err := NewRules([]string{`delivery.path == "/other" => 500`}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before.Decide(arrival("m1", "media.ready"), nil, t0)
+	after, err := NewRules([]string{`500 x2 then 200`}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dec := after.Decide(arrival("m1", "media.ready"), nil, t0); dec.Attempt != 2 || dec.Step.Status != 500 {
+		t.Errorf("second attempt: %+v", dec)
+	}
+	if dec := after.Decide(arrival("m1", "media.ready"), nil, t0); dec.Attempt != 3 || dec.Step.Status != 200 {
+		t.Errorf("third attempt: %+v", dec)
+	}
+}
