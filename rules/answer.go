@@ -26,6 +26,7 @@ import (
 //	500 x2 then 200              500 to a message's first 2 attempts, then 200
 //	503 x3                       503 to the first 3 attempts; later ones fall
 //	                             through to the next rule (or the default 200)
+//	hang                         200 after 15 s, as listen's --answer hang
 //
 // docs/rules.md has the whole grammar.
 
@@ -140,6 +141,9 @@ func parseStep(words []string) (Step, error) {
 	switch w := strings.ToLower(words[0]); {
 	case w == "close":
 		s.Close = true
+	case w == "hang":
+		// The answer mode of the same name: held past the service's time-out.
+		s.Status, s.Delay = http.StatusOK, inspector.HangFor
 	case w == "delay":
 		// "delay 12s" is "200 after 12s".
 		s.Status = http.StatusOK
@@ -147,7 +151,7 @@ func parseStep(words []string) (Step, error) {
 	default:
 		n, err := strconv.Atoi(w)
 		if err != nil {
-			return s, fmt.Errorf("%q is not an answer: give a status (200-599), close, or delay DURATION", words[0])
+			return s, fmt.Errorf("%q is not an answer: give a status (200-599), close, hang, or delay DURATION", words[0])
 		}
 		if n < 200 || n > 599 {
 			return s, fmt.Errorf("status %d: give one from 200 to 599 (1xx are not final answers)", n)

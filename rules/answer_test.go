@@ -20,6 +20,7 @@ func TestParseAction(t *testing.T) {
 		{" 200 after 12s ", "200 after 12s"},
 		{"delay 12s", "200 after 12s"},
 		{"close", "close"},
+		{"hang", "200 after 15s"},
 		{"close after 3s", "close after 3s"},
 		{"500 x2 then 200", "500 x2 then 200"},
 		{"503 x3", "503 x3"},
