@@ -49,6 +49,7 @@ const (
 	Arrival
 )
 
+// String names the view: "stored" or "arrival".
 func (v View) String() string {
 	if v == Arrival {
 		return "arrival"

@@ -149,6 +149,8 @@ func (o *jsonObject) Contains(key ref.Val) ref.Val {
 	return types.Bool(ok)
 }
 
+// Iterator, Size, the conversions, Equal and Value decode the object
+// whole (once) and defer to CEL's map; Type is a map's.
 func (o *jsonObject) Iterator() traits.Iterator { return o.decoded().Iterator() }
 func (o *jsonObject) Size() ref.Val             { return o.decoded().Size() }
 func (o *jsonObject) ConvertToNative(t reflect.Type) (any, error) {

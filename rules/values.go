@@ -167,6 +167,8 @@ func newProvider() *provider {
 	return &provider{Registry: reg}
 }
 
+// FindStructType, FindStructFieldNames, FindStructFieldType and NewValue
+// answer for the three object types, and defer to the registry otherwise.
 func (p *provider) FindStructType(name string) (*types.Type, bool) {
 	if _, ok := objects[name]; ok {
 		return types.NewTypeTypeWithParam(types.NewObjectType(name)), true
@@ -226,6 +228,7 @@ func newActivation(in *Input, v View) *activation {
 	return &activation{d: &deliveryVal{in: in, view: v}, now: types.Timestamp{Time: in.Now}}
 }
 
+// ResolveName gives delivery, events (built on first use) and now.
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
 	case "delivery":
@@ -246,6 +249,7 @@ func (a *activation) ResolveName(name string) (any, bool) {
 	return nil, false
 }
 
+// Parent is nil: the three variables are all there is.
 func (a *activation) Parent() interpreter.Activation { return nil }
 
 // deliveryVal is `delivery`: its fields are worked out on first use.
@@ -277,6 +281,8 @@ func (d *deliveryVal) bodyEventRaw(i int) []byte {
 	return raw
 }
 
+// ConvertToType, Equal (identity), Type and Value make a delivery a
+// CEL object; its fields are read through the provider.
 func (d *deliveryVal) ConvertToType(t ref.Type) ref.Val {
 	if t == types.TypeType {
 		return deliveryType
@@ -486,6 +492,8 @@ type eventVal struct {
 	members map[string]ref.Val
 }
 
+// ConvertToType, Equal (identity), Type and Value make an event a CEL
+// object; its fields are read through the provider.
 func (e *eventVal) ConvertToType(t ref.Type) ref.Val {
 	if t == types.TypeType {
 		return eventType
@@ -571,6 +579,8 @@ type forwardVal struct {
 	r RouteResult
 }
 
+// ConvertToType, Equal (identity), Type and Value make a forward result
+// a CEL object; its fields are read through the provider.
 func (f *forwardVal) ConvertToType(t ref.Type) ref.Val {
 	if t == types.TypeType {
 		return forwardType

@@ -114,12 +114,14 @@ type storeRecords struct {
 	stderr io.Writer
 }
 
+// EachRecord walks the records the expression selects (all without one).
 func (s storeRecords) EachRecord(ctx context.Context, fn func(*inspector.Record) error) error {
 	st, err := s.db.EachWhere(ctx, storage.Filter{}, s.expr, time.Now(), fn)
 	readstore.Failed(s.stderr, st)
 	return err
 }
 
+// UpdateSignature stores a new verdict.
 func (s storeRecords) UpdateSignature(ctx context.Context, id int64, r inspector.SignatureResult) error {
 	return s.db.UpdateSignature(ctx, id, r)
 }
