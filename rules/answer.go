@@ -257,6 +257,7 @@ type RuleError struct {
 
 // Error names the rule (from 1) and what is wrong with it.
 func (e *RuleError) Error() string { return fmt.Sprintf("answer rule %d: %v", e.Index+1, e.Err) }
+
 // Unwrap is the rule's own error (CompileErrors or an action error).
 func (e *RuleError) Unwrap() error { return e.Err }
 
