@@ -178,7 +178,7 @@ func TestUsageErrors(t *testing.T) {
 		want string
 		help string
 	}{
-		{[]string{"lisen"}, `hookscope: unknown command "lisen" (did you mean listen?)`, "hookscope"},
+		{[]string{"lisen"}, `hookscope: unknown command "lisen" (did you mean listen or list?)`, "hookscope"},
 		{[]string{"exprot", "x.har"}, `(did you mean export?)`, "hookscope"},
 		// A mistyped command followed by flags names the command, not a flag.
 		{[]string{"lisen", "--addr", "x"}, `hookscope: unknown command "lisen" (did you mean listen?)`, "hookscope"},
