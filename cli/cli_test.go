@@ -181,7 +181,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"lisen"}, `hookscope: unknown command "lisen" (did you mean listen or list?)`, "hookscope"},
 		{[]string{"exprot", "x.har"}, `(did you mean export?)`, "hookscope"},
 		// A mistyped command followed by flags names the command, not a flag.
-		{[]string{"lisen", "--addr", "x"}, `hookscope: unknown command "lisen" (did you mean listen?)`, "hookscope"},
+		{[]string{"lisen", "--addr", "x"}, `hookscope: unknown command "lisen" (did you mean listen or list?)`, "hookscope"},
 		{[]string{"sned", "-all-types"}, `hookscope: unknown command "sned" (did you mean send?)`, "hookscope"},
 		{[]string{"oauth", "cal", "--profile", "x"}, `hookscope oauth: unknown command "cal" (did you mean call?)`, "hookscope oauth"},
 		{[]string{"--json", "lisen"}, "hookscope: unknown flag: --json", "hookscope"},

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
-	"github.com/hookscope/hookscope/cli/internal/readstore"
 	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/storage"
 )
@@ -180,7 +179,7 @@ func Send(ctx context.Context, db *storage.DB, r Request) ([]*forward.Attempt, e
 }
 
 func run(ctx context.Context, o *Options) error {
-	db, err := readstore.Open(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(o.Env, o.DBPath)
 	if err != nil {
 		return err
 	}

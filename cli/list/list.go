@@ -142,7 +142,7 @@ func Rows(ctx context.Context, db *storage.DB, ids []int64) ([]Row, error) {
 }
 
 func run(ctx context.Context, o *Options) error {
-	db, err := readstore.Open(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(o.Env, o.DBPath)
 	if err != nil {
 		return err
 	}

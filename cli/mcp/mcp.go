@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -118,7 +117,7 @@ func (s *Server) store() (*storage.DB, error) {
 	if s.db != nil {
 		return s.db, nil
 	}
-	db, err := readstore.Open(s.path)
+	db, err := cmdutil.OpenExistingStore(nil, s.path)
 	if err != nil {
 		return nil, err
 	}
@@ -380,13 +379,18 @@ func (s *Server) send(ctx context.Context, _ *sdk.CallToolRequest, in SendIn) (*
 		return nil, nil, err
 	}
 	g := simulate.New(in.Seed)
-	// As hookscope send's client: the service does not follow redirects.
-	client := &http.Client{Timeout: 15 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	var out []send.Line
+	msgs := make([]simulate.Message, len(types))
 	for i, t := range types {
-		line := send.Post(ctx, client, in.To, secret, g.Message(g.Event(t)))
-		line.N, line.Of = i+1, len(types)
-		out = append(out, line)
+		msgs[i] = g.Message(g.Event(t))
+	}
+	// The same sender as hookscope send, the window and the sandbox.
+	rep := simulate.Send(ctx, in.To, simulate.SignedWith(secret, msgs...), simulate.SendOptions{})
+	if rep.Unreachable != nil {
+		return nil, nil, rep.Unreachable
+	}
+	out := make([]send.Line, len(rep.Answers))
+	for i, a := range rep.Answers {
+		out[i] = send.LineOf(a)
 	}
 	return result(out)
 }

@@ -125,7 +125,7 @@ func Observe(ctx context.Context, db *storage.DB, e *rules.Expr, hooks []string,
 
 func run(ctx context.Context, o *Options) error {
 	env := o.Env
-	db, err := readstore.Open(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(o.Env, o.DBPath)
 	if err != nil {
 		return err
 	}

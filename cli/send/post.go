@@ -1,18 +1,10 @@
 package send
 
-import (
-	"context"
-	"net/http"
-
-	"github.com/hookscope/hookscope/inspector/simulate"
-)
+import "github.com/hookscope/hookscope/inspector/simulate"
 
 // Line is one message sent, as `hookscope send --json` prints it.
 type Line = sendLine
 
-// Post sends one generated message to the consumer at to, signed with
-// secret when given, and measures the answer: what `hookscope send` does
-// per message, and what the agent interface's send tool calls.
-func Post(ctx context.Context, client *http.Client, to string, secret []byte, m simulate.Message) Line {
-	return post(ctx, client, to, secret, m)
-}
+// LineOf is one answer of simulate.Send as `hookscope send --json` prints
+// it (the agent interface's send tool reports the same lines).
+func LineOf(a simulate.Answer) Line { return newSendLine(a) }

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
-	"github.com/hookscope/hookscope/cli/internal/readstore"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/export"
@@ -108,8 +107,8 @@ func Load(ctx context.Context, db *storage.DB, id int64, reveal bool) (*Detail, 
 		return nil, err
 	}
 	if !reveal {
-		rec.Delivery.Headers = export.RedactHeaders(rec.Delivery.Headers)
-		rec.Delivery.Query = export.RedactQuery(rec.Delivery.Query)
+		rec.Delivery.Headers = export.HeadersFor(rec.Delivery, false)
+		rec.Delivery.Query = export.QueryFor(rec.Delivery, false)
 	}
 	fw, err := db.ForwardAttempts(ctx, id)
 	if err != nil {
@@ -133,7 +132,7 @@ type EventJSON struct {
 
 func run(ctx context.Context, o *Options) error {
 	env := o.Env
-	db, err := readstore.Open(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(o.Env, o.DBPath)
 	if err != nil {
 		return err
 	}

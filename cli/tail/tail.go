@@ -67,7 +67,7 @@ func (o *Options) validate([]string) error {
 }
 
 func run(ctx context.Context, o *Options) error {
-	db, err := readstore.Open(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(o.Env, o.DBPath)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func CurlCommand(d *inspector.Delivery, o CurlOptions) string {
 	}
 	target = redact.URL(target)
 	word := curlcmd.DefaultVar(URLVar, target)
-	if q := queryFor(d, o.Reveal); q != "" {
+	if q := QueryFor(d, o.Reveal); q != "" {
 		sep := "?"
 		if strings.Contains(target, "?") {
 			sep = "&"
@@ -66,7 +66,7 @@ func CurlCommand(d *inspector.Delivery, o CurlOptions) string {
 	}
 	hop := ConnectionTokens(d.Headers)
 	has := map[string]bool{}
-	for _, h := range headersFor(d, o.Reveal) {
+	for _, h := range HeadersFor(d, o.Reveal) {
 		low := strings.ToLower(h.Name)
 		has[low] = true
 		if low == "host" || low == "content-length" || low == "expect" || IsHopByHop(h.Name) || hop[low] {

@@ -244,9 +244,9 @@ func writeInto(sum *Summary, dir, name string, data []byte, mode os.FileMode) er
 	return nil
 }
 
-// headersFor returns a delivery's headers as exported: redacted unless
+// HeadersFor returns a delivery's headers as exported: redacted unless
 // revealed.
-func headersFor(d *inspector.Delivery, reveal bool) []inspector.Header {
+func HeadersFor(d *inspector.Delivery, reveal bool) []inspector.Header {
 	if reveal {
 		return append([]inspector.Header(nil), d.Headers...)
 	}
@@ -257,7 +257,9 @@ func headersFor(d *inspector.Delivery, reveal bool) []inspector.Header {
 	return out
 }
 
-func queryFor(d *inspector.Delivery, reveal bool) string {
+// QueryFor returns a delivery's query string as exported: redacted unless
+// revealed.
+func QueryFor(d *inspector.Delivery, reveal bool) string {
 	if reveal {
 		return d.Query
 	}

@@ -47,8 +47,8 @@ func buildHAR(recs []*inspector.Record, opts Options, version string) (har.File,
 
 func harEntry(r *inspector.Record, opts Options) (har.Entry, error) {
 	d := r.Delivery
-	hs := headersFor(d, opts.Reveal)
-	query := queryFor(d, opts.Reveal)
+	hs := HeadersFor(d, opts.Reveal)
+	query := QueryFor(d, opts.Reveal)
 	redacted := !opts.Reveal && (query != d.Query || !sameHeaders(hs, d.Headers))
 
 	host := "localhost"

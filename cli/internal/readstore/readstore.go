@@ -1,42 +1,16 @@
-// Package readstore opens the store for the read-only commands (list,
-// show, tail, resends, mcp): one that does not exist is an error, never
-// created. (The shared cmdutil helper for this is on its way; until it
-// lands this is the one place that checks.)
+// Package readstore holds what the commands that read the store with an
+// expression share: the --where flag's compile and help, and the line
+// about deliveries an expression could not check. (The store itself is
+// opened by cmdutil.OpenExistingStore, which never creates one.)
 package readstore
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"strings"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/rules"
-	"github.com/hookscope/hookscope/storage"
 )
-
-// Open opens the store at path (the default store when empty) when the
-// file exists.
-func Open(path string) (*storage.DB, error) {
-	if path == "" {
-		p, err := storage.DefaultPath()
-		if err != nil {
-			return nil, err
-		}
-		path = p
-	}
-	if strings.HasPrefix(path, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			path = home + path[1:]
-		}
-	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no store at %s: nothing was received there yet (run hookscope listen, or give --db)", path)
-	}
-	return storage.Open(path)
-}
 
 // Where compiles a --where expression for stored deliveries; "" is no
 // expression (nil). A compile error is rendered as a compiler would, with
