@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/spf13/pflag"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
@@ -44,7 +45,7 @@ func parseTunnelFlags(t *testing.T, args ...string) *TunnelOptions {
 	}
 	tf.tune = func(c *tunnel.Config) {
 		c.PollInterval = 20 * time.Millisecond
-		c.Backoff = func(int) time.Duration { return 10 * time.Millisecond }
+		c.Backoff = func() backoff.BackOff { return backoff.NewConstantBackOff(10 * time.Millisecond) }
 	}
 	return tf
 }
