@@ -132,6 +132,8 @@ func exitReason(code int, signaled bool, h logHints) (Cause, string) {
 // edgeReason says why a running cloudflared has no edge connection: what
 // its pre-checks found (its own advice quoted) or, without them, how long
 // it has been failing. switching says Hookscope now tries HTTP/2.
+// waited is how long the run has gone without a connection (a round
+// figure: the reason must not change with every poll).
 func edgeReason(h logHints, protocol string, waited time.Duration, switching bool) string {
 	udp, tcp := h.precheck["UDP Connectivity"], h.precheck["TCP Connectivity"]
 	var b strings.Builder

@@ -6,96 +6,23 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hookscope/hookscope/tunnel/cftest"
 )
 
-// These tests run the real cloudflared (a test-only build of Cloudflare's
-// own source; see ../shared/tools/cloudflared/README.md), offline: its
-// quick-tunnel request goes to a local stand-in (quick-service in
-// $HOME/.cloudflared/config.yml, HOME a temp dir), and its edge is a
-// loopback UDP port where nothing answers (TUNNEL_EDGE). They never reach
-// Cloudflare, so a tunnel never gets ready here: the fake covers that.
-
-// realCloudflared is the real cloudflared's path, or skips the test.
-func realCloudflared(t *testing.T) string {
-	t.Helper()
-	p := os.Getenv("HOOKSCOPE_CLOUDFLARED")
-	if p == "" {
-		t.Skip("the real cloudflared is not available: set HOOKSCOPE_CLOUDFLARED to its path " +
-			"(make sets it when ../shared/tools/cloudflared/cloudflared exists)")
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("HOOKSCOPE_CLOUDFLARED=%s: %v", p, err)
-	}
-	return p
-}
-
-// quickService stands in for api.trycloudflare.com and counts the quick
-// tunnels asked of it.
-type quickService struct {
-	URL      string
-	requests atomic.Int32
-}
-
-// The answer of the real service, as cloudflared expects it.
-const quickTunnelAnswer = `{"success":true,"result":{"id":"6c4b0c2e-5d7a-4a3e-9d1f-2b8e0c9a7f11","name":"qt-hookscope",` +
-	`"hostname":"amber-river-silent-orbit.trycloudflare.com","account_tag":"0123456789abcdef0123456789abcdef",` +
-	`"secret":"c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI="}}`
-
-func newQuickService(t *testing.T, answer func(w http.ResponseWriter, r *http.Request)) *quickService {
-	t.Helper()
-	q := &quickService{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q.requests.Add(1)
-		answer(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	q.URL = srv.URL
-	return q
-}
-
-func answerWith(status int, contentType, body string) func(http.ResponseWriter, *http.Request) {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		fmt.Fprint(w, body)
-	}
-}
-
-// silentEdge is a loopback UDP port that reads nothing and answers
-// nothing: a firewall dropping UDP port 7844. Nothing listens on its TCP
-// port either.
-func silentEdge(t *testing.T) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	return pc.LocalAddr().String()
-}
+// These tests run the real cloudflared, offline (package cftest says how).
 
 // realConfig runs the real cloudflared with its quick-tunnel request sent
 // to quickServiceURL and its edge silent.
 func realConfig(t *testing.T, bin, quickServiceURL string) Config {
 	t.Helper()
-	home := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, ".cloudflared"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".cloudflared", "config.yml"), []byte("quick-service: "+quickServiceURL+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	return Config{
 		Binary:       bin,
 		LocalURL:     "http://127.0.0.1:9",
-		Env:          []string{"HOME=" + home, "TUNNEL_EDGE=" + silentEdge(t)},
+		Env:          cftest.Env(t, quickServiceURL),
 		Backoff:      fastBackoff,
 		PollInterval: 50 * time.Millisecond,
 		GracePeriod:  5 * time.Second,
@@ -130,50 +57,63 @@ func dumpLogs(t *testing.T, s *Supervisor) {
 	}
 }
 
-// TestRealBlockedEdge: cloudflared got its quick tunnel but cannot reach
-// the edge (UDP and TCP 7844 blocked). The tunnel stays "starting", and
-// within 30 s says what is wrong and what to do, quoting cloudflared's own
-// advice; cloudflared keeps running (it may still connect) and is not
-// restarted; Stop ends it.
+// TestRealBlockedEdge: cloudflared got its tunnel (a quick one, or a named
+// one from its token) but cannot reach the edge (UDP and TCP 7844
+// blocked). The tunnel stays "starting", and within 30 s says what is
+// wrong and what to do, quoting cloudflared's own advice; cloudflared
+// keeps running (it may still connect) and is not restarted; Stop ends it.
 func TestRealBlockedEdge(t *testing.T) {
 	t.Parallel()
-	bin := realCloudflared(t)
-	q := newQuickService(t, answerWith(http.StatusOK, "application/json", quickTunnelAnswer))
-	s, r := startSupervisor(t, realConfig(t, bin, q.URL))
-	defer dumpLogs(t, s)
-	started := r.waitLong(t, "cloudflared running", func(e Event) bool { return e.Status.PID != 0 })
-	startedAt := time.Now()
-	e := r.waitLong(t, "the edge reason", func(e Event) bool {
-		if e.Status.State == Ready || e.Status.State == Reconnecting || e.Status.NextRetry.After(time.Time{}) {
-			t.Fatalf("a cloudflared that never connected is %+v", e.Status)
-		}
-		return e.Status.Cause == CauseEdgeBlocked
-	})
-	if d := time.Since(startedAt); d > 30*time.Second {
-		t.Errorf("the reason came %s after the start, want within 30 s", d)
-	}
-	for _, w := range []string{"port 7844", "neither over UDP (QUIC) nor TCP (HTTP/2)", "Allow outbound UDP and TCP port 7844",
-		"Allow outbound QUIC traffic on port 7844 or use HTTP2.", "Allow outbound TCP on port 7844.", "Still trying"} {
-		if !strings.Contains(e.Status.Reason, w) {
-			t.Errorf("reason %q lacks %q", e.Status.Reason, w)
-		}
-	}
-	if strings.Contains(e.Status.Reason, "auto-update") {
-		t.Errorf("reason quotes the pre-checks' auto-update advice, which does not apply: %q", e.Status.Reason)
-	}
-	st := s.State()
-	if st.State != Starting || st.PID != started.Status.PID || processGone(st.PID) || st.Restarts != 0 || st.PublicURL != "" {
-		t.Fatalf("after the reason: %+v (cloudflared pid %d)", st, started.Status.PID)
-	}
-	if n := q.requests.Load(); n != 1 {
-		t.Errorf("%d quick tunnels requested, want 1", n)
-	}
-	s.Stop()
-	if !processGone(st.PID) || s.State().State != Stopped {
-		t.Fatalf("after Stop: %+v, pid %d gone %v", s.State(), st.PID, processGone(st.PID))
-	}
-	if !logsContain(s, "CONNECTIVITY PRE-CHECKS") || logsContain(s, "killing it") {
-		t.Errorf("log: %q", s.Logs())
+	bin := cftest.Binary(t)
+	// A well-formed token (base64 JSON: account, tunnel id, secret), so
+	// cloudflared goes on to the edge.
+	const token = "eyJhIjoiMDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWYiLCJ0IjoiNmM0YjBjMmUtNWQ3YS00YTNlLTlkMWYtMmI4ZTBjOWE3ZjExIiwicyI6ImMyVmpjbVYwYzJWamNtVjBjMlZqY21WMGMyVmpjbVYwYzJWamNtVjBNVEk9In0="
+	for _, named := range []bool{false, true} {
+		t.Run(map[bool]string{false: "quick", true: "named"}[named], func(t *testing.T) {
+			t.Parallel()
+			q := cftest.NewQuickService(t, cftest.Answer(http.StatusOK, "application/json", cftest.TunnelAnswer))
+			cfg := realConfig(t, bin, q.URL)
+			wantRequests := 1
+			if named {
+				cfg.Token, cfg.Hostname, wantRequests = token, "hooks.example.com", 0
+			}
+			s, r := startSupervisor(t, cfg)
+			defer dumpLogs(t, s)
+			started := r.waitLong(t, "cloudflared running", func(e Event) bool { return e.Status.PID != 0 })
+			startedAt := time.Now()
+			e := r.waitLong(t, "the edge reason", func(e Event) bool {
+				if e.Status.State == Ready || e.Status.State == Reconnecting || !e.Status.NextRetry.IsZero() {
+					t.Fatalf("a cloudflared that never connected is %+v", e.Status)
+				}
+				return e.Status.Cause == CauseEdgeBlocked
+			})
+			if d := time.Since(startedAt); d > 30*time.Second {
+				t.Errorf("the reason came %s after the start, want within 30 s", d)
+			}
+			for _, w := range []string{"port 7844", "neither over UDP (QUIC) nor TCP (HTTP/2)", "Allow outbound UDP and TCP port 7844",
+				"Allow outbound QUIC traffic on port 7844 or use HTTP2.", "Allow outbound TCP on port 7844.", "Still trying"} {
+				if !strings.Contains(e.Status.Reason, w) {
+					t.Errorf("reason %q lacks %q", e.Status.Reason, w)
+				}
+			}
+			if strings.Contains(e.Status.Reason, "auto-update") {
+				t.Errorf("reason quotes the pre-checks' auto-update advice, which does not apply: %q", e.Status.Reason)
+			}
+			st := s.State()
+			if st.State != Starting || st.PID != started.Status.PID || processGone(st.PID) || st.Restarts != 0 || st.PublicURL != "" {
+				t.Fatalf("after the reason: %+v (cloudflared pid %d)", st, started.Status.PID)
+			}
+			if n := q.Requests(); n != wantRequests {
+				t.Errorf("%d quick tunnels requested, want %d", n, wantRequests)
+			}
+			s.Stop()
+			if !processGone(st.PID) || s.State().State != Stopped {
+				t.Fatalf("after Stop: %+v, pid %d gone %v", s.State(), st.PID, processGone(st.PID))
+			}
+			if !logsContain(s, "CONNECTIVITY PRE-CHECKS") || logsContain(s, "killing it") || logsContain(s, token[:40]) {
+				t.Errorf("log: %q", s.Logs())
+			}
+		})
 	}
 }
 
@@ -183,7 +123,7 @@ func TestRealBlockedEdge(t *testing.T) {
 // rate limit, not before RateLimitWait however short the schedule).
 func TestRealQuickTunnelFailures(t *testing.T) {
 	t.Parallel()
-	bin := realCloudflared(t)
+	bin := cftest.Binary(t)
 	closed := func() string { // a loopback port nothing listens on
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -194,14 +134,14 @@ func TestRealQuickTunnelFailures(t *testing.T) {
 	}()
 	for _, tc := range []struct {
 		name   string
-		answer func(http.ResponseWriter, *http.Request) // nil: serviceURL as is
+		answer http.HandlerFunc // nil: url as is
 		url    string
 		cause  Cause
 		want   []string
 	}{
-		{"rate limited", answerWith(http.StatusTooManyRequests, "text/plain", "error code: 1015"), "", CauseRateLimited,
+		{"rate limited", cftest.Answer(http.StatusTooManyRequests, "text/plain", "error code: 1015"), "", CauseRateLimited,
 			[]string{"rate-limiting quick tunnels", "429", "1015", "waits before asking again"}},
-		{"captive portal", answerWith(http.StatusOK, "text/html", "<!DOCTYPE html>\n<html><head><title>Guest Wi-Fi</title></head>\n<body>Please sign in</body></html>\n"), "",
+		{"captive portal", cftest.Answer(http.StatusOK, "text/html", "<!DOCTYPE html>\n<html><head><title>Guest Wi-Fi</title></head>\n<body>Please sign in</body></html>\n"), "",
 			CauseCaptivePortal, []string{"web page", "sign in"}},
 		{"API timeout", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, "", CauseAPITimeout,
 			[]string{"did not answer in time", "api.trycloudflare.com"}},
@@ -211,9 +151,9 @@ func TestRealQuickTunnelFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			url := tc.url
-			var q *quickService
+			var q *cftest.QuickService
 			if tc.answer != nil {
-				q = newQuickService(t, tc.answer)
+				q = cftest.NewQuickService(t, tc.answer)
 				url = q.URL
 			}
 			cfg := realConfig(t, bin, url)
@@ -238,7 +178,7 @@ func TestRealQuickTunnelFailures(t *testing.T) {
 				if wait := time.Until(e.Status.NextRetry); wait < 4*time.Minute {
 					t.Errorf("next try in %s after a rate limit, want at least 5 minutes", wait)
 				}
-				if n := q.requests.Load(); n != 1 {
+				if n := q.Requests(); n != 1 {
 					t.Errorf("%d quick tunnels requested, want 1", n)
 				}
 			}
@@ -252,7 +192,7 @@ func TestRealQuickTunnelFailures(t *testing.T) {
 // retried.
 func TestRealMalformedToken(t *testing.T) {
 	t.Parallel()
-	bin := realCloudflared(t)
+	bin := cftest.Binary(t)
 	cfg := realConfig(t, bin, "http://hookscope-test.invalid")
 	cfg.Token, cfg.Hostname = "xyz-not-a-token", "hooks.example.com"
 	s, r := startSupervisor(t, cfg)
@@ -280,7 +220,7 @@ func TestRealMalformedToken(t *testing.T) {
 // TestRealVersion: the real cloudflared is recognised and recent enough.
 func TestRealVersion(t *testing.T) {
 	t.Parallel()
-	bin := realCloudflared(t)
+	bin := cftest.Binary(t)
 	path, v, err := Resolve(t.Context(), bin, "linux", nil)
 	if err != nil || path != bin || v.Less(MinVersion()) || v.Year < 2026 {
 		t.Fatalf("Resolve = %q %v %v", path, v, err)

@@ -827,12 +827,12 @@ func (s *Supervisor) watch(ctx context.Context, metrics, protocol string, everRe
 		case !nowReady && !ready:
 			waited := time.Since(started)
 			if s.shouldSwitch(hs, protocol, waited) {
-				res.switchTo, res.reason = "http2", edgeReason(hs, protocol, waited, true)
+				res.switchTo, res.reason = "http2", edgeReason(hs, protocol, s.cfg.EdgeTimeout, true)
 				s.setState(notReady(), CauseEdgeBlocked, res.reason, nil)
 				return res
 			}
 			if edgeBlocked(hs, protocol, waited >= s.cfg.EdgeTimeout) {
-				s.setState(notReady(), CauseEdgeBlocked, edgeReason(hs, protocol, waited, false), nil)
+				s.setState(notReady(), CauseEdgeBlocked, edgeReason(hs, protocol, s.cfg.EdgeTimeout, false), nil)
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -293,6 +294,39 @@ func TestNamedTunnelKeepsTokenOutOfArgv(t *testing.T) {
 		if strings.Contains(l, token) || strings.Contains(l, "secret-tunnel") {
 			t.Fatalf("token in log line %q", l)
 		}
+	}
+}
+
+// TestOnLogGetsEveryLineRedacted: OnLog (listen --tunnel-log) gets
+// cloudflared's lines and the supervisor's own as they come, with the
+// token hidden, the same lines Logs keeps.
+func TestOnLogGetsEveryLineRedacted(t *testing.T) {
+	const token = "eyJhIjoiMDEyMzQ1Njc4OWFiY2RlZiIsInQiOiJzZWNyZXQtdHVubmVsIn0="
+	var mu sync.Mutex
+	var got []string
+	cfg := testConfig(t, "FAKECF_LOG_TOKEN=1")
+	cfg.Token, cfg.Hostname = token, "hooks.example.com"
+	cfg.OnLog = func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, line)
+	}
+	s, r := startSupervisor(t, cfg)
+	r.waitFor(t, "ready", isState(Ready))
+	s.Stop()
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(got, "\n")
+	for _, w := range []string{"hookscope: started", "Starting tunnel with token [redacted]", "Registered tunnel connection"} {
+		if !strings.Contains(all, w) {
+			t.Errorf("OnLog lines lack %q:\n%s", w, all)
+		}
+	}
+	if strings.Contains(all, token) || strings.Contains(all, "secret-tunnel") {
+		t.Fatalf("token in OnLog lines:\n%s", all)
+	}
+	if kept := s.Logs(); strings.Join(kept, "\n") != all {
+		t.Fatalf("Logs %q, OnLog %q", kept, got)
 	}
 }
 

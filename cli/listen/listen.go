@@ -50,6 +50,9 @@ const examples = `  # receive on the default address and forward every delivery 
   # a public HTTPS URL through your cloudflared (a quick tunnel, new hostname each run)
   hookscope listen --tunnel
 
+  # the tunnel does not come up: cloudflared's own log lines too
+  hookscope listen --tunnel --tunnel-log
+
   # a named tunnel on your own hostname; the token stays out of argv
   HOOKSCOPE_TUNNEL_TOKEN=... hookscope listen --tunnel --tunnel-token-env HOOKSCOPE_TUNNEL_TOKEN --tunnel-hostname hooks.example.com`
 

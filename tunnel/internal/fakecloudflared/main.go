@@ -27,6 +27,7 @@
 //	                          (UDP FAIL, TCP PASS); only --protocol http2
 //	                          registers a connection
 //	FAKECF_IGNORE_TERM=1      ignore SIGTERM (and SIGINT)
+//	FAKECF_LOG_TOKEN=1        log the named tunnel's token (redaction must hide it)
 //	FAKECF_ARGS_FILE=path     write argv and whether TUNNEL_TOKEN was set, as JSON
 //	FAKECF_PID_FILE=path      append this process's pid, one per line
 package main
@@ -122,6 +123,9 @@ func run(args []string) int {
 		fmt.Sscanf(os.Getenv("FAKECF_EXIT_CODE"), "%d", &code)
 		logf("INF", "cloudflared has been updated to version 2099.1.0")
 		return code
+	}
+	if named && os.Getenv("FAKECF_LOG_TOKEN") == "1" {
+		logf("INF", "Starting tunnel with token %s", token)
 	}
 	if named && token == "" {
 		fmt.Fprintln(os.Stderr, `"cloudflared tunnel run" requires the ID or name of the tunnel to run as the last command line argument or in the configuration file.`)
