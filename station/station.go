@@ -287,7 +287,7 @@ func (s *Station) startTunnel(ctx context.Context, cfg tunnel.Config) (*tunnel.S
 	unsub := sup.Subscribe(s.tunHub.Publish)
 	if err := sup.Start(ctx); err != nil {
 		unsub()
-		return sup, fmt.Errorf("start tunnel: %w", err)
+		return sup, err
 	}
 	s.mu.Lock()
 	s.tun, s.tunCfg, s.tunUnsub = sup, cfg, unsub
