@@ -129,38 +129,33 @@ func exitReason(code int, signaled bool, h logHints) (Cause, string) {
 	return CauseExited, fmt.Sprintf("cloudflared exited with code %d", code)
 }
 
-// edgeReason says why a running cloudflared has no edge connection: what
-// its pre-checks found (its own advice quoted) or, without them, how long
-// it has been failing. switching says Hookscope now tries HTTP/2.
-// waited is how long the run has gone without a connection (a round
-// figure: the reason must not change with every poll).
+// edgeReason says why a running cloudflared has no edge connection and
+// what to do: from what its connectivity pre-checks found or, without
+// them, from its failed connection attempts (quoting the last; waited is
+// how long they have failed: EdgeTimeout, a fixed figure, so the reason
+// does not change with every poll). switching says Hookscope now tries
+// HTTP/2.
 func edgeReason(h logHints, protocol string, waited time.Duration, switching bool) string {
 	udp, tcp := h.precheck["UDP Connectivity"], h.precheck["TCP Connectivity"]
 	var b strings.Builder
 	switch {
 	case switching:
-		b.WriteString("cloudflared cannot reach Cloudflare's edge over QUIC (UDP port 7844): a firewall probably blocks it. " +
-			"Hookscope restarts it with HTTP/2 over TCP port 7844 (--protocol http2)")
+		b.WriteString("QUIC (UDP port 7844) to Cloudflare's edge is blocked, probably by a firewall: " +
+			"restarting cloudflared with HTTP/2 over TCP port 7844 (--protocol http2)")
 	case udp == precheckFailed && tcp == precheckFailed:
-		b.WriteString("cloudflared cannot reach Cloudflare's edge on port 7844, neither over UDP (QUIC) nor TCP (HTTP/2): " +
-			"a firewall probably blocks it. Allow outbound UDP and TCP port 7844 (ask the network's administrator) " +
-			"or use another network")
+		b.WriteString("cloudflared cannot reach Cloudflare's edge: its pre-checks found UDP and TCP port 7844 blocked, " +
+			"probably by a firewall. Allow outbound UDP and TCP port 7844, or use another network")
 	case protocol == "http2":
-		b.WriteString("cloudflared cannot reach Cloudflare's edge over HTTP/2 (TCP port 7844): a firewall probably blocks it. " +
-			"Allow outbound TCP port 7844 or use another network")
+		b.WriteString("cloudflared cannot reach Cloudflare's edge over HTTP/2 (TCP port 7844), probably blocked by a firewall. " +
+			"Allow outbound TCP port 7844, or use another network")
 	default:
-		b.WriteString("cloudflared cannot reach Cloudflare's edge over QUIC (UDP port 7844): a firewall probably blocks it. " +
-			"Allow outbound UDP port 7844, or use HTTP/2 over TCP port 7844 (cloudflared --protocol http2)")
+		b.WriteString("cloudflared cannot reach Cloudflare's edge over QUIC (UDP port 7844), probably blocked by a firewall. " +
+			"Allow outbound UDP port 7844, or use HTTP/2 over TCP port 7844 (--protocol http2)")
+	}
+	if len(h.precheck) == 0 && h.lastEdgeError != "" {
+		fmt.Fprintf(&b, " (no connection in %s: %s)", waited, truncate(h.lastEdgeError, 120))
 	}
 	b.WriteString(".")
-	if len(h.advice) > 0 {
-		b.WriteString(" cloudflared says:")
-		for _, a := range h.advice {
-			fmt.Fprintf(&b, " %q", a)
-		}
-	} else if h.lastEdgeError != "" {
-		fmt.Fprintf(&b, " No connection in %s; cloudflared says: %q", waited.Round(time.Second), truncate(h.lastEdgeError, 200))
-	}
 	if !switching {
 		b.WriteString(" Still trying.")
 	}

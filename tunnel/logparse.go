@@ -34,10 +34,6 @@ type LogInfo struct {
 	// result; PrecheckFailed says it failed.
 	Precheck       string
 	PrecheckFailed bool
-	// Advice is an "ERROR:" or "WARNING:" row of cloudflared's CONNECTIVITY
-	// PRE-CHECKS box: its own advice, such as "Allow outbound QUIC traffic
-	// on port 7844 or use HTTP2."
-	Advice string
 	// OriginUnreachable is set when cloudflared could not reach the local
 	// receiver (the tunnel itself is fine).
 	OriginUnreachable bool
@@ -47,8 +43,6 @@ var (
 	// The URL row of the creation box: "|  https://a-b-c.trycloudflare.com   |".
 	boxURLRE = regexp.MustCompile(`\|\s+(https://[A-Za-z0-9.-]+)/?\s+\|`)
 	levelRE  = regexp.MustCompile(`^\S+Z\s+(DBG|INF|WRN|ERR|FTL|PNC)\s`)
-	// A row of the pre-check box with cloudflared's advice.
-	adviceRE = regexp.MustCompile(`\|\s+(?:ERROR|WARNING):\s+(.*?)\s*\|\s*$`)
 	// The structured line logged for each pre-check result.
 	precheckRE = regexp.MustCompile(`\bprecheck component="([^"]+)".*\bstatus=(\w+)`)
 	// The host of a failed DNS lookup: "lookup api.trycloudflare.com on …".
@@ -65,14 +59,10 @@ func ParseLogLine(line string) LogInfo {
 	if m := levelRE.FindStringSubmatch(line); m != nil {
 		li.Level = m[1]
 	}
-	// Only box rows hold the URL or advice; skipping the regexps elsewhere
-	// keeps a chatty cloudflared cheap to follow.
+	// Only box rows hold the URL; skipping the regexp elsewhere keeps a
+	// chatty cloudflared cheap to follow.
 	if strings.Contains(line, "|") {
 		li.URL = boxURL(line)
-		if m := adviceRE.FindStringSubmatch(line); m != nil {
-			li.Advice = m[1]
-			return li
-		}
 	}
 	lower := strings.ToLower(line)
 	if m := precheckRE.FindStringSubmatch(line); m != nil {

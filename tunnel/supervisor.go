@@ -550,10 +550,8 @@ type logHints struct {
 	// lastEdgeError is the last one's error.
 	edgeDials     int
 	lastEdgeError string
-	// precheck holds each pre-check component's result; advice the
-	// pre-check box's rows about reaching the edge.
+	// precheck holds each pre-check component's result.
 	precheck map[string]precheckResult
-	advice   []string
 	// lastError is the last error line: the plain line cloudflared prints
 	// as it exits on an error, else the last ERR line's error.
 	lastError string
@@ -589,14 +587,9 @@ func (h *hints) note(line string, li LogInfo) {
 			h.h.precheck[li.Precheck] = precheckFailed
 		}
 	}
-	// The pre-checks' advice about auto-updates does not apply: Hookscope
-	// turns them off.
-	if li.Advice != "" && (strings.Contains(li.Advice, "7844") || strings.Contains(li.Advice, "DNS")) {
-		h.h.advice = append(h.h.advice, li.Advice)
-	}
 	line = strings.TrimSpace(line)
 	switch {
-	case line == "" || li.URL != "" || li.Advice != "":
+	case line == "" || li.URL != "":
 	case li.Level == "ERR" || li.Level == "FTL":
 		if e := errorField(line); e != "" {
 			h.h.lastError = e
@@ -611,7 +604,6 @@ func (h *hints) snapshot() logHints {
 	defer h.mu.Unlock()
 	c := h.h
 	c.precheck = maps.Clone(h.h.precheck)
-	c.advice = append([]string(nil), h.h.advice...)
 	if c.lastPlain != "" {
 		c.lastError = c.lastPlain
 	}

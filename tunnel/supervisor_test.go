@@ -169,7 +169,7 @@ func TestQUICBlockedSwitchesToHTTP2(t *testing.T) {
 	blocked := r.waitFor(t, "the edge reason", func(e Event) bool {
 		return isState(Starting)(e) && e.Status.Cause == CauseEdgeBlocked
 	})
-	for _, w := range []string{"UDP port 7844", "HTTP/2", "--protocol http2", "Allow outbound QUIC traffic on port 7844 or use HTTP2."} {
+	for _, w := range []string{"QUIC (UDP port 7844) to Cloudflare's edge is blocked", "restarting cloudflared with HTTP/2", "--protocol http2"} {
 		if !strings.Contains(blocked.Status.Reason, w) {
 			t.Errorf("reason %q lacks %q", blocked.Status.Reason, w)
 		}
@@ -187,6 +187,37 @@ func TestQUICBlockedSwitchesToHTTP2(t *testing.T) {
 	}
 	if st := s.State(); st.Restarts != 0 {
 		t.Fatalf("the switch counted as a failed try: %+v", st)
+	}
+}
+
+// TestEdgeTimeoutWithoutPrechecks: a cloudflared without pre-checks whose
+// QUIC dials keep failing is said to be blocked after EdgeTimeout, quoting
+// its error; left to choose, it is started again with HTTP/2 and gets
+// ready; with QUIC forced, it is left to keep trying.
+func TestEdgeTimeoutWithoutPrechecks(t *testing.T) {
+	for _, forced := range []bool{false, true} {
+		t.Run(map[bool]string{false: "auto", true: "quic forced"}[forced], func(t *testing.T) {
+			cfg := testConfig(t, "FAKECF_QUIC_BLOCKED=old")
+			cfg.EdgeTimeout = 300 * time.Millisecond
+			if forced {
+				cfg.Protocol = "quic"
+			}
+			s, r := startSupervisor(t, cfg)
+			e := r.waitFor(t, "the edge reason", func(e Event) bool { return e.Status.Cause == CauseEdgeBlocked })
+			if !strings.Contains(e.Status.Reason, "(no connection in 300ms: failed to dial to edge with quic: timeout: no recent network activity)") {
+				t.Errorf("reason %q", e.Status.Reason)
+			}
+			if !forced {
+				if ready := r.waitFor(t, "ready", isState(Ready)); ready.Status.Protocol != "http2" {
+					t.Fatalf("ready with %+v", ready.Status)
+				}
+				return
+			}
+			if !strings.Contains(e.Status.Reason, "Allow outbound UDP port 7844, or use HTTP/2 over TCP port 7844 (--protocol http2)") ||
+				s.State().PID != e.Status.PID {
+				t.Fatalf("reason %q, status %+v", e.Status.Reason, s.State())
+			}
+		})
 	}
 }
 

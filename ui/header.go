@@ -87,7 +87,8 @@ func newHeaderView(win *mainWindow) *headerView {
 		label("Local"), container.NewBorder(nil, nil, nil,
 			container.NewHBox(container.NewCenter(h.Receiver), h.AnswerMode, h.CopyLocal, h.FreePort), h.LocalURL),
 		label("Public"), container.NewBorder(nil, nil, nil,
-			container.NewHBox(container.NewCenter(h.TunnelState), h.TunnelLog, h.CopyPublic, h.TunnelButton), h.PublicURL),
+			// At the top: a reason wrapping over lines leaves the buttons their size.
+			container.NewVBox(container.NewHBox(container.NewCenter(h.TunnelState), h.TunnelLog, h.CopyPublic, h.TunnelButton)), h.PublicURL),
 	}
 	// Forward to sits beside the URLs the service posts to: where the
 	// deliveries go next.
@@ -202,7 +203,6 @@ func (h *headerView) refreshTunnel() {
 		h.TunnelState.set("", nil, "")
 		return
 	}
-	_, keepsLog := w.svc.Tunnel.(tunnelLogs)
 	if ok, why := w.svc.Tunnel.Installed(); !ok {
 		showURL(h.PublicURL, why, false)
 		h.CopyPublic.Hide()
@@ -213,8 +213,13 @@ func (h *headerView) refreshTunnel() {
 	}
 	h.TunnelButton.Show()
 	h.CopyPublic.Show()
-	if keepsLog {
+	if lg, ok := w.svc.Tunnel.(tunnelLogs); ok {
 		h.TunnelLog.Show()
+		if len(lg.Logs()) == 0 {
+			h.TunnelLog.Disable()
+		} else {
+			h.TunnelLog.Enable()
+		}
 	} else {
 		h.TunnelLog.Hide()
 	}

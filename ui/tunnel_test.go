@@ -90,9 +90,14 @@ func TestTunnelLogView(t *testing.T) {
 		"2026-11-25T20:05:40Z INF |  ERROR: Allow outbound QUIC traffic on port 7844 or use HTTP2.   |",
 		"2026-11-25T20:05:42Z ERR Failed to dial a quic connection error=\"failed to dial to edge with quic: timeout: no recent network activity\"",
 	}}
+	h.win.svc.Tunnel = &logTunnel{fakeTunnel: h.tun}
+	hd.refresh()
+	if !hd.TunnelLog.Visible() || !hd.TunnelLog.Disabled() {
+		t.Fatal("Log enabled for an empty log")
+	}
 	h.win.svc.Tunnel = lt
 	hd.refresh()
-	if !hd.TunnelLog.Visible() {
+	if !hd.TunnelLog.Visible() || hd.TunnelLog.Disabled() {
 		t.Fatal("no Log button")
 	}
 	test.Tap(hd.TunnelLog)

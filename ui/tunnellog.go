@@ -61,7 +61,7 @@ func newTunnelLogView(win *mainWindow, src tunnelLogs) *tunnelLogView {
 // set shows lines, scrolled to the newest.
 func (v *tunnelLogView) set(lines []string) {
 	v.lines = lines
-	v.Note.SetText(fmt.Sprintf("cloudflared's last %s and Hookscope's own (hookscope: …), newest last; tokens are hidden.",
+	v.Note.SetText(fmt.Sprintf("The last %s from cloudflared and from Hookscope (hookscope: …), newest last; tokens are hidden.",
 		plural(len(lines), "line", "lines")))
 	v.CopyAll.Disable()
 	if len(lines) > 0 {

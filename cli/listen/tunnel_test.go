@@ -292,7 +292,7 @@ func TestListenTunnelBlockedEdge(t *testing.T) {
 	if err := startTunnel(t, tf, newPrinter(out, false, false), st); err != nil {
 		t.Fatal(err)
 	}
-	out.WaitFor(t, "tunnel: starting — cloudflared cannot reach Cloudflare's edge on port 7844")
+	out.WaitFor(t, "tunnel: starting — cloudflared cannot reach Cloudflare's edge: its pre-checks found UDP and TCP port 7844 blocked")
 	st.StopTunnel()
 	got := out.String()
 	for _, w := range []string{"tunnel: starting cloudflared 2026.", "tunnel log: hookscope: started ", "tunnel log: ", "CONNECTIVITY PRE-CHECKS",

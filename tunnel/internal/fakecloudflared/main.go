@@ -26,6 +26,8 @@
 //	                          failed QUIC dials and the real pre-check report
 //	                          (UDP FAIL, TCP PASS); only --protocol http2
 //	                          registers a connection
+//	FAKECF_QUIC_BLOCKED=old   the same without the pre-checks (cloudflared
+//	                          before 2026 has none)
 //	FAKECF_IGNORE_TERM=1      ignore SIGTERM (and SIGINT)
 //	FAKECF_LOG_TOKEN=1        log the named tunnel's token (redaction must hide it)
 //	FAKECF_ARGS_FILE=path     write argv and whether TUNNEL_TOKEN was set, as JSON
@@ -211,8 +213,8 @@ func run(args []string) int {
 		go http.Serve(ml, mux) //nolint:errcheck // ends with the process
 	}
 
-	if os.Getenv("FAKECF_QUIC_BLOCKED") == "1" && *protocol != "http2" {
-		return quicBlocked(term, ignoreTerm)
+	if b := os.Getenv("FAKECF_QUIC_BLOCKED"); b != "" && *protocol != "http2" {
+		return quicBlocked(term, ignoreTerm, b == "1")
 	}
 
 	if d, _ := time.ParseDuration(os.Getenv("FAKECF_READY_DELAY")); d > 0 {
@@ -238,9 +240,9 @@ func run(args []string) int {
 
 // quicBlocked plays cloudflared behind a firewall that drops UDP to port
 // 7844 but lets TCP through: QUIC dials time out, and the pre-checks
-// (lines as cloudflared 2026.8.2 logs them) say so. It never exits on its
-// own.
-func quicBlocked(term chan os.Signal, ignoreTerm bool) int {
+// (lines as cloudflared 2026.8.2 logs them) say so when prechecks. It
+// never exits on its own.
+func quicBlocked(term chan os.Signal, ignoreTerm, prechecks bool) int {
 	dial := func() {
 		logf("ERR", `Failed to dial a quic connection error="failed to dial to edge with quic: timeout: no recent network activity" connIndex=0 event=0 ip=198.41.200.13`)
 	}
@@ -254,10 +256,14 @@ func quicBlocked(term chan os.Signal, ignoreTerm bool) int {
 		"|  SUMMARY: Environment ready with degraded transport. cloudflared will proceed using 'http2'. |",
 		"+----------------------------------------------------------------------------------------------+",
 	} {
-		logf("INF", "%s", row)
+		if prechecks {
+			logf("INF", "%s", row)
+		}
 	}
-	logf("INF", `precheck component="UDP Connectivity" details="QUIC connection failed" run_id=0 status=fail target=198.41.200.13:7844`)
-	logf("INF", `precheck component="TCP Connectivity" details="HTTP/2 connection successful" run_id=0 status=pass target=198.41.200.13:7844`)
+	if prechecks {
+		logf("INF", `precheck component="UDP Connectivity" details="QUIC connection failed" run_id=0 status=fail target=198.41.200.13:7844`)
+		logf("INF", `precheck component="TCP Connectivity" details="HTTP/2 connection successful" run_id=0 status=pass target=198.41.200.13:7844`)
+	}
 	for wait(100*time.Millisecond, term, ignoreTerm) {
 		dial()
 	}
