@@ -71,6 +71,10 @@ type Station struct {
 	tun      *tunnel.Supervisor
 	tunCfg   tunnel.Config
 	tunUnsub func()
+	// tunMu serialises StartTunnel and StopTunnel: two starts at once (a
+	// double click) must not both run a cloudflared, and a stop must not
+	// miss one being started.
+	tunMu sync.Mutex
 
 	// setMu serialises SetForward: one forwarder hands over to the next
 	// at a time.
@@ -209,11 +213,16 @@ func (s *Station) serve(ln net.Listener) {
 		_ = old.Shutdown(ctx)
 	}
 	if tun != nil {
+		s.tunMu.Lock()
+		defer s.tunMu.Unlock()
 		s.mu.Lock()
-		cfg := s.tunCfg
+		running, cfg := s.tun != nil, s.tunCfg
 		s.mu.Unlock()
-		if _, err := s.StartTunnel(context.Background(), cfg); err != nil {
-			s.logf("tunnel: %v", err)
+		// A tunnel stopped meanwhile stays stopped.
+		if running {
+			if _, err := s.startTunnel(context.Background(), cfg); err != nil {
+				s.logf("tunnel: %v", err)
+			}
 		}
 	}
 }
@@ -252,22 +261,31 @@ func LocalURL(addr string) string {
 }
 
 // StartTunnel starts a cloudflared supervisor in front of the receiver
-// (cfg.LocalURL is set to it), replacing a running one. A missing
+// (cfg.LocalURL is set to it), replacing a running one. No usable
 // cloudflared is reported by the supervisor's NotInstalled event and as
-// the error; the receiver keeps working locally. Its events go to
-// SubscribeTunnel's subscribers from the first.
+// the error (the supervisor is returned too, for its log); the receiver
+// keeps working locally. Its events go to SubscribeTunnel's subscribers
+// from the first. Starts and stops run one at a time: whatever the
+// callers, at most one cloudflared runs.
 func (s *Station) StartTunnel(ctx context.Context, cfg tunnel.Config) (*tunnel.Supervisor, error) {
+	s.tunMu.Lock()
+	defer s.tunMu.Unlock()
+	return s.startTunnel(ctx, cfg)
+}
+
+// startTunnel is StartTunnel with tunMu held.
+func (s *Station) startTunnel(ctx context.Context, cfg tunnel.Config) (*tunnel.Supervisor, error) {
 	addr := s.Addr()
 	if addr == "" {
 		return nil, errors.New("start tunnel: the receiver is not listening")
 	}
-	s.StopTunnel()
+	s.stopTunnel()
 	cfg.LocalURL = LocalURL(addr)
 	sup := tunnel.New(cfg)
 	unsub := sup.Subscribe(s.tunHub.Publish)
 	if err := sup.Start(ctx); err != nil {
 		unsub()
-		return sup, fmt.Errorf("start tunnel: %w", err)
+		return sup, err
 	}
 	s.mu.Lock()
 	s.tun, s.tunCfg, s.tunUnsub = sup, cfg, unsub
@@ -289,8 +307,16 @@ func (s *Station) Tunnel() *tunnel.Supervisor {
 	return s.tun
 }
 
-// StopTunnel stops cloudflared and returns when it is gone.
+// StopTunnel stops cloudflared and returns when it is gone (waiting for a
+// start under way to finish first).
 func (s *Station) StopTunnel() {
+	s.tunMu.Lock()
+	defer s.tunMu.Unlock()
+	s.stopTunnel()
+}
+
+// stopTunnel is StopTunnel with tunMu held.
+func (s *Station) stopTunnel() {
 	s.mu.Lock()
 	tun, unsub := s.tun, s.tunUnsub
 	s.tun, s.tunUnsub = nil, nil

@@ -221,6 +221,9 @@ type stationTunnel struct {
 
 	mu     sync.Mutex
 	binary string
+	// last is the supervisor Start made, kept when it stops or was
+	// refused (its status and log say why).
+	last *tunnel.Supervisor
 }
 
 func (t *stationTunnel) Installed() (bool, string) {
@@ -246,23 +249,47 @@ func (t *stationTunnel) Configure(binary, _ string) {
 }
 
 func (t *stationTunnel) Start() error {
-	if t.st.Tunnel() != nil {
+	if sup := t.st.Tunnel(); sup != nil && tunnelRunning(sup.State().State) {
 		return nil
 	}
 	t.mu.Lock()
 	bin := t.binary
 	t.mu.Unlock()
-	_, err := t.st.StartTunnel(context.Background(), tunnel.Config{Binary: bin, Logf: t.logf})
+	sup, err := t.st.StartTunnel(context.Background(), tunnel.Config{Binary: bin, Logf: t.logf})
+	if sup != nil {
+		t.mu.Lock()
+		t.last = sup
+		t.mu.Unlock()
+	}
 	return err
 }
 
 func (t *stationTunnel) Stop() { t.st.StopTunnel() }
 
-func (t *stationTunnel) Status() tunnel.Status {
+// current is the station's supervisor, else the last one Start made.
+func (t *stationTunnel) current() *tunnel.Supervisor {
 	if sup := t.st.Tunnel(); sup != nil {
+		return sup
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last
+}
+
+func (t *stationTunnel) Status() tunnel.Status {
+	if sup := t.current(); sup != nil {
 		return sup.State()
 	}
 	return tunnel.Status{State: tunnel.Stopped}
+}
+
+// Logs is the tunnel's log: cloudflared's recent lines and the
+// supervisor's own (the header's Log button shows them).
+func (t *stationTunnel) Logs() []string {
+	if sup := t.current(); sup != nil {
+		return sup.Logs()
+	}
+	return nil
 }
 
 // Subscribe reports every tunnel event, on the supervisor's event goroutine.

@@ -50,6 +50,9 @@ const examples = `  # receive on the default address and forward every delivery 
   # a public HTTPS URL through your cloudflared (a quick tunnel, new hostname each run)
   hookscope listen --tunnel
 
+  # the tunnel does not come up: cloudflared's own log lines too
+  hookscope listen --tunnel --tunnel-log
+
   # a named tunnel on your own hostname; the token stays out of argv
   HOOKSCOPE_TUNNEL_TOKEN=... hookscope listen --tunnel --tunnel-token-env HOOKSCOPE_TUNNEL_TOKEN --tunnel-hostname hooks.example.com`
 
@@ -124,6 +127,7 @@ and closes the store; what your app has not taken yet is sent on the next run.`,
 	o.Tunnel = addTunnelFlags(fs)
 	o.Forward = addForwardFlags(fs)
 	_ = cmd.RegisterFlagCompletionFunc("answer", cmdutil.CompleteFixed("200\tanswer 200 OK", "500\tanswer 500: the service sends again", "hang\tno answer for 15 s", "close\tdrop the connection"))
+	_ = cmd.RegisterFlagCompletionFunc("tunnel-protocol", cmdutil.CompleteFixed("auto\tQUIC, and http2 when UDP port 7844 is blocked", "quic\tQUIC over UDP port 7844", "http2\tHTTP/2 over TCP port 7844"))
 	_ = cmd.RegisterFlagCompletionFunc("forward-mode", cmdutil.CompleteFixed("ack\tanswer 200 once stored, then forward from a durable queue", "pass-through\tanswer the service with your app's answer"))
 	return cmd
 }
