@@ -163,33 +163,3 @@ func boxURL(line string) string {
 	}
 	return "https://" + host
 }
-
-// tokenLikeRE matches cloudflared tunnel tokens (base64 JSON, so they start
-// with "eyJ") and `--token VALUE` arguments, so a log line never carries a
-// secret even when it is not the configured one.
-var tokenLikeRE = regexp.MustCompile(`eyJ[A-Za-z0-9_\-+/=]{20,}|(--token[ =])\S+|(TUNNEL_TOKEN=)\S+`)
-
-// minTokenLen is the shortest configured token redacted by value wherever
-// it appears (the rule of oauthflow's redaction): a shorter value would
-// blank out ordinary words of the log. Real tunnel tokens are base64 JSON,
-// far longer, and a token shaped like one is redacted by tokenLikeRE, or
-// by where it stands (--token VALUE, TUNNEL_TOKEN=VALUE).
-const minTokenLen = 12
-
-// redact removes secrets from a log line: the configured token wherever it
-// appears (when it is long enough to be one), the values of --token and
-// TUNNEL_TOKEN=, and anything shaped like a tunnel token.
-func redact(line, token string) string {
-	if len(token) >= minTokenLen {
-		line = strings.ReplaceAll(line, token, "[redacted]")
-	}
-	return tokenLikeRE.ReplaceAllStringFunc(line, func(m string) string {
-		switch {
-		case strings.HasPrefix(m, "--token"):
-			return m[:len("--token")+1] + "[redacted]"
-		case strings.HasPrefix(m, "TUNNEL_TOKEN="):
-			return "TUNNEL_TOKEN=[redacted]"
-		}
-		return "[redacted]"
-	})
-}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // The lines below are cloudflared 2026.8.2's own, from runs against the
@@ -97,7 +99,7 @@ func FuzzParseLogLine(f *testing.F) {
 				t.Fatalf("URL %q not in line %q", li.URL, line)
 			}
 		}
-		if red := redact(line, "sekret-token"); strings.Contains(red, "sekret-token") {
+		if red := redact.New("sekret-token").Text(line); strings.Contains(red, "sekret-token") {
 			t.Fatalf("redact left the token in %q", red)
 		}
 	})
@@ -152,12 +154,12 @@ func TestRedact(t *testing.T) {
 		"env TUNNEL_TOKEN=" + tok,
 		"other eyJzZWNvbmQtdG9rZW4tdGhhdC1pcy1sb25n",
 	} {
-		got := redact(line, tok)
-		if strings.Contains(got, tok) || strings.Contains(got, "eyJzZWNvbmQ") || !strings.Contains(got, "[redacted]") {
+		got := redact.New(tok).Text(line)
+		if strings.Contains(got, tok) || strings.Contains(got, "eyJzZWNvbmQ") || !strings.Contains(got, redact.Placeholder) {
 			t.Errorf("redact(%q) = %q", line, got)
 		}
 	}
-	if got := redact("plain line", ""); got != "plain line" {
+	if got := redact.New("").Text("plain line"); got != "plain line" {
 		t.Errorf("redact changed a plain line: %q", got)
 	}
 }
@@ -226,11 +228,11 @@ func TestRedactShortTokenByPosition(t *testing.T) {
 	const short = "red"
 	for line, want := range map[string]string{
 		"INF Registered tunnel connection connIndex=0": "INF Registered tunnel connection connIndex=0",
-		"cloudflared tunnel run --token red":           "cloudflared tunnel run --token [redacted]",
-		"env TUNNEL_TOKEN=red other=credential":        "env TUNNEL_TOKEN=[redacted] other=credential",
+		"cloudflared tunnel run --token red":           "cloudflared tunnel run --token " + redact.Placeholder,
+		"env TUNNEL_TOKEN=red other=credential":        "env TUNNEL_TOKEN=" + redact.Placeholder + " other=credential",
 		"ERR error=\"the tunnel token is not valid\"":  "ERR error=\"the tunnel token is not valid\"",
 	} {
-		if got := redact(line, short); got != want {
+		if got := redact.New(short).Text(line); got != want {
 			t.Errorf("redact(%q) = %q, want %q", line, got, want)
 		}
 	}

@@ -27,8 +27,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
-
 	"github.com/hookscope/hookscope/internal/pubsub"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // State is the tunnel's life-cycle state.
@@ -666,8 +666,9 @@ func (s *Supervisor) runOnce(ctx context.Context, path, protocol string, everRea
 		cmd.Env = append(cmd.Env, "TUNNEL_TOKEN="+s.cfg.Token)
 	}
 	h := &hints{}
+	red := redact.New(s.cfg.Token)
 	lw := &lineWriter{fn: func(line string) {
-		line = redact(line, s.cfg.Token)
+		line = red.Text(line)
 		s.addLog(line)
 		h.note(line, ParseLogLine(line))
 	}}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 var quickURLRE = regexp.MustCompile(`^https://[a-z-]+-[0-9a-f]+\.trycloudflare\.com$`)
@@ -348,7 +350,7 @@ func TestOnLogGetsEveryLineRedacted(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	all := strings.Join(got, "\n")
-	for _, w := range []string{"hookscope: started", "Starting tunnel with token [redacted]", "Registered tunnel connection"} {
+	for _, w := range []string{"hookscope: started", "Starting tunnel with token " + redact.Placeholder, "Registered tunnel connection"} {
 		if !strings.Contains(all, w) {
 			t.Errorf("OnLog lines lack %q:\n%s", w, all)
 		}

@@ -129,12 +129,13 @@ func Error(err error) string {
 // Redactor hides secrets in free text (logs, error messages, bodies,
 // transcripts): the known secret values given to New wherever they appear,
 // the values of secret names written as name=value or as a JSON field
-// ("name": "value"), and values shaped like a JWT or base64 JSON (eyJ…).
+// ("name": "value") or as a command-line flag (--name value), and values
+// shaped like a JWT or base64 JSON (eyJ…).
 // Empty values and placeholders such as <ACCESS_TOKEN> stay visible. It is
 // safe for concurrent use.
 type Redactor struct {
-	values          []string
-	pair, json, jwt *regexp.Regexp
+	values                []string
+	pair, flag, json, jwt *regexp.Regexp
 }
 
 // New returns a Redactor that also hides each of values (of at least
@@ -145,6 +146,8 @@ func New(values ...string) *Redactor {
 		// name=value after the start of the text, a query or form
 		// separator, a quote or a space.
 		pair: regexp.MustCompile(`(?:^|[?&;\s"'#])([\w.\-]+)=([^&#\s"'<>\\]+)`),
+		// a command line's --name VALUE (cloudflared's --token VALUE).
+		flag: regexp.MustCompile(`(?:^|\s)(--[\w.\-]+)\s+([^\s"'<>\-][^\s"'<>]*)`),
 		json: regexp.MustCompile(`"([^"\\]+)"\s*:\s*("(?:[^"\\]|\\.)*")`),
 		jwt:  regexp.MustCompile(`eyJ[A-Za-z0-9_\-+/=.]{20,}`),
 	}
@@ -178,6 +181,7 @@ func (r *Redactor) Text(s string) string {
 	}
 	s = r.jwt.ReplaceAllString(s, Placeholder)
 	s = replaceNamed(r.pair, s, Placeholder)
+	s = replaceNamed(r.flag, s, Placeholder)
 	return replaceNamed(r.json, s, `"`+Placeholder+`"`)
 }
 

@@ -63,6 +63,8 @@ func TestText(t *testing.T) {
 		{"cloudflared --token=abc TUNNEL_TOKEN=def --secret-env=VAR", "cloudflared --token=" + Placeholder + " TUNNEL_TOKEN=" + Placeholder + " --secret-env=VAR"},
 		{"token eyJhIjoiYWJjZGVmIiwidCI6IjEyMzQ1Njc4OSJ9 seen", "token " + Placeholder + " seen"},
 		{"grant_type=authorization_code&state=xyz", "grant_type=authorization_code&state=xyz"},
+		{"cloudflared tunnel run --token abc --url http://x --secret-env VAR", "cloudflared tunnel run --token " + Placeholder + " --url http://x --secret-env VAR"},
+		{"--token --no-autoupdate", "--token --no-autoupdate"},
 	} {
 		if got := r.Text(tc.in); got != tc.want {
 			t.Errorf("Text(%q)\n got %q\nwant %q", tc.in, got, tc.want)
