@@ -139,3 +139,41 @@ ALTER TABLE deliveries ADD COLUMN answer TEXT NOT NULL DEFAULT '';
 ALTER TABLE bodies ADD COLUMN digest BLOB;
 DELETE FROM kv WHERE key = 'ids_reserved';
 `
+
+// schemaOneLog is migration 10: SQLite is the one log (docs/storage.md).
+//
+//   - Ids: a new delivery takes the id after counters.last_id, which a
+//     trigger raises with every insert, so an id is never handed out twice
+//     even after the newest rows were deleted (a route's cursor may point
+//     past them). It starts above everything an older version handed out:
+//     stored rows, its inbox's moved watermark and the routes' cursors
+//     (the inbox's remaining records keep their ids as they move in).
+//   - Forwarding: a route's cursor row gains its lease (holder,
+//     lease_until: one process forwards a route at a time), the delivery
+//     being sent (sending: written before the send, so a send a crash cut
+//     short is sent again marked as a re-forward) and off_at (when the
+//     route was turned off: a route turned on again starts after the
+//     newest delivery). The sessions go: a route owes every receiver
+//     delivery above its cursor. Each cursor moves to just below the
+//     first delivery its sessions still owed, or to the newest delivery
+//     when they owed none.
+const schemaOneLog = `
+INSERT OR REPLACE INTO counters(name, n) VALUES ('last_id', max(
+	coalesce((SELECT max(id) FROM deliveries), 0),
+	coalesce((SELECT value FROM kv WHERE key = 'inbox_moved'), 0),
+	coalesce((SELECT max(cursor) FROM forward_routes), 0)));
+CREATE TRIGGER deliveries_last_id AFTER INSERT ON deliveries BEGIN
+	UPDATE counters SET n = max(n, new.id) WHERE name = 'last_id';
+END;
+UPDATE forward_routes SET cursor = coalesce(
+	(SELECT min(d.id) - 1 FROM deliveries d
+		WHERE d.id > forward_routes.cursor AND d.source = 'receiver'
+		AND EXISTS (SELECT 1 FROM forward_sessions s WHERE s.route = forward_routes.route AND d.id > s.from_id AND (s.to_id IS NULL OR d.id <= s.to_id))
+		AND NOT EXISTS (SELECT 1 FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = forward_routes.route AND a.final = 1)),
+	max(cursor, coalesce((SELECT max(id) FROM deliveries), 0)));
+DROP TABLE forward_sessions;
+ALTER TABLE forward_routes ADD COLUMN holder TEXT NOT NULL DEFAULT '';
+ALTER TABLE forward_routes ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE forward_routes ADD COLUMN sending INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE forward_routes ADD COLUMN off_at INTEGER NOT NULL DEFAULT 0;
+`
