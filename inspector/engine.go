@@ -147,11 +147,11 @@ type Engine struct {
 // NewEngine returns an engine over store. Call Run to analyze.
 func NewEngine(store Store, opts Options) *Engine {
 	e := &Engine{
-		store:   store,
-		logf:    opts.Logf,
-		now:     opts.Now,
-		maxBody: opts.MaxBody,
-		answer:  opts.Answer,
+		store:    store,
+		logf:     opts.Logf,
+		now:      opts.Now,
+		maxBody:  opts.MaxBody,
+		answer:   opts.Answer,
 		instance: opts.Instance,
 	}
 	if e.logf == nil {

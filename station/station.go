@@ -61,10 +61,10 @@ type Station struct {
 	eng     *inspector.Engine
 	// instance names this process: its forward mark and lease holder.
 	instance string
-	handler http.Handler
-	serverO inspector.ServerOptions
-	logf    func(string, ...any)
-	keep    atomic.Int64
+	handler  http.Handler
+	serverO  inspector.ServerOptions
+	logf     func(string, ...any)
+	keep     atomic.Int64
 
 	mu       sync.Mutex
 	srv      *inspector.Server

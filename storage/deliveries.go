@@ -265,7 +265,8 @@ func (db *DB) SaveAnalyses(ctx context.Context, as []*inspector.Analysis) error 
 			return fmt.Errorf("encode analysis of delivery %d: %w", a.DeliveryID, err)
 		}
 	}
-	return db.write(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+	ctx = context.WithoutCancel(ctx)
+	return db.write(ctx, func(tx *sql.Tx) error {
 		search := make([]searchEntry, 0, len(ops))
 		for _, op := range ops {
 			e, err := op.save(ctx, tx, db.stmts)

@@ -142,14 +142,15 @@ func (db *DB) RenewLeases(ctx context.Context, holder string, ttl time.Duration)
 	return nil
 }
 
-// PendingForwards returns the receiver deliveries above after, oldest
-// first, with their attempts on route (forward.Store).
+// PendingForwards returns the receiver deliveries above after that route
+// has not finished with (pass-through relays and Forward again are
+// final), oldest first, with their attempts on route (forward.Store).
 func (db *DB) PendingForwards(ctx context.Context, route string, after int64, limit int, maxBytes int64) ([]forward.Pending, error) {
 	rows, err := db.sql.QueryContext(ctx, `SELECT `+recordColumns+`,
 		(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1),
 		(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1 AND a.outcome IN ('rejected', 'timeout', 'dropped'))
 		FROM deliveries d JOIN bodies b ON b.delivery_id = d.id
-		WHERE d.id > ?2 AND d.source = 'receiver' ORDER BY d.id LIMIT ?3`, route, after, limit)
+		WHERE `+owedWhere+` ORDER BY d.id LIMIT ?3`, route, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read forward queue: %w", err)
 	}
@@ -175,10 +176,14 @@ func (db *DB) PendingForwards(ctx context.Context, route string, after int64, li
 	return out, nil
 }
 
-// PendingCount counts the receiver deliveries above after (forward.Store).
-func (db *DB) PendingCount(ctx context.Context, after int64) (int64, error) {
+// owedWhere selects the receiver deliveries route ?1 owes above ?2.
+const owedWhere = `d.id > ?2 AND d.source = 'receiver'
+	AND NOT EXISTS (SELECT 1 FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1 AND a.final = 1)`
+
+// PendingCount counts what PendingForwards would return (forward.Store).
+func (db *DB) PendingCount(ctx context.Context, route string, after int64) (int64, error) {
 	var n int64
-	if err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM deliveries WHERE id > ? AND source = 'receiver'`, after).Scan(&n); err != nil {
+	if err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM deliveries d WHERE `+owedWhere, route, after).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count forward queue: %w", err)
 	}
 	return n, nil
@@ -208,7 +213,9 @@ func (db *DB) RecordForward(ctx context.Context, route, holder string, attempts 
 	if err != nil {
 		return fmt.Errorf("record forward attempts: %w", err)
 	}
-	err = db.write(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+	// Once asked for, a record is written whoever stops meanwhile.
+	ctx = context.WithoutCancel(ctx)
+	err = db.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE forward_routes SET lease_until = ?, cursor = max(cursor, ?), sending = ?
 			WHERE route = ? AND holder = ?`, nanos(time.Now().Add(ttl)), cursor, sending, route, holder)
 		if err != nil {
@@ -237,7 +244,8 @@ func (db *DB) SaveForwards(ctx context.Context, attempts []*forward.Attempt, cur
 	if err != nil {
 		return fmt.Errorf("record forward attempts: %w", err)
 	}
-	err = db.write(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+	ctx = context.WithoutCancel(ctx)
+	err = db.write(ctx, func(tx *sql.Tx) error {
 		if err := insertAttempts(ctx, tx, attempts, details); err != nil {
 			return err
 		}
@@ -385,7 +393,8 @@ func (db *DB) ForwardDelivery(ctx context.Context, id int64) (*inspector.Deliver
 // how many receiver deliveries it still owes (what a stopped `listen`
 // sends on its next run).
 func (db *DB) ForwardWaiting(ctx context.Context) (map[string]int64, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT r.route, (SELECT count(*) FROM deliveries d WHERE d.id > r.cursor AND d.source = 'receiver')
+	rows, err := db.sql.QueryContext(ctx, `SELECT r.route, (SELECT count(*) FROM deliveries d WHERE d.id > r.cursor AND d.source = 'receiver'
+			AND NOT EXISTS (SELECT 1 FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = r.route AND a.final = 1))
 		FROM forward_routes r WHERE r.off_at = 0`)
 	if err != nil {
 		return nil, fmt.Errorf("count forward queues: %w", err)

@@ -62,7 +62,7 @@ func TestForwardRouteCursorAndLease(t *testing.T) {
 	if got := pendingIDs(t, db, "r", 3); !slices.Equal(got, []int64{4, 5, 6, 8}) {
 		t.Errorf("pending %v", got)
 	}
-	if n, _ := db.PendingCount(ctx, 3); n != 4 {
+	if n, _ := db.PendingCount(ctx, "r", 3); n != 4 {
 		t.Errorf("pending count %d", n)
 	}
 	b, err := db.ClaimRoute(ctx, "r", "B", since, time.Minute)

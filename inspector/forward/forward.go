@@ -565,14 +565,13 @@ func (f *Forwarder) Relay(w http.ResponseWriter, r *http.Request, d *inspector.D
 	f.finishOnce(routes[0], a)
 }
 
-// finishOnce records and reports a one-off attempt (pass-through); a
-// pass-through route's cursor moves past what it relayed, so a switch
-// back to ack mode does not send it again.
+// finishOnce records and reports a one-off attempt (pass-through). It is
+// final: a switch back to ack mode does not send its delivery again.
 func (f *Forwarder) finishOnce(w *worker, a *Attempt) {
 	if a.Outcome != Stopped {
 		a.Final = true
 	}
-	if err := f.store.SaveForwards(context.WithoutCancel(f.ctx), []*Attempt{a}, map[string]int64{w.route.name: a.DeliveryID}); err != nil {
+	if err := f.store.SaveForwards(context.WithoutCancel(f.ctx), []*Attempt{a}, nil); err != nil {
 		f.recording.Fail(err)
 	} else {
 		f.recording.OK()

@@ -82,9 +82,12 @@ func ParseRoute(spec string) (Route, error) {
 		return Route{}, fmt.Errorf("empty forward route: %s", routeExample)
 	}
 	glob, raw := "", spec
-	// A glob holds no '/' or ':' (event types look like media.updated):
-	// an '=' after one of those is the URL's own (a query).
-	if g, u, ok := strings.Cut(spec, "="); ok && !strings.ContainsAny(g, "/:") {
+	// GLOB=URL, unless the '=' is the URL's own (a query): a glob holds no
+	// '/' or ':' (event types look like media.updated), and only a URL
+	// starts with a scheme.
+	lower := strings.ToLower(spec)
+	scheme := strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")
+	if g, u, ok := strings.Cut(spec, "="); ok && !scheme && (!strings.ContainsAny(g, "/:") || strings.Contains(u, "://")) {
 		glob, raw = strings.TrimSpace(g), strings.TrimSpace(u)
 		if glob == "" {
 			return Route{}, fmt.Errorf("forward route %q: the event-type glob before '=' is empty; %s", export.RedactURL(spec), routeExample)
@@ -130,6 +133,9 @@ func ParseTarget(raw string) (*url.URL, error) {
 	}
 	if u.Host == "" {
 		return nil, fmt.Errorf("target URL %q has no host", export.RedactURL(raw))
+	}
+	if h := u.Hostname(); strings.ContainsAny(h, "*?[]{}\\!$&'()+,;=") {
+		return nil, fmt.Errorf("target URL %q: %q is not a host name", export.RedactURL(raw), h)
 	}
 	return u, nil
 }

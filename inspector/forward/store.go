@@ -27,12 +27,13 @@ type Store interface {
 	// RenewLeases extends every lease holder has to now+ttl.
 	RenewLeases(ctx context.Context, holder string, ttl time.Duration) error
 	// PendingForwards returns the receiver deliveries with an id above
-	// after, oldest first, at most limit of them and (past the first)
-	// bodies of at most maxBytes in all, each with the attempts it had on
-	// route.
+	// after that have no final attempt on route (a pass-through relay, a
+	// Forward again that was delivered), oldest first, at most limit of
+	// them and (past the first) bodies of at most maxBytes in all, each
+	// with the attempts it had on route.
 	PendingForwards(ctx context.Context, route string, after int64, limit int, maxBytes int64) ([]Pending, error)
-	// PendingCount counts the receiver deliveries with an id above after.
-	PendingCount(ctx context.Context, after int64) (int64, error)
+	// PendingCount counts what PendingForwards would return, all pages.
+	PendingCount(ctx context.Context, route string, after int64) (int64, error)
 	// RecordForward, in one transaction that renews holder's lease and
 	// fails with ErrLeaseLost when holder does not hold it, records
 	// attempts, moves the route's cursor up to cursor (never down) and
@@ -42,8 +43,9 @@ type Store interface {
 	RecordForward(ctx context.Context, route, holder string, attempts []*Attempt, cursor, sending int64, ttl time.Duration) error
 	// SaveForwards records attempts made outside a route's queue
 	// (pass-through, Forward again) and moves cursors up (route ->
-	// cursor), in one transaction. A pass-through attempt's Relayed
-	// status becomes its delivery's status: what the service got.
+	// cursor; nil moves none), in one transaction. A pass-through
+	// attempt's Relayed status becomes its delivery's status: what the
+	// service got.
 	SaveForwards(ctx context.Context, attempts []*Attempt, cursors map[string]int64) error
 	// ForwardAttempts returns a delivery's attempts, oldest first.
 	ForwardAttempts(ctx context.Context, deliveryID int64) ([]*Attempt, error)

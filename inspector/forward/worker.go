@@ -103,7 +103,8 @@ func (w *worker) run() {
 				continue
 			}
 		}
-		page, err := f.store.PendingForwards(ctx, w.route.name, w.cursorNow(), pageSize, pageBytes)
+		// After what is recorded, and what is done but not recorded yet.
+		page, err := f.store.PendingForwards(ctx, w.route.name, max(w.cursorNow(), w.pendingCursor), pageSize, pageBytes)
 		if err != nil {
 			if ctx.Err() == nil {
 				f.recording.Fail(err)
@@ -271,7 +272,7 @@ func (w *worker) count(ctx context.Context) {
 	if w.f.cfg.Mode != ModeAck {
 		return
 	}
-	n, err := w.f.store.PendingCount(ctx, w.cursorNow())
+	n, err := w.f.store.PendingCount(ctx, w.route.name, w.cursorNow())
 	if err != nil {
 		return
 	}
