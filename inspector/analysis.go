@@ -144,7 +144,7 @@ const (
 	maxProblemsPerEvent = 50
 	maxSummaryLen       = 300
 	maxProblemLen       = 500
-	maxAnalysisBytes    = 1 << 20
+	maxAnalysisBytes    = 4 << 20
 )
 
 // decodeForAnalysis decodes a body as a webhook message and every event in
