@@ -7,20 +7,26 @@ import (
 	"time"
 )
 
-// maxAnalysisBatch bounds how many deliveries are analyzed before their
-// analyses are saved together, in one transaction: bigger chunks share
-// more of a commit's cost, and hold the store's write lock (which the
-// receiver's acks wait for) longer.
-const maxAnalysisBatch = 32
+// Analysis saves its analyses a chunk at a time, in one transaction:
+// bigger chunks share more of a commit's cost (a delivery's save costs
+// about half as much in a chunk of 128 as in one of 8), and hold the
+// store's write lock, which the receiver's acks and the forward routes
+// wait for, longer. A chunk is an eighth of the work waiting, between
+// minChunk and maxChunk: small while analysis keeps up with the
+// receiver, big while it works off a backlog.
+const (
+	minChunk = 8
+	maxChunk = 32
+)
 
-// chunkSize is how many deliveries the next chunk analyzes: one at a time
-// while the store fails, so a chunk too big for the room left on a disk
-// does not fail forever.
-func (e *Engine) chunkSize() int {
+// chunkSize is how many of waiting deliveries the next chunk analyzes:
+// one at a time while the store fails, so a chunk too big for the room
+// left on a disk does not fail forever.
+func (e *Engine) chunkSize(waiting int) int {
 	if e.saving.IsFailing() {
 		return 1
 	}
-	return maxAnalysisBatch
+	return min(max(waiting/8, minChunk), maxChunk)
 }
 
 // batchSaver is a store that saves several analyses in one transaction
@@ -59,7 +65,7 @@ func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery, stop <-chan s
 		if stopped(stop) {
 			return errors.Join(errs...)
 		}
-		n := chunkLen(ds, e.chunkSize())
+		n := chunkLen(ds, e.chunkSize(len(ds)+e.q.len()))
 		saved, chunkErrs := e.analyzeChunk(ctx, ds[:n], stop)
 		if saved == 0 && len(chunkErrs) > 0 && stop != nil {
 			e.saving.Fail(chunkErrs[0])

@@ -720,6 +720,13 @@ func (q *queue) push(d *Delivery) {
 	}
 }
 
+// len is how many deliveries wait in the queue.
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
 func (q *queue) take() []*Delivery {
 	q.mu.Lock()
 	defer q.mu.Unlock()

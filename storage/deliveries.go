@@ -10,9 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -96,46 +94,29 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 
 // InsertDelivery stores d and returns its id once the row is committed
 // with a full fsync: the receiver acks only after it returns. Concurrent
-// calls share one transaction and one fsync (inserter). d is not modified.
+// calls share one transaction and one fsync (committer). d is not
+// modified.
 func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64, error) {
 	p, err := newPendingInsert(d)
 	if err != nil {
 		return 0, fmt.Errorf("store delivery: %w", err)
 	}
-	db.inserts.insert(p)
-	if p.err != nil {
-		return 0, fmt.Errorf("store delivery: %w", p.err)
+	var id int64
+	if err := db.inserts.do(func(tx *sql.Tx) (err error) {
+		id, err = insertRow(tx, p, 0)
+		return err
+	}); err != nil {
+		return 0, fmt.Errorf("store delivery: %w", err)
 	}
-	return p.id, nil
-}
-
-// maxInsertBatch bounds the deliveries one commit carries, so the write
-// lock is never held long by a flood.
-const maxInsertBatch = 256
-
-// inserter is the ack path's group commit: requests that arrive while a
-// commit is under way queue, and the first of them commits the queue in
-// the next transaction, one fsync for all. There is no timer: a lone
-// request is committed at once, and batches grow only as far as the load
-// makes them.
-type inserter struct {
-	db    *DB
-	mu    sync.Mutex
-	queue []*pendingInsert
-	busy  bool
+	return id, nil
 }
 
 // pendingInsert is one delivery on its way into the store, encoded
-// outside the lock.
+// outside the write lock.
 type pendingInsert struct {
 	d       *inspector.Delivery
 	headers string
 	digest  [32]byte
-	id      int64
-	err     error
-	// lead is closed to make this request commit the queue; done once it
-	// was committed by another.
-	lead, done chan struct{}
 }
 
 func newPendingInsert(d *inspector.Delivery) (*pendingInsert, error) {
@@ -147,70 +128,7 @@ func newPendingInsert(d *inspector.Delivery) (*pendingInsert, error) {
 	if body == nil {
 		body = []byte{}
 	}
-	return &pendingInsert{d: d, headers: headers, digest: sha256.Sum256(body), lead: make(chan struct{}), done: make(chan struct{})}, nil
-}
-
-// insert returns once p is committed (or failed): p.id and p.err are set.
-func (in *inserter) insert(p *pendingInsert) {
-	in.mu.Lock()
-	in.queue = append(in.queue, p)
-	if in.busy {
-		in.mu.Unlock()
-		select {
-		case <-p.done:
-			return
-		case <-p.lead:
-		}
-		in.mu.Lock()
-	}
-	// p leads: it is the queue's first (it was handed the lead) or the
-	// queue was idle.
-	in.busy = true
-	n := min(len(in.queue), maxInsertBatch)
-	batch := slices.Clone(in.queue[:n])
-	in.queue = in.queue[n:]
-	in.mu.Unlock()
-	in.commit(batch)
-	in.mu.Lock()
-	if len(in.queue) > 0 {
-		close(in.queue[0].lead)
-	} else {
-		in.busy = false
-	}
-	in.mu.Unlock()
-}
-
-// commit inserts batch in one transaction; when that fails with more than
-// one delivery in it, each is tried alone, so one that cannot be stored
-// costs only its own ack.
-func (in *inserter) commit(batch []*pendingInsert) {
-	err := in.db.write(context.Background(), func(tx *sql.Tx) error {
-		for _, p := range batch {
-			id, err := insertRow(tx, p, 0)
-			if err != nil {
-				return err
-			}
-			p.id = id
-		}
-		return nil
-	})
-	if err != nil && len(batch) > 1 {
-		for _, p := range batch {
-			p.err = in.db.write(context.Background(), func(tx *sql.Tx) error {
-				var err error
-				p.id, err = insertRow(tx, p, 0)
-				return err
-			})
-		}
-	} else if err != nil {
-		batch[0].err = err
-	}
-	for _, p := range batch {
-		if p.err != nil {
-			p.id = 0
-		}
-		close(p.done)
-	}
+	return &pendingInsert{d: d, headers: headers, digest: sha256.Sum256(body)}, nil
 }
 
 // insertRow writes one delivery inside tx: the id after the store's last
@@ -256,7 +174,8 @@ func (db *DB) SaveAnalysis(ctx context.Context, a *inspector.Analysis) error {
 // SaveAnalyses stores several analyses in one transaction: all, or none
 // when one fails (a missing delivery wraps ErrNotFound). The search
 // entries are written by one statement at the end, so the batch makes one
-// FTS segment, not one per delivery.
+// FTS segment, not one per delivery. The commit does not wait for the
+// disk: an analysis a power cut loses is made again at the next start.
 func (db *DB) SaveAnalyses(ctx context.Context, as []*inspector.Analysis) error {
 	ops := make([]analysisRow, len(as))
 	for i, a := range as {
@@ -266,10 +185,10 @@ func (db *DB) SaveAnalyses(ctx context.Context, as []*inspector.Analysis) error 
 		}
 	}
 	ctx = context.WithoutCancel(ctx)
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.writeRelaxed(ctx, func(tx *sql.Tx) error {
 		search := make([]searchEntry, 0, len(ops))
 		for _, op := range ops {
-			e, err := op.save(ctx, tx, db.stmts)
+			e, err := op.save(ctx, tx, db.rstmts)
 			if err != nil {
 				return fmt.Errorf("delivery %d: %w", op.id, err)
 			}

@@ -81,7 +81,7 @@ END;
 func (db *DB) ClaimRoute(ctx context.Context, route, holder string, since time.Time, ttl time.Duration) (forward.RouteState, error) {
 	var st forward.RouteState
 	now := time.Now()
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.marks.do(func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO forward_routes(route, cursor, created_at)
 			VALUES (?, (SELECT n FROM counters WHERE name = 'last_id'), ?)`, route, nanos(now)); err != nil {
 			return err
@@ -114,7 +114,7 @@ func (db *DB) ClaimRoute(ctx context.Context, route, holder string, since time.T
 // ReleaseRoute gives a lease up, and turns the route off (forward.Store).
 func (db *DB) ReleaseRoute(ctx context.Context, route, holder string, off bool) error {
 	now := time.Now()
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.marks.do(func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE forward_routes SET holder = '', lease_until = 0 WHERE route = ? AND holder = ?`, route, holder); err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (db *DB) ReleaseRoute(ctx context.Context, route, holder string, off bool) 
 
 // RenewLeases extends every lease holder has (forward.Store).
 func (db *DB) RenewLeases(ctx context.Context, holder string, ttl time.Duration) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.marks.do(func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE forward_routes SET lease_until = ? WHERE holder = ?`, nanos(time.Now().Add(ttl)), holder)
 		return err
 	})
@@ -215,7 +215,7 @@ func (db *DB) RecordForward(ctx context.Context, route, holder string, attempts 
 	}
 	// Once asked for, a record is written whoever stops meanwhile.
 	ctx = context.WithoutCancel(ctx)
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.marks.do(func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE forward_routes SET lease_until = ?, cursor = max(cursor, ?), sending = ?
 			WHERE route = ? AND holder = ?`, nanos(time.Now().Add(ttl)), cursor, sending, route, holder)
 		if err != nil {
@@ -245,7 +245,7 @@ func (db *DB) SaveForwards(ctx context.Context, attempts []*forward.Attempt, cur
 		return fmt.Errorf("record forward attempts: %w", err)
 	}
 	ctx = context.WithoutCancel(ctx)
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.marks.do(func(tx *sql.Tx) error {
 		if err := insertAttempts(ctx, tx, attempts, details); err != nil {
 			return err
 		}

@@ -36,15 +36,26 @@ func DefaultPath() (string, error) {
 type DB struct {
 	path string
 	sql  *sql.DB
-	// stmts are the hot statements, prepared once (see stmtCache).
-	stmts *stmtCache
+	// relaxed is a second handle on the file whose commits do not wait
+	// for the disk (synchronous=NORMAL): for what is derived from the
+	// deliveries or only records progress (analyses, forward attempts,
+	// cursors, leases). A process crash loses none of it (the WAL is
+	// written before the commit returns), a power cut may lose the last
+	// of it: analysis is then done again, and a forward is sent again. It
+	// keeps the fsync off every commit but the receiver's.
+	relaxed *sql.DB
+	// stmts and rstmts are the hot statements of each handle, prepared
+	// once (see stmtCache).
+	stmts, rstmts *stmtCache
 	// wmu lets one of this process's writers at a time ask SQLite for the
 	// write lock: waiting on a mutex wakes at once, SQLite's busy handler
 	// (which other processes' writers still meet) sleeps in steps of
 	// milliseconds.
-	wmu     sync.Mutex
-	inserts inserter
-	logf    func(string, ...any)
+	wmu sync.Mutex
+	// inserts and records commit the small writes of each handle in
+	// groups (committer).
+	inserts, marks committer
+	logf           func(string, ...any)
 }
 
 // Options tunes how a store is opened.
@@ -78,13 +89,14 @@ func migrations() []migration {
 	}
 }
 
-// dsn opens path in WAL mode with a full fsync per commit. busy_timeout
-// comes first: two processes opening one new file at once wait for each
-// other's journal_mode switch instead of failing. Every write transaction
-// takes the write lock when it begins (_txlock=immediate), so a writer
-// never has to give up a read snapshot it cannot upgrade.
-func dsn(path string) string {
-	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)" +
+// dsn opens path in WAL mode with a full fsync per commit (sync "FULL")
+// or none ("NORMAL": see DB.relaxed). busy_timeout comes first: two
+// processes opening one new file at once wait for each other's
+// journal_mode switch instead of failing. Every write transaction takes
+// the write lock when it begins (_txlock=immediate), so a writer never
+// has to give up a read snapshot it cannot upgrade.
+func dsn(path, sync string) string {
+	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")" +
 		"&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-32768)&_txlock=immediate"
 }
 
@@ -118,7 +130,7 @@ func openTo(path string, o Options, upTo int) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	f.Close()
-	sqlDB, err := sql.Open("sqlite", dsn(path))
+	sqlDB, err := sql.Open("sqlite", dsn(path, "FULL"))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -143,8 +155,14 @@ func openTo(path string, o Options, upTo int) (*DB, error) {
 			_ = os.Chmod(side, 0o600)
 		}
 	}
-	db.stmts = newStmtCache(sqlDB)
-	db.inserts.db = db
+	if db.relaxed, err = sql.Open("sqlite", dsn(path, "NORMAL")); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	db.relaxed.SetMaxIdleConns(4)
+	db.stmts, db.rstmts = newStmtCache(sqlDB), newStmtCache(db.relaxed)
+	db.inserts = committer{db: db, h: db.sql}
+	db.marks = committer{db: db, h: db.relaxed}
 	if upTo == 0 {
 		if err := db.moveLegacyInbox(context.Background()); err != nil {
 			db.Close()
@@ -163,8 +181,13 @@ func (db *DB) SQL() *sql.DB { return db.sql }
 
 // Close closes the store. Every write already returned is committed.
 func (db *DB) Close() error {
-	if db.stmts != nil {
-		db.stmts.close()
+	for _, c := range []*stmtCache{db.stmts, db.rstmts} {
+		if c != nil {
+			c.close()
+		}
+	}
+	if db.relaxed != nil {
+		db.relaxed.Close()
 	}
 	if err := db.sql.Close(); err != nil {
 		return fmt.Errorf("close store %s: %w", db.path, err)
@@ -172,13 +195,23 @@ func (db *DB) Close() error {
 	return nil
 }
 
-// write runs fn in one write transaction and commits it: after this
-// process's other writers (wmu), with SQLite's write lock from the start.
-// fn's error rolls everything back.
+// write runs fn in one write transaction and commits it with a full
+// fsync: after this process's other writers (wmu), with SQLite's write
+// lock from the start. fn's error rolls everything back.
 func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return db.writeOn(ctx, db.sql, fn)
+}
+
+// writeRelaxed is write on the relaxed handle: the commit does not wait
+// for the disk (see DB.relaxed).
+func (db *DB) writeRelaxed(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return db.writeOn(ctx, db.relaxed, fn)
+}
+
+func (db *DB) writeOn(ctx context.Context, h *sql.DB, fn func(tx *sql.Tx) error) error {
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := h.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -93,8 +93,9 @@ type RouteStatus struct {
 	Target string         `json:"target"`
 	Mode   Mode           `json:"mode"`
 	State  RouteStateName `json:"state"`
-	// Waiting is how many deliveries wait for the route (the one being
-	// tried included; 0 in pass-through).
+	// Waiting is how many deliveries wait for the route while its app is
+	// down (the one being tried included; 0 otherwise, and in
+	// pass-through).
 	Waiting int64 `json:"waiting"`
 	// Since is when the route entered its state.
 	Since time.Time `json:"since,omitzero"`

@@ -17,6 +17,10 @@ const (
 	pageSize  = 64
 	pageBytes = 8 << 20
 	idlePoll  = 250 * time.Millisecond
+	// recordAfter is how long a finished attempt may wait for the next
+	// delivery's mark to share its commit (the app has it already; only
+	// its record and report wait).
+	recordAfter = 20 * time.Millisecond
 )
 
 // worker is one ack route's sender: it holds the route's lease (or waits
@@ -113,6 +117,17 @@ func (w *worker) run() {
 			continue
 		}
 		if len(page) == 0 {
+			// What was sent is recorded once no delivery follows within
+			// recordAfter: one that does rides in the same commit as its
+			// mark, so a steady stream costs one commit per delivery.
+			if len(w.pending) > 0 || w.pendingCursor > 0 {
+				select {
+				case <-ctx.Done():
+				case <-w.kick:
+					continue
+				case <-time.After(recordAfter):
+				}
+			}
 			w.flush(ctx, 0)
 			select {
 			case <-ctx.Done():
@@ -267,9 +282,17 @@ func (w *worker) observe(a *Attempt) {
 	w.status.LastError, w.status.NextAt = a.reason, a.NextAt
 }
 
-// count refreshes how many deliveries wait for the route.
+// count refreshes how many deliveries wait for the route while its app is
+// down (what the down and back lines say); while it is up the route keeps
+// up, and counting a backlog every tick would cost as much as draining it.
 func (w *worker) count(ctx context.Context) {
-	if w.f.cfg.Mode != ModeAck {
+	w.mu.Lock()
+	down := w.status.State == RouteDown
+	if !down {
+		w.waiting = 0
+	}
+	w.mu.Unlock()
+	if w.f.cfg.Mode != ModeAck || !down {
 		return
 	}
 	n, err := w.f.store.PendingCount(ctx, w.route.name, w.cursorNow())

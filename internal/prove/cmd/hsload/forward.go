@@ -180,8 +180,9 @@ func lag(args []string) error {
 			defer wg.Done()
 			for t := range due {
 				n := seq.Add(1)
-				req, _ := http.NewRequest(http.MethodPost, *target, &byteReader{b: body})
-				req.ContentLength = int64(len(body))
+				b := unique(body, n)
+				req, _ := http.NewRequest(http.MethodPost, *target, &byteReader{b: b})
+				req.ContentLength = int64(len(b))
 				req.Header.Set("User-Agent", simulate.UserAgent)
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set(seqHeader, strconv.FormatInt(n, 10))
