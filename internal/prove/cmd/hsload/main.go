@@ -1,23 +1,21 @@
 // Command hsload is Hookscope's load generator: it posts signed, realistic
 // webhook deliveries to a receiver and reports throughput and ack latency.
-// It can also run the bare net/http server that answers 200 without
-// storing, the baseline of `make bench`.
+// It also runs the bare net/http server that answers 200 without storing:
+// the app `make bench` forwards to.
 //
 //	hsload bare --addr 127.0.0.1:0              # prints "listening http://..." and serves
 //	hsload run --url URL --secret-env S --rate 1000 --duration 10s
 //	hsload run --url URL --secret-env S --rate 0 --concurrency 64   # saturation
 //	hsload backlog --db FILE     # waits until every stored delivery is analyzed
-//	hsload proxy --to URL        # a bare httputil.ReverseProxy in front of URL
 //	hsload lag --url URL --app-addr ADDR --rate 500 [--down 60s]
 //	hsload big --url URL --size 9961472 --concurrency 32 --pid PID   # big bodies at once; the receiver's peak memory
 //
 // run prints one JSON object: requests, ok, errors, rps, p50/p90/p99/max
 // latency in milliseconds. backlog prints how many stored deliveries were
 // waiting for analysis when it started and how long the receiver's
-// analysis took to work them off. The forwarding commands are in
-// forward.go: proxy serves until SIGINT; lag prints one JSON object with
-// the ack-to-app lag and whether every acked delivery arrived once, in
-// order. Latency is measured from the moment a request was due
+// analysis took to work them off. lag (forward.go) prints one JSON
+// object with the ack-to-app lag and whether every acked delivery arrived
+// once, in order. Latency is measured from the moment a request was due
 // (fixed-rate mode) or sent (saturation), so a stalled receiver cannot
 // hide its stalls (coordinated omission).
 package main
@@ -47,7 +45,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog|big|proxy|lag [flags] (hsload run --help)")
+		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog|big|lag [flags] (hsload run --help)")
 		os.Exit(2)
 	}
 	var err error
@@ -60,12 +58,10 @@ func main() {
 		err = backlog(os.Args[2:])
 	case "big":
 		err = big(os.Args[2:])
-	case "proxy":
-		err = proxy(os.Args[2:])
 	case "lag":
 		err = lag(os.Args[2:])
 	default:
-		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run, backlog, big, proxy or lag)\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run, backlog, big or lag)\n", os.Args[1])
 		os.Exit(2)
 	}
 	if err != nil {
