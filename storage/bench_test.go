@@ -153,7 +153,7 @@ func buildFixture(b *testing.B, db *DB, n int) {
 				if err != nil {
 					return err
 				}
-				if a.DeliveryID, err = insertRow(tx, p, 0); err != nil {
+				if a.DeliveryID, err = insertRow(tx, db.stmts, p, 0); err != nil {
 					return err
 				}
 				row, err := newAnalysisRow(a)

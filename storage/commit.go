@@ -97,3 +97,38 @@ func (c *committer) commit(batch []*op) {
 		close(o.done)
 	}
 }
+
+// fifo is a lock that is handed to its waiters in the order they came:
+// sync.Mutex lets a goroutine that arrives as it is released take it
+// first, so a writer waiting behind a stream of inserts (a forward route's
+// mark before each send) waited for several commits instead of one.
+type fifo struct {
+	mu      sync.Mutex
+	held    bool
+	waiting []chan struct{}
+}
+
+func (l *fifo) Lock() {
+	l.mu.Lock()
+	if !l.held {
+		l.held = true
+		l.mu.Unlock()
+		return
+	}
+	ch := make(chan struct{})
+	l.waiting = append(l.waiting, ch)
+	l.mu.Unlock()
+	<-ch // handed over: held stays true
+}
+
+func (l *fifo) Unlock() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.waiting) == 0 {
+		l.held = false
+		return
+	}
+	next := l.waiting[0]
+	l.waiting = l.waiting[1:]
+	close(next)
+}

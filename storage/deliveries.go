@@ -103,7 +103,7 @@ func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64,
 	}
 	var id int64
 	if err := db.inserts.do(func(tx *sql.Tx) (err error) {
-		id, err = insertRow(tx, p, 0)
+		id, err = insertRow(tx, db.stmts, p, 0)
 		return err
 	}); err != nil {
 		return 0, fmt.Errorf("store delivery: %w", err)
@@ -131,10 +131,11 @@ func newPendingInsert(d *inspector.Delivery) (*pendingInsert, error) {
 	return &pendingInsert{d: d, headers: headers, digest: sha256.Sum256(body)}, nil
 }
 
-// insertRow writes one delivery inside tx: the id after the store's last
-// one (the last_id counter, raised by a trigger), or id when it is > 0 (a
-// record moved from an older version's inbox keeps its id).
-func insertRow(tx *sql.Tx, p *pendingInsert, id int64) (int64, error) {
+// insertRow writes one delivery inside tx (on cache's handle): the id
+// after the store's last one (the last_id counter, raised by a trigger),
+// or id when it is > 0 (a record moved from an older version's inbox
+// keeps its id).
+func insertRow(tx *sql.Tx, cache *stmtCache, p *pendingInsert, id int64) (int64, error) {
 	ctx := context.Background()
 	d := p.d
 	received := d.ReceivedAt
@@ -146,17 +147,23 @@ func insertRow(tx *sql.Tx, p *pendingInsert, id int64) (int64, error) {
 		body = []byte{}
 	}
 	explicit := sql.NullInt64{Int64: id, Valid: id > 0}
-	err := tx.QueryRowContext(ctx, `INSERT INTO deliveries(id, received_at, method, path, query, headers_reconstructed,
+	row, err := cache.inTx(ctx, tx, `INSERT INTO deliveries(id, received_at, method, path, query, headers_reconstructed,
 		body_length, remote_addr, status, rejected, truncated, source, read_error, answer) VALUES (
 		coalesce(?, (SELECT n + 1 FROM counters WHERE name = 'last_id')),
-		?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
-		explicit, nanos(received), d.Method, d.Path, d.Query, boolInt(d.HeadersReconstructed),
-		d.BodyLength, d.RemoteAddr, d.Status, boolInt(d.Rejected), boolInt(d.Truncated), cmp.Or(d.Source, "receiver"),
-		d.ReadError, d.Answer).Scan(&id)
+		?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`)
 	if err != nil {
 		return 0, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO bodies(delivery_id, headers, body, digest) VALUES (?,?,?,?)`, id, p.headers, body, p.digest[:]); err != nil {
+	if err := row.QueryRowContext(ctx, explicit, nanos(received), d.Method, d.Path, d.Query, boolInt(d.HeadersReconstructed),
+		d.BodyLength, d.RemoteAddr, d.Status, boolInt(d.Rejected), boolInt(d.Truncated), cmp.Or(d.Source, "receiver"),
+		d.ReadError, d.Answer).Scan(&id); err != nil {
+		return 0, err
+	}
+	bodies, err := cache.inTx(ctx, tx, `INSERT INTO bodies(delivery_id, headers, body, digest) VALUES (?,?,?,?)`)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := bodies.ExecContext(ctx, id, p.headers, body, p.digest[:]); err != nil {
 		return 0, err
 	}
 	return id, nil
@@ -239,14 +246,18 @@ func newAnalysisRow(a *inspector.Analysis) (analysisRow, error) {
 // returns its search entry.
 func (r analysisRow) save(ctx context.Context, tx *sql.Tx, stmts *stmtCache) (searchEntry, error) {
 	exec := func(q string, args ...any) (sql.Result, error) {
-		st, err := stmts.get(ctx, q)
+		st, err := stmts.inTx(ctx, tx, q)
 		if err != nil {
 			return nil, err
 		}
-		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		return st.ExecContext(ctx, args...)
 	}
 	var analyzed bool
-	if err := tx.QueryRowContext(ctx, `SELECT analyzed FROM deliveries WHERE id = ?`, r.id).Scan(&analyzed); err != nil {
+	sel, err := stmts.inTx(ctx, tx, `SELECT analyzed FROM deliveries WHERE id = ?`)
+	if err != nil {
+		return searchEntry{}, err
+	}
+	if err := sel.QueryRowContext(ctx, r.id).Scan(&analyzed); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return searchEntry{}, ErrNotFound
 		}

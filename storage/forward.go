@@ -216,8 +216,12 @@ func (db *DB) RecordForward(ctx context.Context, route, holder string, attempts 
 	// Once asked for, a record is written whoever stops meanwhile.
 	ctx = context.WithoutCancel(ctx)
 	err = db.marks.do(func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE forward_routes SET lease_until = ?, cursor = max(cursor, ?), sending = ?
-			WHERE route = ? AND holder = ?`, nanos(time.Now().Add(ttl)), cursor, sending, route, holder)
+		st, err := db.rstmts.inTx(ctx, tx, `UPDATE forward_routes SET lease_until = ?, cursor = max(cursor, ?), sending = ?
+			WHERE route = ? AND holder = ?`)
+		if err != nil {
+			return err
+		}
+		res, err := st.ExecContext(ctx, nanos(time.Now().Add(ttl)), cursor, sending, route, holder)
 		if err != nil {
 			return err
 		}
@@ -226,7 +230,7 @@ func (db *DB) RecordForward(ctx context.Context, route, holder string, attempts 
 		} else if n == 0 {
 			return forward.ErrLeaseLost
 		}
-		return insertAttempts(ctx, tx, attempts, details)
+		return insertAttempts(ctx, tx, db.rstmts, attempts, details)
 	})
 	if err != nil {
 		return fmt.Errorf("record forward attempts: %w", err)
@@ -246,7 +250,7 @@ func (db *DB) SaveForwards(ctx context.Context, attempts []*forward.Attempt, cur
 	}
 	ctx = context.WithoutCancel(ctx)
 	err = db.marks.do(func(tx *sql.Tx) error {
-		if err := insertAttempts(ctx, tx, attempts, details); err != nil {
+		if err := insertAttempts(ctx, tx, db.rstmts, attempts, details); err != nil {
 			return err
 		}
 		for _, a := range attempts {
@@ -289,20 +293,27 @@ func attemptDetails(attempts []*forward.Attempt) ([]string, error) {
 	return details, nil
 }
 
-// insertAttempts writes attempts in tx, setting each one's ID and Number.
-func insertAttempts(ctx context.Context, tx *sql.Tx, attempts []*forward.Attempt, details []string) error {
+// insertAttempts writes attempts in tx (on cache's handle), setting each
+// one's ID and Number.
+func insertAttempts(ctx context.Context, tx *sql.Tx, cache *stmtCache, attempts []*forward.Attempt, details []string) error {
+	if len(attempts) == 0 {
+		return nil
+	}
+	st, err := cache.inTx(ctx, tx, `INSERT INTO forward_attempts(delivery_id, route, number, kind, started_at, status,
+		latency_ns, outcome, final, reforward, error, detail, response_body)
+		SELECT ?1, ?2, coalesce(?3, (SELECT coalesce(max(number), 0) + 1 FROM forward_attempts WHERE delivery_id = ?1 AND route = ?2)),
+		?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 WHERE EXISTS (SELECT 1 FROM deliveries WHERE id = ?1)
+		RETURNING id, number`)
+	if err != nil {
+		return err
+	}
 	for i, a := range attempts {
 		body := a.ResponseBody
 		if body == nil {
 			body = []byte{}
 		}
 		number := sql.NullInt64{Int64: int64(a.Number), Valid: a.Number > 0}
-		err := tx.QueryRowContext(ctx, `INSERT INTO forward_attempts(delivery_id, route, number, kind, started_at, status,
-			latency_ns, outcome, final, reforward, error, detail, response_body)
-			SELECT ?1, ?2, coalesce(?3, (SELECT coalesce(max(number), 0) + 1 FROM forward_attempts WHERE delivery_id = ?1 AND route = ?2)),
-			?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 WHERE EXISTS (SELECT 1 FROM deliveries WHERE id = ?1)
-			RETURNING id, number`,
-			a.DeliveryID, a.Route, number, string(a.Kind), nanos(a.StartedAt), a.Status, int64(a.Latency),
+		err := st.QueryRowContext(ctx, a.DeliveryID, a.Route, number, string(a.Kind), nanos(a.StartedAt), a.Status, int64(a.Latency),
 			string(a.Outcome), boolInt(a.Final), boolInt(a.Reforward), a.Error, details[i], body).Scan(&a.ID, &a.Number)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err

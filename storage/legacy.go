@@ -56,7 +56,7 @@ func (db *DB) moveLegacyInbox(ctx context.Context) error {
 			}
 			p, err := newPendingInsert(r)
 			if err == nil {
-				_, err = insertRow(tx, p, r.ID)
+				_, err = insertRow(tx, db.stmts, p, r.ID)
 			}
 			if err != nil {
 				return fmt.Errorf("delivery %d: %w", r.ID, err)

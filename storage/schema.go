@@ -120,8 +120,8 @@ CREATE TABLE kv (
 // the store. ids_reserved was the highest delivery id handed out or
 // reserved by an inbox (dropped by migration 5); inbox_moved is the
 // highest id moved from an inbox, written in the same transaction as the
-// moved rows: recovery applies only records above it. (A store with this
-// step is refused by older versions, which would ignore both.)
+// moved rows: recovery applies only records above it (legacy.go still
+// reads it, once, when it moves an older version's inbox in).
 const schemaInbox = `
 INSERT OR REPLACE INTO kv(key, value) VALUES ('ids_reserved', (SELECT coalesce(max(id), 0) FROM deliveries));
 INSERT OR REPLACE INTO kv(key, value) VALUES ('inbox_moved', 0);
@@ -131,8 +131,8 @@ INSERT OR REPLACE INTO kv(key, value) VALUES ('inbox_moved', 0);
 // stopped early and how the receiver answered (a bad chunked body showed
 // as "the body is empty" once these were lost on the way into SQLite), and
 // each body the SHA-256 digest it was stored with, checked on every read
-// (NULL for bodies stored before). The reserved id blocks go: ids come
-// from a counter every process on the store shares (ids.go).
+// (NULL for bodies stored before). The reserved id blocks went (to a
+// counter file every process shared, itself replaced by migration 10).
 const schemaFaults = `
 ALTER TABLE deliveries ADD COLUMN read_error TEXT NOT NULL DEFAULT '';
 ALTER TABLE deliveries ADD COLUMN answer TEXT NOT NULL DEFAULT '';

@@ -50,6 +50,16 @@ func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// inTx returns query prepared for tx, a transaction on the cache's handle:
+// the copy already prepared on tx's connection when there is one.
+func (c *stmtCache) inTx(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	st, err := c.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st), nil
+}
+
 // queryRow runs a one-row query on its cached statement.
 func (c *stmtCache) queryRow(ctx context.Context, query string, args ...any) *rowResult {
 	st, err := c.get(ctx, query)

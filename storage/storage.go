@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
@@ -51,7 +50,7 @@ type DB struct {
 	// write lock: waiting on a mutex wakes at once, SQLite's busy handler
 	// (which other processes' writers still meet) sleeps in steps of
 	// milliseconds.
-	wmu sync.Mutex
+	wmu fifo
 	// inserts and records commit the small writes of each handle in
 	// groups (committer).
 	inserts, marks committer
