@@ -115,8 +115,7 @@ func (f *ForwardOptions) config(env *cmdutil.Env, answer inspector.AnswerMode, a
 		h, err := forward.ParseHeader(name + ": " + value)
 		if err != nil {
 			// The value stays out of the message: it is a secret.
-			h, err = forward.ParseHeader(name + ": x")
-			if err == nil {
+			if _, err = forward.ParseHeader(name + ": x"); err == nil {
 				err = fmt.Errorf("the value of %s holds a line break or NUL", v)
 			}
 			return nil, cmdutil.UsageErrorf("--forward-header-env %s: %v", spec, err)
