@@ -210,7 +210,7 @@ fi
 if want crash; then
 	log "### Crash test: $rounds kill -9 rounds under load, forwarding on"
 	log
-	run env HOOKSCOPE_CRASH_ROUNDS="$rounds" go test -tags "$TAGS" -count=1 -run TestCrashKill9 -v -timeout 30m ./internal/prove/ | grep -E 'round|total|forwarded|^(ok|---|FAIL)' || true
+	run env HOOKSCOPE_CRASH_ROUNDS="$rounds" go test -tags "$TAGS" -count=1 -run TestCrashKill9 -v -timeout 30m ./internal/prove/ | grep -E 'crash_test.go|^(ok|---|FAIL)' || true
 	log
 else
 	keep_old "### Crash test"

@@ -202,10 +202,7 @@ func TestCrashKill9(t *testing.T) {
 	// A last clean run: recovery, forwarding what waits, then a clean stop.
 	p := startListen(t, bin, home, env, args...)
 	p.waitIDs(t, pending, 20*time.Second)
-	s.mu.Lock()
-	ackedN := len(s.acked)
-	s.mu.Unlock()
-	app.waitBodies(t, ackedN, 30*time.Second)
+	waitForwarded(t, app, s, 60*time.Second)
 	p.stop(t)
 	rows, unanalyzed := storeState(t, db, secret, s)
 	if len(unanalyzed) > 0 {
@@ -219,6 +216,37 @@ func TestCrashKill9(t *testing.T) {
 	}
 	t.Logf("total: %d acked, %d stored, %d recovered by restarts", acked, rows, totalPending)
 	checkForwarded(t, db, app, s, rounds)
+}
+
+// waitForwarded waits until the app got every acknowledged delivery (it
+// gets the stored but unacknowledged ones too, and the re-forwards, so a
+// count would not do).
+func waitForwarded(t *testing.T, app *holdingApp, s *sent, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		app.mu.Lock()
+		got := make(map[string]bool, len(app.bodies))
+		for _, b := range app.bodies {
+			got[b] = true
+		}
+		app.mu.Unlock()
+		missing := 0
+		s.mu.Lock()
+		for k := range s.acked {
+			if !got[string(s.body[k])] {
+				missing++
+			}
+		}
+		s.mu.Unlock()
+		if missing == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v the app still lacks %d acknowledged deliveries", within, missing)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // checkForwarded checks that the app got every acknowledged delivery in
