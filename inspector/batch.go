@@ -16,7 +16,7 @@ import (
 // receiver, big while it works off a backlog.
 const (
 	minChunk = 8
-	maxChunk = 32
+	maxChunk = 128
 )
 
 // chunkSize is how many of waiting deliveries the next chunk analyzes:
