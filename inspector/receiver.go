@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hookscope/hookscope/internal/bindaddr"
@@ -31,8 +32,13 @@ func (e *Engine) Handler() http.Handler {
 const ackBody = "ok\n"
 
 func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	e.recv.Begin()
-	defer e.recv.End()
+	if e.instance != "" && forwardedBy(r.Header.Values(ForwardedHeader), e.instance) {
+		// This process forwarded the request itself: stored, it would be
+		// forwarded again, without end.
+		http.Error(w, fmt.Sprintf("508 Loop Detected: hookscope forwarded this request itself (%s: %s); it is not stored again. Check that no forward route leads back to this receiver.",
+			ForwardedHeader, e.instance), http.StatusLoopDetected)
+		return
+	}
 	received := e.now().UTC()
 	e.mu.RLock()
 	maxBody, mode := e.maxBody, e.answer
@@ -85,43 +91,28 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.Status = status
-	// The tap is taken, and its ticket, under the lock SetTap takes: once
-	// SetTap returns, every request that holds the previous tap has its
-	// ticket, so that tap can wait for them to be handed over.
 	e.mu.RLock()
 	tap := e.tap
 	relay := tap != nil && status == http.StatusOK && mode == Answer200 && tap.Relays(d)
-	var ticket uint64
-	if tap != nil {
-		ticket = tap.Arrived()
-	}
 	e.mu.RUnlock()
 	if relay {
 		d.Status, d.Answer = 0, AnswerPassThrough
 	}
-	var stored func(*Delivery)
-	if tap != nil {
-		stored = func(d *Delivery) { tap.Stored(ticket, d); stored = nil }
-		defer func() {
-			if stored != nil {
-				stored(nil)
-			}
-		}()
-	}
-
-	if _, err := e.Ingest(r.Context(), d); err != nil {
+	if _, err := e.commit(r.Context(), d); err != nil {
 		// Not stored, so not acknowledged: the sender must try again.
-		// (Ingest reported the fault, once until the store works again.)
+		// (commit reported the fault, once until the store works again.)
 		http.Error(w, "hookscope could not store the delivery; send it again", http.StatusServiceUnavailable)
 		return
 	}
-	if stored != nil {
-		stored(d)
+	if tap != nil {
+		tap.Stored(d)
 		if relay {
 			tap.Relay(w, r, d)
+			e.q.push(d) // with the status the service got
 			return
 		}
 	}
+	e.q.push(d)
 
 	switch {
 	case status == 0 && mode == AnswerClose:
@@ -152,6 +143,18 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		fmt.Fprintf(w, "%d %s (recorded by hookscope as delivery %d)\n", status, http.StatusText(status), d.ID)
 	}
+}
+
+// forwardedBy reports whether a ForwardedHeader's values name instance.
+func forwardedBy(values []string, instance string) bool {
+	for _, v := range values {
+		for name := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(name) == instance {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // smallBody is how much of a body is read before any of the body memory

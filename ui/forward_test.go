@@ -366,7 +366,7 @@ func TestWindowForwardKeepsCredentialsHidden(t *testing.T) {
 func TestWindowForwardSaysWhatIsWrong(t *testing.T) {
 	h := newForwardHarness(t, DefaultSettings())
 	f := h.win.header.Forward
-	test.Type(f.Field, "localhost:3000")
+	test.Type(f.Field, "ftp://localhost:3000") // (localhost:3000 is a URL now: http)
 	test.Tap(f.On)
 	if f.State.Text != "not forwarding" || !strings.Contains(h.win.Status.Text, "forward:") || !f.Down.Visible() {
 		t.Fatalf("state %q, status %q, line %q", f.State.Text, h.win.Status.Text, f.Down.Text)

@@ -21,8 +21,7 @@ func OpenStore(path string) (*storage.DB, error) {
 	return OpenStoreWith(path, storage.Options{})
 }
 
-// OpenStoreWith is OpenStore with options: the receiving commands open the
-// store with its inbox.
+// OpenStoreWith is OpenStore with options (where the store's reports go).
 func OpenStoreWith(path string, o storage.Options) (*storage.DB, error) {
 	p, err := StorePath(path)
 	if err != nil {

@@ -87,7 +87,7 @@ unless --reveal. Select deliveries with --id, --type, --since, --signature,
 	fs.StringVar(&o.Target, "to", export.DefaultTarget, "default URL of the curl script (it also takes the URL as its first argument)")
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as JSON")
 	fs.StringVar(&o.Where, "where", "", readstore.WhereUsage)
-	fs.BoolVar(&o.Salvage, "salvage", false, "read a damaged store without writing to it: every delivery that can still be read (and what its inbox holds), listing what could not be; selection flags do not apply")
+	fs.BoolVar(&o.Salvage, "salvage", false, "read a damaged store without writing to it: every delivery that can still be read, listing what could not be; selection flags do not apply")
 	_ = cmd.RegisterFlagCompletionFunc("format", cmdutil.CompleteExportFormats)
 	cmdutil.RegisterSelectionCompletion(cmd)
 	return cmd

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/storage"
 )
@@ -66,7 +67,7 @@ them. With no route in the store, --to is required.`,
 	cmdutil.AddDBFlag(fs, &o.DBPath)
 	fs.StringVar(&o.Route, "route", "", "send to this route of the store's only (as listen names it: URL or GLOB=URL)")
 	fs.StringVar(&o.To, "to", "", "send to this `URL` instead of the store's routes")
-	fs.StringVar(&o.ResignEnv, "resign-secret-env", "", "name of an environment `variable` holding your app's development webhook secret: bodies are signed again with it")
+	fs.StringVar(&o.ResignEnv, "resign-secret-env", "", "name of an environment `variable` holding your app's development webhook secret: deliveries whose stored signature verified are signed again with it, others go unsigned")
 	fs.StringArrayVar(&o.Headers, "header", nil, "add a header to every request, as 'Name: value' (repeatable)")
 	fs.DurationVar(&o.Timeout, "timeout", forward.DefaultTimeout, "how long one send waits for your app's answer")
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object per attempt")
@@ -157,8 +158,17 @@ func Send(ctx context.Context, db *storage.DB, r Request) ([]*forward.Attempt, e
 	if err != nil {
 		return nil, err
 	}
+	// No receiver secrets here: a delivery is re-signed when the analysis
+	// stored with it found its signature valid.
+	verify := func(d *inspector.Delivery) inspector.SignatureResult {
+		rec, err := db.Get(ctx, d.ID)
+		if err != nil || rec.Analysis == nil {
+			return inspector.SignatureResult{Status: inspector.SignatureUnverified, Reason: "it has not been analyzed"}
+		}
+		return rec.Analysis.Signature
+	}
 	f, err := forward.New(forward.Config{Routes: routes, Mode: forward.ModeAck, ResignSecret: r.ResignSecret, Headers: headers,
-		Policy: forward.Policy{Timeout: r.Timeout}}, forward.Options{Store: db})
+		Policy: forward.Policy{Timeout: r.Timeout}}, forward.Options{Store: db, Verify: verify})
 	if err != nil {
 		return nil, err
 	}

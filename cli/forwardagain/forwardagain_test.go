@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -82,7 +83,10 @@ func TestForwardAgain(t *testing.T) {
 	}
 	// The store's own routes, as listen left them.
 	a.status = 200
-	if _, err := db.OpenRoute(context.Background(), srv.URL+"/from-store", true, 0); err != nil {
+	if _, err := db.ClaimRoute(context.Background(), srv.URL+"/from-store", "listen", time.Now(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ReleaseRoute(context.Background(), srv.URL+"/from-store", "listen", false); err != nil {
 		t.Fatal(err)
 	}
 	res = clitest.Run(t, newCmd, nil, "forward-again", "2", "--db", path)

@@ -14,14 +14,14 @@ import (
 	"github.com/hookscope/hookscope/storage"
 )
 
-// TestFollowerWhileReceiving: a receiving process (inbox, engine running)
+// TestFollowerWhileReceiving: a receiving process (engine running)
 // stores signed and unsigned deliveries while the follower steps; only
 // the unsigned ones are printed, each once.
 func TestFollowerWhileReceiving(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "hooks.db")
-	writer, err := storage.OpenWith(path, storage.Options{Inbox: true})
+	writer, err := storage.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
