@@ -20,8 +20,8 @@ func relayed(origin string, seq uint64) *relay.Relayed {
 	body = append(body, 0xff)
 	return &relay.Relayed{Origin: origin, Seq: seq, Delivery: &inspector.Delivery{
 		ReceivedAt: t0.Add(time.Duration(seq) * time.Millisecond), Method: "POST", Path: "/webhooks",
-		Headers:    []inspector.Header{{Name: "x-b", Value: "caf\xe9"}, {Name: "X-A", Value: "1"}, {Name: "x-b", Value: "2"}},
-		Body:       body, BodyLength: int64(len(body)), RemoteAddr: "203.0.113.9:4000", Status: 200, Source: relay.DeliverySource,
+		Headers: []inspector.Header{{Name: "x-b", Value: "caf\xe9"}, {Name: "X-A", Value: "1"}, {Name: "x-b", Value: "2"}},
+		Body:    body, BodyLength: int64(len(body)), RemoteAddr: "203.0.113.9:4000", Status: 200, Source: relay.DeliverySource,
 	}}
 }
 
