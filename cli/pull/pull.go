@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"strconv"
 	"time"
@@ -148,27 +147,9 @@ func (o *Options) validate(args []string) error {
 // readConn reads the connection string from --relay-env or --relay-file;
 // its errors never quote it.
 func (o *Options) readConn() error {
-	var raw, from string
-	switch {
-	case o.RelayEnv != "" && o.RelayFile != "":
-		return cmdutil.UsageErrorf("give --relay-env or --relay-file, not both")
-	case o.RelayEnv != "":
-		raw, from = o.Env.Getenv(o.RelayEnv), "--relay-env "+o.RelayEnv
-		if raw == "" {
-			return cmdutil.UsageErrorf("%s: the environment variable is unset or empty", from)
-		}
-	case o.RelayFile != "":
-		b, err := os.ReadFile(o.RelayFile)
-		if err != nil {
-			return cmdutil.UsageErrorf("--relay-file: %v", err)
-		}
-		raw, from = string(b), "--relay-file "+o.RelayFile
-	default:
-		return cmdutil.UsageErrorf("give --relay-env VAR or --relay-file FILE: where the relay connection string is (hookscope relay invite NAME prints one)")
-	}
-	c, err := relay.ParseConnString(raw)
+	c, err := relay.ReadConnString(o.Env.Getenv, o.RelayEnv, o.RelayFile)
 	if err != nil {
-		return cmdutil.UsageErrorf("%s: %v", from, err)
+		return cmdutil.UsageErrorf("%v", err)
 	}
 	o.conn = c
 	return nil
