@@ -27,11 +27,11 @@ type testRelay struct {
 	dir string
 }
 
-func openRelay(t *testing.T, secrets ...[]byte) *testRelay {
+func openRelay(t testing.TB, secrets ...[]byte) *testRelay {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := station.Open(context.Background(), station.Config{
-		Addr: "127.0.0.1:0", Relay: &relay.Options{DataDir: dir},
+		Addr: "127.0.0.1:0", Relay: &relay.Options{DataDir: dir, SyncInterval: relay.DefaultSyncInterval},
 		Engine: inspector.Options{Secrets: secrets, Logf: t.Logf},
 	})
 	if err != nil {
@@ -45,7 +45,7 @@ func openRelay(t *testing.T, secrets ...[]byte) *testRelay {
 }
 
 // invite issues name's credential and tells the running relay.
-func (r *testRelay) invite(t *testing.T, name string) *relay.ConnString {
+func (r *testRelay) invite(t testing.TB, name string) *relay.ConnString {
 	t.Helper()
 	c, err := relay.Invite(r.dir, name, r.RelayServer().LaptopURL(), relay.DefaultStream, false, time.Now())
 	if err != nil {
@@ -65,7 +65,7 @@ type laptop struct {
 	states []relay.State
 }
 
-func openLaptop(t *testing.T, fwd *forward.Config, secrets ...[]byte) *laptop {
+func openLaptop(t testing.TB, fwd *forward.Config, secrets ...[]byte) *laptop {
 	t.Helper()
 	st, err := station.Open(context.Background(), station.Config{
 		DBPath: filepath.Join(t.TempDir(), "laptop.db"), Forward: fwd,

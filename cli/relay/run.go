@@ -23,13 +23,6 @@ import (
 // listen's default port, so both can run on one machine.
 const DefaultAddr = "127.0.0.1:8788"
 
-// DefaultSync is how often the relay's embedded server syncs its stream
-// to disk (docs/relay.md, Durability): an acknowledged delivery survives
-// a crash of the relay's process at once, a power cut of its machine
-// once the interval has passed. "always" syncs each delivery before the
-// answer.
-const DefaultSync = "1s"
-
 // RunOptions are `hookscope relay`'s flags: running the relay.
 type RunOptions struct {
 	Env *cmdutil.Env
@@ -67,7 +60,7 @@ func addRunFlags(cmd *cobra.Command, o *RunOptions) {
 	fs.IntVar(&o.Replicas, "replicas", 1, "the stream's replicas on a --nats cluster (3 for a cluster of three)")
 	fs.StringVar(&o.MaxAge, "max-age", "7d", "keep each delivery this long (e.g. 36h, 7d); laptops away longer lose the oldest")
 	fs.Int64Var(&o.MaxBytes, "max-bytes", 0, "keep at most this many bytes of deliveries, the oldest going first (0: no limit)")
-	fs.StringVar(&o.Sync, "sync", DefaultSync, "how often the embedded server syncs the stream to disk: a `duration`, or always (before each answer: safe against a power cut, slower on a busy disk)")
+	fs.StringVar(&o.Sync, "sync", relay.DefaultSyncInterval.String(), "how often the embedded server syncs the stream to disk: a `duration`, or always (before each answer: safe against a power cut, slower on a busy disk)")
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object per delivery instead of text")
 	o.Secrets = cmdutil.AddSecretFlags(fs)
 	o.Tunnel = listen.AddTunnelFlags(fs)
