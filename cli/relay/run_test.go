@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -155,5 +156,72 @@ func TestRunRelayAndALaptop(t *testing.T) {
 	}
 	if n != 3 {
 		t.Fatalf("the laptop stored %d deliveries, want 3", n)
+	}
+}
+
+// TestRunRelayWithTunnel: `hookscope relay --tunnel` (the fake
+// cloudflared) prints the service's URL and the laptops' address under
+// /nats at the tunnel's URL, which status and invite read; a laptop
+// connects through the tunnel's edge (WebSocket through the proxy) and
+// gets a delivery posted there.
+func TestRunRelayWithTunnel(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "cloudflared")
+	if b, err := exec.Command("go", "build", "-o", fake, "../../tunnel/internal/fakecloudflared").CombinedOutput(); err != nil {
+		t.Fatalf("build fake cloudflared: %v\n%s", err, b)
+	}
+	edgeFile := filepath.Join(t.TempDir(), "edge")
+	t.Setenv("FAKECF_EDGE_FILE", edgeFile)
+	dir := t.TempDir()
+	out, errb := &clitest.Buffer{}, &clitest.Buffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- cmdutil.RunCommand(ctx, &cmdutil.Env{Stdout: out, Stderr: errb}, NewCmd,
+			[]string{"relay", "--addr", "127.0.0.1:0", "--data", dir, "--tunnel", "--cloudflared", fake})
+	}()
+	out.WaitFor(t, "relay: laptops connect to wss://")
+	text := out.String()
+	for _, want := range []string{"Laptops connect to (under /nats at the tunnel's URL, once it is up)", "tunnel: ready — POST URL: https://", ".trycloudflare.com/webhooks"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("output lacks %q:\n%s", want, text)
+		}
+	}
+	st := runRelay(t, "status", "--data", dir)
+	if !strings.Contains(st.Stdout, "Public URL (give it to the service): https://") || !strings.Contains(st.Stdout, ".trycloudflare.com/nats") {
+		t.Fatalf("status:\n%s%s", st.Stdout, st.Stderr)
+	}
+	edge, err := os.ReadFile(edgeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The made-up hostname does not resolve: the laptop reaches the
+	// tunnel's loopback edge instead, as it would reach Cloudflare's.
+	r := runRelay(t, "invite", "alice", "--data", dir, "--url", string(edge))
+	if r.Code != 0 {
+		t.Fatalf("invite: %d %s", r.Code, r.Stderr)
+	}
+	resp, err := http.Post(string(edge)+"/webhooks", "application/json", strings.NewReader(`{"hook":{"uuid":"t1"},"events":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	conn, err := relay.ParseConnString(r.Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if _, err := relay.Pull(ctx, relay.PullOptions{Conn: conn, FromSeq: 1, Each: func(rl *relay.Relayed) error {
+		got = append(got, string(rl.Delivery.Body))
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != `{"hook":{"uuid":"t1"},"events":[]}` {
+		t.Fatalf("through the tunnel the laptop read %q", got)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("relay exit %d: %s", code, errb)
 	}
 }
