@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -180,16 +181,31 @@ func run(ctx context.Context, o *RunOptions) error {
 		return st.Close(closeCtx)
 	}
 	if o.Tunnel.Enabled {
-		st.SubscribeTunnel(func(e tunnel.Event) {
-			if e.Kind == tunnel.StateChanged && e.Status.State == tunnel.Ready {
-				if u, err := relay.WebSocketURL(e.Status.PublicURL); err == nil {
-					out.Line("relay: laptops connect to "+u, map[string]string{"laptop_url": u})
-				}
-			}
-		})
 		if err := o.Tunnel.Start(ctx, out, st, o.tunnel, o.Path); err != nil {
 			closeStation()
 			return err
+		}
+		// Under the tunnel's own lines (its printer subscribed first); a
+		// tunnel ready before this subscription is read from its state.
+		var mu sync.Mutex
+		said := ""
+		laptopsAt := func(public string) {
+			u, err := relay.WebSocketURL(public)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil || u == said {
+				return
+			}
+			said = u
+			out.Line("relay: laptops connect to "+u, map[string]string{"laptop_url": u})
+		}
+		st.SubscribeTunnel(func(e tunnel.Event) {
+			if e.Kind == tunnel.StateChanged && e.Status.State == tunnel.Ready {
+				laptopsAt(e.Status.PublicURL)
+			}
+		})
+		if sup := st.Tunnel(); sup != nil && sup.State().State == tunnel.Ready {
+			laptopsAt(sup.State().PublicURL)
 		}
 	}
 	<-ctx.Done()
@@ -221,17 +237,18 @@ func (o *RunOptions) listening(out *listen.Printer, url string, srv *relay.Serve
 	if o.NATS != "" {
 		where = "stream " + relay.DefaultStream + " on " + o.NATS
 	}
+	laptops = "to " + laptops
 	switch {
 	case o.Tunnel.Enabled:
-		laptops = "(under /nats at the tunnel's URL, once it is up)"
-	case laptops == "":
-		laptops = "(unknown: give --public-url, the URL laptops reach this machine at)"
+		laptops = "under /nats at the tunnel's URL (printed once it is up)"
+	case srv.LaptopURL() == "":
+		laptops = "under /nats at this machine's address (give --public-url, the URL they reach it at)"
 	}
 	sync := "synced to disk every " + o.Sync
 	if o.Sync == "always" {
 		sync = "synced to disk before each answer"
 	}
-	text := fmt.Sprintf("Relay receiving on %s  (%s; %s, kept %s, %s)\nLaptops connect to %s — give each its own: hookscope relay invite NAME\nPress Ctrl+C to stop.",
+	text := fmt.Sprintf("Relay receiving on %s  (%s; %s, kept %s, %s)\nLaptops connect %s; give each its own credential: hookscope relay invite NAME\nPress Ctrl+C to stop.",
 		url, verify, where, o.MaxAge, sync, laptops)
 	out.Line(text, v)
 }

@@ -182,7 +182,7 @@ func TestRunRelayWithTunnel(t *testing.T) {
 	}()
 	out.WaitFor(t, "relay: laptops connect to wss://")
 	text := out.String()
-	for _, want := range []string{"Laptops connect to (under /nats at the tunnel's URL, once it is up)", "tunnel: ready — POST URL: https://", ".trycloudflare.com/webhooks"} {
+	for _, want := range []string{"Laptops connect under /nats at the tunnel's URL (printed once it is up)", "tunnel: ready — POST URL: https://", ".trycloudflare.com/webhooks"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("output lacks %q:\n%s", want, text)
 		}
