@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"os"
@@ -81,6 +82,8 @@ type Config struct {
 	// ListenAddr, when set, is where the receiver listens this session
 	// instead of the saved address (scripts that must keep a port free).
 	ListenAddr string
+	// Trace, when set, receives the window's draw timings (Services.Trace).
+	Trace io.Writer
 }
 
 // Run opens the store, starts the receiver (the station both faces run)
@@ -149,6 +152,7 @@ func Run(cfg Config) error {
 	svc.Version = cfg.Version
 	svc.SendTest = SendTestDeliveries
 	svc.OAuthCallbacks = oauthHub
+	svc.Trace = cfg.Trace
 
 	w := a.NewWindow("Hookscope")
 	w.SetIcon(icon)

@@ -404,6 +404,9 @@ func newRowList(v *deliveriesView) *rowList {
 		if l.selecting {
 			return
 		}
+		if i >= 0 && i < len(v.model.rows) {
+			v.win.trace.selected(v.model.rows[i].ID)
+		}
 		v.selectIndex(i)
 	}
 	l.ExtendBaseWidget(l)
@@ -504,7 +507,7 @@ func (r *rowView) set(s storage.Summary) {
 	}
 	r.dedupe.set(dedupeLook(s))
 	r.problems.set(problemsLook(s.Problems))
-	r.summary.SetText(rowSummary(s))
+	r.summary.SetText(clipped(rowSummary(s)))
 	meta := fmt.Sprintf("#%d  %s %s · %s", s.ID, s.Method, s.Path, humanBytes(s.BodyLength))
 	if s.Status != 0 {
 		meta += fmt.Sprintf(" · %d", s.Status)

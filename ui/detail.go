@@ -86,6 +86,10 @@ type detailView struct {
 	EventsScroll, SigScroll *container.Scroll
 	// DiffView shows a divergent copy's full diff, in a dialog.
 	DiffView *codeView
+	// ValueView shows an event card's long value whole (Show all), in a
+	// dialog: valueDialog while it is open.
+	ValueView   *codeView
+	valueDialog dialog.Dialog
 	// JSONView and RawView are virtualized line lists: only the visible
 	// rows are built, so every line of a body of megabytes is reachable
 	// and opening one costs what a small one does.
@@ -150,6 +154,8 @@ func newDetailView(win *mainWindow) *detailView {
 	d.sigTab = newLazyTab(d.SigScroll)
 	d.DiffView = newCodeView(win.copy)
 	d.DiffView.Find.SetPlaceHolder("Find in diff…")
+	d.ValueView = newCodeView(win.copy)
+	d.ValueView.Find.SetPlaceHolder("Find in this value…")
 	d.jsonTab = newLazyTab(d.JSONView.content)
 
 	d.Tabs = container.NewAppTabs(
@@ -166,6 +172,9 @@ func newDetailView(win *mainWindow) *detailView {
 	}
 	actions := container.NewHBox(widget.NewLabel("Copy:"), d.CopyBody, d.CopyPretty, d.CopyCurl, layout.NewSpacer(), newReplayButton(win), d.DeleteButton)
 	head := container.NewVBox(d.Title, d.Meta, actions)
+	if p := win.trace.detailProbe(); p != nil {
+		head.Add(p)
+	}
 	d.pane = container.NewBorder(head, nil, nil, nil, d.Tabs)
 	// The pane never widens the window: long values scroll or wrap inside it.
 	d.placeholder = container.NewCenter(widget.NewLabelWithStyle("Select a delivery to see its events, body, headers and signature.", fyne.TextAlignCenter, fyne.TextStyle{Italic: true}))
@@ -285,6 +294,7 @@ func (d *detailView) show(dat *detailData) {
 		c.Objects = []fyne.CanvasObject{d.pane}
 		c.Refresh()
 	}
+	d.win.trace.detailShown(del.ID)
 }
 
 // forwardTabTitle is the Forward tab's title: the latest attempt's
@@ -407,7 +417,7 @@ func (d *detailView) showEvents(dat *detailData) {
 	}
 	if a != nil {
 		if a.HookUUID != "" {
-			hook := widget.NewForm(widget.NewFormItem("hook uuid", selectable(a.HookUUID)))
+			hook := widget.NewForm(widget.NewFormItem("hook uuid", d.cardValue("hook uuid", a.HookUUID)))
 			objs = append(objs, hook)
 			if a.Resend && a.ResendOf != 0 && a.ResendOf != dat.rec.Delivery.ID {
 				objs = append(objs, container.NewBorder(nil, nil, nil, d.link(a.ResendOf),
@@ -454,7 +464,7 @@ func (d *detailView) batchNote(a *inspector.Analysis) fyne.CanvasObject {
 
 func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailData) fyne.CanvasObject {
 	dec := dat.decoded[i]
-	title := ev.Type
+	title := clipped(ev.Type)
 	if title == "" {
 		title = "(event without a type)"
 	}
@@ -466,14 +476,14 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 	// which made 25 cards take ~0.4 s.
 	var box []fyne.CanvasObject
 	if ev.Summary != "" {
-		box = append(box, factLabel(ev.Summary, widget.MediumImportance))
+		box = append(box, factLabel(clipped(ev.Summary), widget.MediumImportance))
 	}
 	var facts []*widget.FormItem
 	if len(dec.Fields) == 0 {
-		facts = append(facts, widget.NewFormItem("uuid", selectable(ev.UUID)), widget.NewFormItem("generated_at", selectable(ev.GeneratedRaw)))
+		facts = append(facts, widget.NewFormItem("uuid", d.cardValue("uuid", ev.UUID)), widget.NewFormItem("generated_at", d.cardValue("generated_at", ev.GeneratedRaw)))
 	}
 	for _, f := range dec.Fields {
-		facts = append(facts, widget.NewFormItem(f.Label, selectable(f.Value)))
+		facts = append(facts, widget.NewFormItem(f.Label, d.cardValue(f.Label, f.Value)))
 	}
 
 	// Dedupe facts.
@@ -536,9 +546,9 @@ func (d *detailView) changesBox(ev inspector.EventAnalysis, diff []inspector.JSO
 			lines = append(lines, factLabel(fmt.Sprintf("…and %d more changes: see the full diff.", len(diff)-n), widget.MediumImportance))
 			break
 		}
-		text := c.String()
-		if r := []rune(text); len(r) > maxChangeText {
-			text = string(r[:maxChangeText]) + "…"
+		text, cut := clipText(c.String(), cardValueLines, maxChangeText)
+		if cut {
+			text += "…"
 		}
 		l := widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 		l.Wrapping = fyne.TextWrapWord

@@ -91,9 +91,13 @@ func newHeaderView(win *mainWindow) *headerView {
 	h.LocalURL.Truncation = fyne.TextTruncateEllipsis
 	h.Counts.Truncation = fyne.TextTruncateEllipsis
 	h.Counts.Alignment = fyne.TextAlignTrailing
+	right := []fyne.CanvasObject{h.SendTest}
+	if p := win.trace.countsProbe(); p != nil {
+		right = append([]fyne.CanvasObject{p}, right...)
+	}
 	status := container.NewBorder(nil, nil,
 		container.NewHBox(container.NewCenter(h.Secrets), h.SecretButton),
-		h.SendTest, h.Counts)
+		container.NewHBox(right...), h.Counts)
 	h.content = container.NewVBox(container.NewPadded(container.NewVBox(urls, down, status)), widget.NewSeparator())
 	if win.svc.Tunnel == nil {
 		h.TunnelButton.Hide()
@@ -129,6 +133,7 @@ func (h *headerView) refresh() {
 		h.Forward.refresh()
 	}
 	s := w.stats
+	defer w.trace.countsShown(s.Deliveries)
 	h.Counts.SetText(fmt.Sprintf("%s deliveries · %s events · %s invalid · %s duplicates", thousands(s.Deliveries), thousands(s.Events), thousands(s.InvalidSignatures), thousands(s.Duplicates)))
 }
 

@@ -33,6 +33,8 @@ type mainWindow struct {
 	svc    Services
 	bridge *bridge
 	icon   fyne.Resource
+	// trace logs draw timings (nil: off).
+	trace *uiTrace
 
 	settings     Settings
 	secrets      [][]byte
@@ -58,7 +60,7 @@ type mainWindow struct {
 // newMainWindow builds the window's content into w. inline makes every
 // background job synchronous (tests).
 func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secrets [][]byte, icon fyne.Resource, inline bool) *mainWindow {
-	m := &mainWindow{app: a, w: w, svc: svc, settings: set, secrets: secrets, icon: icon}
+	m := &mainWindow{app: a, w: w, svc: svc, settings: set, secrets: secrets, icon: icon, trace: newUITrace(svc.Trace)}
 	m.bridge = newBridge(m.prepare, inline)
 	m.live.Store(&liveSnapshot{})
 	if svc.Tunnel != nil {
