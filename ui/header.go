@@ -132,9 +132,18 @@ func (h *headerView) refresh() {
 	if h.Forward != nil {
 		h.Forward.refresh()
 	}
-	s := w.stats
-	defer w.trace.countsShown(s.Deliveries)
-	h.Counts.SetText(fmt.Sprintf("%s deliveries · %s events · %s invalid · %s duplicates", thousands(s.Deliveries), thousands(s.Events), thousands(s.InvalidSignatures), thousands(s.Duplicates)))
+	h.refreshCounts()
+}
+
+// refreshCounts shows the store's counts; a batch of live deliveries
+// changes only them.
+func (h *headerView) refreshCounts() {
+	s := h.win.stats
+	text := fmt.Sprintf("%s · %s · %s invalid · %s", plural(int(s.Deliveries), "delivery", "deliveries"), plural(int(s.Events), "event", "events"), thousands(s.InvalidSignatures), plural(int(s.Duplicates), "duplicate", "duplicates"))
+	if h.Counts.Text != text {
+		h.Counts.SetText(text)
+		h.win.trace.countsShown(s.Deliveries)
+	}
 }
 
 // showURL shows a URL in l (monospace, one line, cut at the edge) or, when

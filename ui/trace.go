@@ -93,6 +93,7 @@ func (t *uiTrace) detailShown(id int64) {
 	want := t.detailID == id
 	t.mu.Unlock()
 	if want {
+		t.log("shown", fmt.Sprintf("id=%d", id))
 		t.detail.Refresh()
 	}
 }

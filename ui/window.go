@@ -95,6 +95,9 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secret
 	if svc.Engine != nil {
 		m.cancels = append(m.cancels, svc.Engine.Subscribe(m.bridge.pushRecord))
 	}
+	if w, ok := svc.Store.(storeWatcher); ok && !inline {
+		m.cancels = append(m.cancels, m.watchStore(w))
+	}
 	if svc.Tunnel != nil {
 		m.cancels = append(m.cancels, svc.Tunnel.Subscribe(m.bridge.pushTunnel))
 	}
@@ -144,8 +147,30 @@ func (m *mainWindow) shortcuts() {
 			m.deliveries.move(-1)
 		case fyne.KeyDown:
 			m.deliveries.move(1)
+		case fyne.KeyHome:
+			m.deliveries.newest()
 		}
 	})
+}
+
+// storeWatcher reports writes to the store by any process (storage.DB).
+type storeWatcher interface {
+	Watch(ctx context.Context, every time.Duration, changed func()) error
+}
+
+// watchStore shows what other processes write to the store (`listen
+// --db` on the window's file): each write reaches the bridge, which reads
+// the new rows and counts. It returns the function that stops it.
+func (m *mainWindow) watchStore(w storeWatcher) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := w.Watch(ctx, 0, m.bridge.pushStoreChanged); err != nil {
+			m.bridge.do(func() { m.showError(fmt.Errorf("%w; restart Hookscope to see new deliveries", err)) })
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // prepare runs on the bridge goroutine with what the engines reported.
@@ -160,11 +185,18 @@ func (m *mainWindow) prepare(b batch) func() {
 		if apply := m.deliveries.liveQuery(ids, snap.filter, snap.gen); apply != nil {
 			applies = append(applies, apply)
 		}
+		recs := b.records
+		applies = append(applies, func() { m.notify(recs) })
+	}
+	if b.store {
+		if apply := m.deliveries.resyncQuery(snap.filter, snap.gen); apply != nil {
+			applies = append(applies, apply)
+		}
+	}
+	if len(b.records) > 0 || b.store {
 		if st, err := m.svc.Store.Stats(context.Background()); err == nil {
 			applies = append(applies, func() { m.setStats(st) })
 		}
-		recs := b.records
-		applies = append(applies, func() { m.notify(recs) })
 	}
 	if b.tunnel != nil {
 		ev := *b.tunnel
@@ -188,7 +220,7 @@ func (m *mainWindow) snapshotLive() {
 func (m *mainWindow) setStats(st storage.Stats) {
 	wasEmpty := m.stats.Deliveries == 0
 	m.stats = st
-	m.header.refresh()
+	m.header.refreshCounts()
 	m.deliveries.refreshCounts()
 	if wasEmpty != (st.Deliveries == 0) {
 		m.deliveries.refreshList()
