@@ -27,7 +27,7 @@ const (
 )
 
 // forwardPlaceholder is the Forward to field's hint.
-const forwardPlaceholder = "your app's URL, e.g. http://localhost:3000/webhooks (Enter applies)"
+const forwardPlaceholder = "your app's URL, e.g. http://localhost:3000/webhooks (Enter turns it on)"
 
 // displayForward is the Forward to field as shown: every route's target
 // with its credentials redacted (Route.Name), so a password typed into a
@@ -74,6 +74,9 @@ type forwardRow struct {
 	downSince map[string]time.Time
 	// err is why the saved configuration does not forward.
 	err error
+	// refused is why the last change was not applied (nothing changed);
+	// it is said under the field, once, until the next change.
+	refused error
 
 	row fyne.CanvasObject
 }
@@ -83,9 +86,17 @@ func newForwardRow(win *mainWindow) *forwardRow {
 	f.Field = widget.NewEntry()
 	f.Field.SetPlaceHolder(forwardPlaceholder)
 	f.Field.TextStyle = fyne.TextStyle{Monospace: true}
-	f.Field.OnSubmitted = func(string) { f.apply() }
+	// Enter means "forward there": it turns forwarding on (off when the
+	// field was emptied).
+	f.Field.OnSubmitted = func(string) {
+		f.quiet = true
+		f.On.SetChecked(len(forwardSpecs(f.field())) > 0)
+		f.quiet = false
+		f.apply()
+	}
 	f.Field.OnChanged = func(string) {
 		if !f.quiet {
+			f.refused = nil // being fixed
 			f.refresh()
 		}
 	}
@@ -172,14 +183,27 @@ func (f *forwardRow) apply() {
 		set.ForwardMode = string(forward.ModePassThrough)
 	}
 	if set.ForwardOn && len(forwardSpecs(set.ForwardTo)) == 0 {
-		f.quiet = true
-		f.On.SetChecked(false)
-		f.quiet = false
-		f.win.showError(fmt.Errorf("forward: type your app's URL first, for example http://localhost:3000/webhooks"))
+		f.refuse(fmt.Errorf("type your app's URL first, for example http://localhost:3000/webhooks"))
 		f.win.w.Canvas().Focus(f.Field)
 		return
 	}
 	f.win.setForward(set)
+}
+
+// refuse says under the field why a change was not applied, and puts the
+// switch and the mode back as they are: nothing was turned on.
+func (f *forwardRow) refuse(err error) {
+	f.refused = err
+	saved := f.win.settings
+	f.quiet = true
+	f.On.SetChecked(saved.ForwardOn)
+	mode := modeAckLabel
+	if forward.Mode(saved.ForwardMode) == forward.ModePassThrough {
+		mode = modePassThroughLabel
+	}
+	f.Mode.SetSelected(mode)
+	f.quiet = false
+	f.refresh()
 }
 
 // refresh shows forwarding's state: off, on (and how), down, or what is
@@ -196,13 +220,20 @@ func (f *forwardRow) refresh() {
 			down = append(down, rs.DownText(now))
 		}
 	}
+	_, stopped := w.receiverState()
 	switch {
-	case f.err != nil:
-		f.State.set("not forwarding", theme.ErrorIcon(), theme.ColorNameError)
+	case f.refused != nil:
+		f.State.set("not applied", theme.ErrorIcon(), theme.ColorNameError)
 	case f.edited():
 		f.State.set("press Enter to apply", theme.InfoIcon(), theme.ColorNamePrimary)
+	case f.err != nil:
+		f.State.set("not forwarding", theme.ErrorIcon(), theme.ColorNameError)
 	case !set.ForwardOn || set.ForwardTo == "":
 		f.State.set("forwarding off", theme.MediaStopIcon(), theme.ColorNameDisabled)
+	case stopped != nil:
+		// The badges describe this window's receiver: nothing arrives
+		// here to forward, whatever another process on the store does.
+		f.State.set("idle: receiver stopped", theme.MediaPauseIcon(), theme.ColorNameWarning)
 	case len(down) > 0:
 		f.State.set("app down", theme.ErrorIcon(), theme.ColorNameError)
 	default:
@@ -214,6 +245,9 @@ func (f *forwardRow) refresh() {
 	}
 	if f.err != nil {
 		down = append([]string{"Not forwarding: " + f.err.Error()}, down...)
+	}
+	if f.refused != nil {
+		down = append([]string{"Not applied, nothing changed: " + f.refused.Error()}, down...)
 	}
 	if len(down) == 0 {
 		f.Down.Hide()
@@ -287,9 +321,7 @@ func (m *mainWindow) setForward(set Settings) {
 	}
 	cfg, err := set.forwardConfig()
 	if err != nil {
-		m.showError(fmt.Errorf("forward: %w", err))
-		m.header.Forward.err = err
-		m.header.Forward.refresh()
+		m.header.Forward.refuse(err)
 		return
 	}
 	m.bridge.Go(func() func() {
@@ -298,12 +330,10 @@ func (m *mainWindow) setForward(set Settings) {
 		return func() {
 			f := m.header.Forward
 			if err != nil {
-				f.err = err
-				f.refresh()
-				m.showError(fmt.Errorf("forward: %w", err))
+				f.refuse(err)
 				return
 			}
-			f.err = nil
+			f.err, f.refused = nil, nil
 			f.reset(status)
 			m.settings.ForwardTo, m.settings.ForwardOn, m.settings.ForwardMode = set.ForwardTo, set.ForwardOn, set.ForwardMode
 			if err := saveSettings(context.Background(), m.svc.Store, m.settings); err != nil {
@@ -324,6 +354,21 @@ func (m *mainWindow) setForward(set Settings) {
 			}
 		}
 	})
+}
+
+// forwardTarget is the URL of the Forward to field's first route, ""
+// when there is none or it carries credentials (which a replay field
+// would show).
+func (m *mainWindow) forwardTarget() string {
+	for _, spec := range forwardSpecs(m.settings.ForwardTo) {
+		if r, err := forward.ParseRoute(spec); err == nil {
+			if t := r.Target.String(); r.TargetName() == t {
+				return t
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // forwardEvents applies what the forwarder reported: badges, the Forward

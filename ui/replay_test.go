@@ -624,3 +624,23 @@ func TestReplayHistoryRowShowsItsAnswer(t *testing.T) {
 		t.Fatalf("a URL with a token was remembered: %q", last)
 	}
 }
+
+// TestReplayAndConsumerCheckOfferTheForwardToURL: with a Forward to URL
+// set, Replay… and Consumer check… start with your app's URL, not an
+// empty field with :3000 as its hint; a URL with a password is not shown.
+func TestReplayAndConsumerCheckOfferTheForwardToURL(t *testing.T) {
+	h := newReplayHarness(t, 1)
+	h.selectNewest(t)
+	app := "http://127.0.0.1:4567/hooks"
+	h.win.settings.ForwardTo = "media.*=" + app
+	if got := h.win.openReplay().Target.Text; got != app {
+		t.Fatalf("Replay… target %q, want %q", got, app)
+	}
+	if got := h.win.openConsumerCheck().Target.Text; got != app {
+		t.Fatalf("Consumer check… target %q, want %q", got, app)
+	}
+	h.win.settings.ForwardTo = "http://dev:hunter2@127.0.0.1:4567/hooks"
+	if got := h.win.openReplay().Target.Text; strings.Contains(got, "hunter2") {
+		t.Fatalf("Replay… shows the password: %q", got)
+	}
+}
