@@ -95,11 +95,15 @@ type detailView struct {
 	// and opening one costs what a small one does.
 	JSONView *codeView
 	// jsonTab formats the body into JSONView when first shown.
-	jsonTab    *lazyTab
-	RawNote    *widget.Label
-	RawView    *codeView
-	HeaderList *widget.List
-	SigBox     *fyne.Container
+	jsonTab *lazyTab
+	RawNote *widget.Label
+	RawView *codeView
+	// HeadersBox lists the headers as received, each value whole
+	// (wrapped; a long one cut with Show all) beside its Copy button.
+	HeadersBox    *fyne.Container
+	HeadersScroll *container.Scroll
+	headersTab    *lazyTab
+	SigBox        *fyne.Container
 	// Forward is the Forward tab (nil without forwarding).
 	Forward    *forwardPane
 	forwardTab *container.TabItem
@@ -127,26 +131,9 @@ func newDetailView(win *mainWindow) *detailView {
 	d.RawNote.Wrapping = fyne.TextWrapWord
 	d.RawNote.Importance = widget.WarningImportance
 	d.RawView = newCodeView(win.copy)
-	d.HeaderList = widget.NewList(
-		func() int { return len(d.headers) },
-		func() fyne.CanvasObject {
-			name := widget.NewLabelWithStyle("X-Service-Signature", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-			val := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-			val.Truncation = fyne.TextTruncateEllipsis
-			btn := widget.NewButtonWithIcon("", theme.ContentCopyIcon(), nil)
-			btn.Importance = widget.LowImportance
-			return container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(190, name.MinSize().Height), name), btn, val)
-		},
-		func(i widget.ListItemID, o fyne.CanvasObject) {
-			if i >= len(d.headers) {
-				return
-			}
-			h := d.headers[i]
-			c := o.(*fyne.Container)
-			c.Objects[0].(*widget.Label).SetText(h.Value)
-			c.Objects[1].(*fyne.Container).Objects[0].(*widget.Label).SetText(h.Name)
-			c.Objects[2].(*widget.Button).OnTapped = func() { d.win.copy(h.Value, "value of "+h.Name) }
-		})
+	d.HeadersBox = container.NewVBox()
+	d.HeadersScroll = container.NewScroll(container.NewPadded(d.HeadersBox))
+	d.headersTab = newLazyTab(d.HeadersScroll)
 	d.SigBox = container.NewVBox()
 	d.EventsScroll = container.NewScroll(container.NewPadded(d.EventsBox))
 	d.SigScroll = container.NewScroll(container.NewPadded(d.SigBox))
@@ -162,7 +149,7 @@ func newDetailView(win *mainWindow) *detailView {
 		container.NewTabItem("Events", d.eventsTab),
 		container.NewTabItem("JSON", d.jsonTab),
 		container.NewTabItem("Raw", newLazyTab(container.NewBorder(d.RawNote, nil, nil, nil, d.RawView.content))),
-		container.NewTabItem("Headers", newLazyTab(d.HeaderList)),
+		container.NewTabItem("Headers", d.headersTab),
 		container.NewTabItem("Signature", d.sigTab),
 	)
 	if win.svc.Forward != nil {
@@ -274,16 +261,14 @@ func (d *detailView) show(dat *detailData) {
 			mode = codeJSON
 		}
 		// setText scrolls the JSON and Raw views to their tops.
-		d.jsonTab.update(func() { d.JSONView.setText(catalog.Pretty(del.Body), mode) })
+		d.jsonTab.update(func() { d.JSONView.setFormatted(catalog.Pretty(del.Body), mode, len(del.Body)) })
 		d.showRaw(del, valid)
 		d.EventsScroll.ScrollToTop()
 		d.SigScroll.ScrollToTop()
-		// Before the new rows: ScrollToOffset skips a list whose rows fit,
-		// and has no scroller to move before its first layout.
-		d.HeaderList.ScrollToOffset(0)
+		d.HeadersScroll.ScrollToTop()
+		d.headers = del.Headers
+		d.headersTab.update(d.showHeaders)
 	}
-	d.headers = del.Headers
-	d.HeaderList.Refresh()
 	d.sigTab.update(func() { d.showSignature(dat.rec) })
 	if d.Forward != nil {
 		d.showAttempts(del.ID, dat.attempts)
@@ -390,6 +375,38 @@ func (d *detailView) showRaw(del *inspector.Delivery, valid bool) {
 	}
 	info := fmt.Sprintf("The exact %s received (%s), byte for byte; long lines are folded to fit the pane (Copy body and Copy line copy them unchanged).", kind, humanBytes(int64(len(del.Body))))
 	d.RawNote.SetText(strings.Join(append([]string{info}, notes...), "\n"))
+}
+
+// maxHeadersShown bounds the Headers tab's rows (net/http accepts up to
+// 1 MB of headers); Copy as curl has every header.
+const maxHeadersShown = 200
+
+// maxHeaderName is where a header name is cut in the name column.
+const maxHeaderName = 48
+
+// showHeaders lists the delivery's headers in the order received.
+func (d *detailView) showHeaders() {
+	var cells []fyne.CanvasObject
+	for i, h := range d.headers {
+		if i == maxHeadersShown {
+			break
+		}
+		name := h.Name
+		if r := []rune(name); len(r) > maxHeaderName {
+			name = string(r[:maxHeaderName]) + "…"
+		}
+		copyBtn := widget.NewButtonWithIcon("", theme.ContentCopyIcon(), func() { d.win.copy(h.Value, "value of "+h.Name) })
+		copyBtn.Importance = widget.LowImportance
+		cells = append(cells,
+			widget.NewLabelWithStyle(name, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true}),
+			container.NewBorder(nil, nil, nil, copyBtn, d.longText(h.Name, h.Value, true)))
+	}
+	objs := []fyne.CanvasObject{container.New(layout.NewFormLayout(), cells...)}
+	if n := len(d.headers) - maxHeadersShown; n > 0 {
+		objs = append(objs, factLabel(fmt.Sprintf("…and %s more headers, not shown here: Copy as curl has them all.", thousands(int64(n))), widget.WarningImportance))
+	}
+	d.HeadersBox.Objects = objs
+	d.HeadersBox.Refresh()
 }
 
 // hexDump renders b as offset, hex and printable columns.

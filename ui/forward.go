@@ -702,7 +702,7 @@ func (p *forwardPane) show(i int) {
 	if json.Valid(body) && jsonLooking(body) {
 		body, mode = catalog.Pretty(body), codeJSON
 	}
-	p.Body.setText(body, mode)
+	p.Body.setFormatted(body, mode, len(a.ResponseBody))
 }
 
 // again forwards the delivery once more to the chosen route(s).

@@ -73,12 +73,27 @@ func sizeWords(s string) string {
 // short, else its first lines and a button opening all of it in the line
 // viewer (label names it there).
 func (d *detailView) cardValue(label, value string) fyne.CanvasObject {
-	head, cut := clipText(value, cardValueLines, cardValueBytes)
-	if !cut {
+	if _, cut := clipText(value, cardValueLines, cardValueBytes); !cut {
 		return selectable(value)
 	}
-	l := widget.NewLabel(head + " …")
+	return d.longText(label, value, false)
+}
+
+// longText shows value wrapped, whole up to the card bounds, else its
+// start and Show all; mono sets it in the monospace font.
+func (d *detailView) longText(label, value string, mono bool) fyne.CanvasObject {
+	head, cut := clipText(value, cardValueLines, cardValueBytes)
+	style := fyne.TextStyle{Monospace: mono}
+	if !cut {
+		l := widget.NewLabelWithStyle(value, fyne.TextAlignLeading, style)
+		l.Wrapping = fyne.TextWrapBreak // digests and tokens have no spaces
+		return l
+	}
+	l := widget.NewLabelWithStyle(head+" …", fyne.TextAlignLeading, style)
 	l.Wrapping = fyne.TextWrapWord
+	if mono {
+		l.Wrapping = fyne.TextWrapBreak
+	}
 	all := widget.NewButtonWithIcon("Show all ("+sizeWords(value)+")", theme.VisibilityIcon(), func() { d.showValue(label, value) })
 	all.Importance = widget.LowImportance
 	return container.NewVBox(l, container.NewHBox(all))

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/sandbox"
@@ -615,5 +617,18 @@ func TestOAuthPanesOpenAtTheirTop(t *testing.T) {
 	h.tab.profileChosen(oauthflow.Profile{Name: "other", BaseURL: "https://api.example.com"})
 	if y := st.scroll.Offset.Y; y != 0 {
 		t.Fatalf("another profile's steps opened scrolled to %.0f, want the first step", y)
+	}
+}
+
+// TestOAuthProgressReplacesTheBrowserError: "could not open the browser"
+// is not left in red in the status line once the flow went on without it.
+func TestOAuthProgressReplacesTheBrowserError(t *testing.T) {
+	h := newOAuthHarnessDB(t)
+	h.startSandbox(t)
+	h.authorize(t)
+	h.tab.m.showError(errors.New("open the browser: exec: \"xdg-open\": executable file not found in $PATH; copy the URL instead"))
+	h.deliver(t, h.browse(t, sandbox.NewBrowser("owner@example.com", "owner")))
+	if st := h.tab.m.Status; st.Importance == widget.DangerImportance || strings.Contains(st.Text, "xdg-open") {
+		t.Fatalf("after the callback the status line still says %q", st.Text)
 	}
 }

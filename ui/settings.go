@@ -349,8 +349,9 @@ func (v *settingsView) showSecrets(secrets [][]byte, where string) {
 	v.SecretsList.Refresh()
 }
 
-// secretDialog asks for a new secret with a masked entry.
-func secretDialog(w fyne.Window, onSet func(secret string)) *dialog.FormDialog {
+// secretDialog asks for a new secret with a masked entry (returned too,
+// for tests).
+func secretDialog(w fyne.Window, onSet func(secret string)) (*dialog.FormDialog, *widget.Entry) {
 	e := widget.NewPasswordEntry()
 	e.SetPlaceHolder("Secret Key from the service's webhook settings")
 	e.Validator = func(s string) error {
@@ -366,6 +367,8 @@ func secretDialog(w fyne.Window, onSet func(secret string)) *dialog.FormDialog {
 				onSet(strings.TrimSpace(e.Text))
 			}
 		}, w)
-	d.Resize(fyne.NewSize(520, 200))
-	return d
+	// Enter adds, as the Add button does (it is disabled while empty).
+	e.OnSubmitted = func(string) { d.Submit() }
+	d.Resize(fyne.NewSize(min(520, w.Canvas().Size().Width-40), 200))
+	return d, e
 }

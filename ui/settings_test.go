@@ -154,3 +154,18 @@ func contrast(a, b color.Color) float64 {
 	la, lb := lum(a), lum(b)
 	return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
 }
+
+// TestEnterAddsTheSecret: Enter in "Add signature secret" adds it, as the
+// Add button does; an empty field adds nothing.
+func TestEnterAddsTheSecret(t *testing.T) {
+	h := newHarness(t, nil)
+	var got []string
+	d, e := secretDialog(h.win.w, func(s string) { got = append(got, s) })
+	d.Show()
+	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	test.Type(e, "s3cret")
+	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if len(got) != 1 || got[0] != "s3cret" {
+		t.Fatalf("added %q, want only s3cret", got)
+	}
+}

@@ -415,7 +415,8 @@ func (m *mainWindow) sendTest() {
 
 // promptSecret asks for a signature secret.
 func (m *mainWindow) promptSecret() {
-	secretDialog(m.w, m.addSecret).Show()
+	d, _ := secretDialog(m.w, m.addSecret)
+	d.Show()
 }
 
 func (m *mainWindow) addSecret(s string) {
