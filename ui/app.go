@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,10 +120,14 @@ func Run(cfg Config) error {
 	if cfg.ListenAddr != "" {
 		set.ListenAddr = cfg.ListenAddr
 	}
-	vault := chooseVault(db, path)
+	vault, vaultErr := chooseVault(db, path)
+	if vaultErr != nil {
+		logf("%v", vaultErr)
+	}
 	secrets, err := vault.Load()
 	if err != nil {
 		logf("%v", err)
+		vaultErr = cmp.Or(vaultErr, err)
 	}
 	if len(cfg.Secrets) > 0 {
 		secrets = cfg.Secrets
@@ -157,6 +162,9 @@ func Run(cfg Config) error {
 	w := a.NewWindow("Hookscope")
 	w.SetIcon(icon)
 	mw := newMainWindow(a, w, svc, set, secrets, icon, false)
+	if vaultErr != nil {
+		mw.showError(vaultErr)
+	}
 	w.Resize(fyne.NewSize(set.WindowWidth, set.WindowHeight))
 	w.SetCloseIntercept(func() {
 		mw.rememberSize()

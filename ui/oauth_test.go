@@ -632,3 +632,29 @@ func TestOAuthProgressReplacesTheBrowserError(t *testing.T) {
 		t.Fatalf("after the callback the status line still says %q", st.Text)
 	}
 }
+
+// stuckDeleteStore refuses to delete profiles.
+type stuckDeleteStore struct{ *memOAuthStore }
+
+func (stuckDeleteStore) DeleteProfile(context.Context, string) error {
+	return errors.New("database is locked")
+}
+
+// TestOAuthRenameThatKeepsTheOldProfileSaysSo: a rename whose removal of
+// the old name fails says that both profiles are there (it was silent).
+func TestOAuthRenameThatKeepsTheOldProfileSaysSo(t *testing.T) {
+	h := newOAuthHarness(t)
+	h.tab.store = stuckDeleteStore{newMemOAuthStore()}
+	p := h.tab.profiles
+	test.Tap(p.New)
+	p.Name.SetText("acme")
+	p.BaseURL.SetText("https://api.example.com")
+	p.ClientID.SetText("cid")
+	p.RedirectURI.SetText("http://127.0.0.1:9/callback")
+	test.Tap(p.Save)
+	p.Name.SetText("acme-2")
+	test.Tap(p.Save)
+	if st := h.win.Status; st.Importance != widget.DangerImportance || !strings.Contains(st.Text, `old profile "acme" is still there`) {
+		t.Fatalf("status after a rename that kept the old profile: %q", st.Text)
+	}
+}

@@ -323,13 +323,22 @@ func (v *settingsView) save() {
 		v.Status.SetText("Not saved: " + err.Error())
 		return
 	}
-	if err := v.win.applySettings(set); err != nil {
-		v.Status.Importance = widget.DangerImportance
-		v.Status.SetText(err.Error())
-		return
+	v.SaveButton.Disable()
+	v.Status.Importance = widget.MediumImportance
+	v.Status.SetText("Saving…")
+	if r := v.win.svc.Receiver; r != nil && (r.Err() != nil || set.ListenAddr != v.win.settings.ListenAddr) {
+		v.Status.SetText("Saving: moving the receiver to " + set.ListenAddr + "…")
 	}
-	v.Status.Importance = widget.SuccessImportance
-	v.Status.SetText("Saved.")
+	v.win.applySettings(set, func(err error) {
+		v.SaveButton.Enable()
+		if err != nil {
+			v.Status.Importance = widget.DangerImportance
+			v.Status.SetText(err.Error())
+			return
+		}
+		v.Status.Importance = widget.SuccessImportance
+		v.Status.SetText("Saved.")
+	})
 }
 
 // showSecrets lists the configured secrets, masked.

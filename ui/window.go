@@ -473,41 +473,55 @@ func (m *mainWindow) setSecrets(secrets [][]byte) {
 	}
 }
 
-// applySettings makes new settings take effect and persists them. The
-// receiver moves when the address changed, and tries again when it is not
-// listening (the program holding its port may have gone).
-func (m *mainWindow) applySettings(set Settings) error {
+// applySettings makes new settings take effect and persists them, then
+// calls done with what went wrong (nil: saved). The receiver moves when
+// the address changed, and tries again when it is not listening (the
+// program holding its port may have gone). Moving it waits for the old
+// socket's requests (up to 5 s) and restarts a running tunnel, so that
+// part runs off the UI goroutine; done runs on it.
+func (m *mainWindow) applySettings(set Settings, done func(error)) {
 	old := m.settings
 	// Pass-through answers with the app's answer: another answer mode
 	// would contradict it.
 	if _, err := set.forwardConfig(); err != nil && m.svc.Forward != nil {
-		return fmt.Errorf("not saved: %w", err)
+		done(fmt.Errorf("not saved: %w", err))
+		return
 	}
-	if r := m.svc.Receiver; r != nil && (r.Err() != nil || set.ListenAddr != old.ListenAddr && set.ListenAddr != r.Addr()) {
-		if err := r.Restart(set.ListenAddr); err != nil {
+	r, eng, store, tun := m.svc.Receiver, m.svc.Engine, m.svc.Store, m.svc.Tunnel
+	setKeep := m.svc.SetKeep
+	m.bridge.Go(func() func() {
+		if r != nil && (r.Err() != nil || set.ListenAddr != old.ListenAddr && set.ListenAddr != r.Addr()) {
+			if err := r.Restart(set.ListenAddr); err != nil {
+				return func() {
+					m.header.refresh()
+					m.deliveries.Empty.refresh()
+					done(fmt.Errorf("not saved: cannot listen on %s: %w", set.ListenAddr, err))
+				}
+			}
+		}
+		if eng != nil {
+			eng.SetMaxBody(set.MaxBody)
+			eng.SetAnswerMode(inspector.AnswerMode(set.Answer))
+		}
+		if setKeep != nil && set.Keep != old.Keep {
+			setKeep(set.Keep)
+		}
+		if tun != nil && (set.Cloudflared != old.Cloudflared || set.ListenAddr != old.ListenAddr) {
+			addr := set.ListenAddr
+			if r != nil && r.Addr() != "" {
+				addr = r.Addr()
+			}
+			tun.Configure(set.Cloudflared, "http://"+addr)
+		}
+		err := saveSettings(context.Background(), store, set)
+		return func() {
+			m.settings = set
+			m.snapshotLive()
 			m.header.refresh()
 			m.deliveries.Empty.refresh()
-			return fmt.Errorf("not saved: cannot listen on %s: %w", set.ListenAddr, err)
+			done(err)
 		}
-	}
-	if m.svc.Engine != nil {
-		m.svc.Engine.SetMaxBody(set.MaxBody)
-		m.svc.Engine.SetAnswerMode(inspector.AnswerMode(set.Answer))
-	}
-	if m.svc.SetKeep != nil && set.Keep != old.Keep {
-		m.svc.SetKeep(set.Keep)
-	}
-	m.settings = set
-	if m.svc.Tunnel != nil && (set.Cloudflared != old.Cloudflared || set.ListenAddr != old.ListenAddr) {
-		m.svc.Tunnel.Configure(set.Cloudflared, m.localBase())
-	}
-	m.snapshotLive()
-	if err := saveSettings(context.Background(), m.svc.Store, set); err != nil {
-		return err
-	}
-	m.header.refresh()
-	m.deliveries.Empty.refresh()
-	return nil
+	})
 }
 
 // freePortTries is how many ports after the configured one useFreePort
@@ -516,7 +530,8 @@ const freePortTries = 20
 
 // useFreePort moves the receiver to a free port: the next free one after
 // the configured port (so the URL stays easy to read), else any the system
-// gives, and saves it in Settings.
+// gives, and saves it in Settings. The button is disabled and says so
+// while the receiver moves (off the UI goroutine).
 func (m *mainWindow) useFreePort() {
 	r := m.svc.Receiver
 	if r == nil {
@@ -533,24 +548,41 @@ func (m *mainWindow) useFreePort() {
 		candidates = append(candidates, net.JoinHostPort(host, strconv.Itoa(p)))
 	}
 	candidates = append(candidates, net.JoinHostPort(host, "0"))
-	for _, addr := range candidates {
-		if err = r.Restart(addr); err == nil {
-			break
+	b := m.header.FreePort
+	b.Disable()
+	b.SetText("Finding a free port…")
+	finish := func() {
+		b.SetText("Use a free port")
+		b.Enable()
+	}
+	m.bridge.Go(func() func() {
+		var err error
+		for _, addr := range candidates {
+			if err = r.Restart(addr); err == nil {
+				break
+			}
 		}
-	}
-	if err != nil {
-		m.header.refresh()
-		m.showError(fmt.Errorf("no free port on %s: %w", host, err))
-		return
-	}
-	set := m.settings
-	set.ListenAddr = r.Addr()
-	if err := m.applySettings(set); err != nil {
-		m.showError(err)
-		return
-	}
-	m.settingsV.fill(set)
-	m.showStatus(fmt.Sprintf("Listening on %s instead of %s (saved in Settings). Update the URL wherever you pasted it.", set.ListenAddr, was))
+		addr := r.Addr()
+		return func() {
+			if err != nil {
+				finish()
+				m.header.refresh()
+				m.showError(fmt.Errorf("no free port on %s: %w", host, err))
+				return
+			}
+			set := m.settings
+			set.ListenAddr = addr
+			m.applySettings(set, func(err error) {
+				finish()
+				if err != nil {
+					m.showError(err)
+					return
+				}
+				m.settingsV.fill(set)
+				m.showStatus(fmt.Sprintf("Listening on %s instead of %s (saved in Settings). Update the URL wherever you pasted it.", set.ListenAddr, was))
+			})
+		}
+	})
 }
 
 // showAnswerSettings opens the Settings tab, where the answer mode is set.
