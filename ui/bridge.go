@@ -64,6 +64,8 @@ type bridge struct {
 	// inline runs Go work and flushes synchronously: tests use it so every
 	// action has finished when the call returns.
 	inline bool
+	// started is set once the batching loop runs.
+	started bool
 
 	// flood is set while deliveries stream in faster than floodRate.
 	flood atomic.Bool
@@ -91,6 +93,7 @@ func newBridge(prepare func(batch) func(), inline bool) *bridge {
 
 // start runs the batching loop until close.
 func (b *bridge) start() {
+	b.started = true
 	go b.loop()
 }
 
@@ -128,7 +131,7 @@ func (b *bridge) close() {
 	case <-b.stop:
 	default:
 		close(b.stop)
-		if !b.inline {
+		if b.started {
 			<-b.done
 		}
 	}

@@ -189,8 +189,7 @@ func (r blockingReceiver) Restart(addr string) error {
 // outcome shows when the move is done.
 func TestSaveAndFreePortDoNotHoldTheWindow(t *testing.T) {
 	h := newHarness(t, nil)
-	h.win.bridge.inline = false                      // background work in goroutines, as in the app
-	t.Cleanup(func() { h.win.bridge.inline = true }) // no batching loop to stop
+	h.win.bridge.inline = false // background work in goroutines, as in the app
 	recv := blockingReceiver{fakeReceiver: h.recv, release: make(chan struct{})}
 	h.win.svc.Receiver = recv
 	s := h.win.settingsV
