@@ -175,6 +175,12 @@ if ((more > 0)); then
 fi
 n3=$(stored); rss3=$(rss)
 
+# 4. The smallest window: asked for 800x500, the window keeps its minimum.
+wid=$(DISPLAY=$display xdotool search --name '^Hookscope$' | head -1)
+DISPLAY=$display xdotool windowsize "$wid" 800 500
+sleep 1
+smallest=$(DISPLAY=$display xdotool getwindowgeometry "$wid" | awk '/Geometry/{print $2}')
+
 cat <<EOF
 ### Window (real window under Xvfb)
 
@@ -191,5 +197,6 @@ $big_rows
 - The header's count after the load stopped ($n1 stored): shown **$count_lag** after the last delivery was answered (target < 1 s).
 - RSS: window shown ${shown} MB; during the load $(IFS=/; echo "${rss_load[*]:-?}") MB; after it ${rss_after_load} MB;
   after $n2 live deliveries **${rss2} MB** (target < 250 MB); after $n3 **${rss3} MB** (target: flat).
+- The smallest the window can be made, with deliveries and one open: **${smallest}** (target: 960x640 or less).
 
 EOF

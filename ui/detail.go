@@ -117,6 +117,7 @@ type detailView struct {
 func newDetailView(win *mainWindow) *detailView {
 	d := &detailView{win: win}
 	d.Title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	d.Title.Truncation = fyne.TextTruncateEllipsis
 	d.Meta = widget.NewLabel("")
 	d.Meta.Truncation = fyne.TextTruncateEllipsis
 	d.CopyBody = widget.NewButtonWithIcon("Body", theme.ContentCopyIcon(), d.copyBody)
@@ -157,8 +158,13 @@ func newDetailView(win *mainWindow) *detailView {
 		d.forwardTab = container.NewTabItem("Forward", d.Forward.content)
 		d.Tabs.Append(d.forwardTab)
 	}
-	actions := container.NewHBox(widget.NewLabel("Copy:"), d.CopyBody, d.CopyPretty, d.CopyCurl, layout.NewSpacer(), newReplayButton(win), d.DeleteButton)
-	head := container.NewVBox(d.Title, d.Meta, actions)
+	// Two rows: what it is, with what to do to it; how it came, with what
+	// to copy. Title and request line are cut at the pane's edge, the
+	// buttons never overlap (the pane is as wide as they need).
+	copies := container.NewHBox(d.CopyBody, d.CopyPretty, d.CopyCurl)
+	head := container.NewVBox(
+		container.NewBorder(nil, nil, nil, container.NewHBox(newReplayButton(win), d.DeleteButton), d.Title),
+		container.NewBorder(nil, nil, nil, copies, d.Meta))
 	if p := win.trace.detailProbe(); p != nil {
 		head.Add(p)
 	}
@@ -594,7 +600,8 @@ func (d *detailView) showFullDiff(uuid string, first firstCopy, raw json.RawMess
 		return func() {
 			d.DiffView.setText([]byte(text), codeDiff)
 			dlg := dialog.NewCustom("Event "+uuid+": full diff", "Close", d.DiffView.content, d.win.w)
-			dlg.Resize(fyne.NewSize(900, 620))
+			cs := d.win.w.Canvas().Size()
+			dlg.Resize(fyne.NewSize(min(900, cs.Width-40), min(620, cs.Height-40)))
 			dlg.Show()
 		}
 	})

@@ -227,7 +227,7 @@ func addLong(s *fakeStore) {
 		for i := range 60 {
 			r.Delivery.Headers = append(r.Delivery.Headers, inspector.Header{Name: fmt.Sprintf("X-Extra-%d", i), Value: "v"})
 		}
-		r.Analysis.Signature.Expected = []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+		r.Analysis.Signature.Expected = strings.Split("abcdefghijklmnop", "")
 		r.Delivery.Body = bytes.Repeat([]byte("line\n"), 500)
 	})
 }

@@ -441,8 +441,9 @@ type forwardPane struct {
 	Again *widget.Button
 	// Route is "All routes" or one route.
 	Route *widget.Select
-	// Note says what the list shows (or why it is empty).
-	Note *widget.Label
+	// Count says how many attempts the list shows, or in a word why
+	// there are none; Note explains the latter (hidden with attempts).
+	Count, Note *widget.Label
 	// List has one line per attempt, newest first.
 	List *widget.List
 	// Info is the selected attempt in words: target, outcome, error.
@@ -472,8 +473,9 @@ const attemptRowsShown = 3
 // attemptLayout stacks the attempts list, the chosen attempt's words and
 // the app's answer with no divider to drag: the list is as tall as its
 // rows (at most attemptRowsShown), the words as tall as they wrap to
-// (scrolling past half the height left when the answer needs more), and
-// the answer takes the rest.
+// (scrolling when the answer needs the room for its first answerRowsKept
+// lines, down to a quarter of the height left), and the answer takes the
+// rest.
 type attemptLayout struct{ p *forwardPane }
 
 func (l attemptLayout) heights(width, height float32) (list, info float32) {
@@ -487,10 +489,17 @@ func (l attemptLayout) heights(width, height float32) (list, info float32) {
 	p.info.Resize(fyne.NewSize(width, p.info.MinSize().Height))
 	need := p.info.MinSize().Height
 	rest := height - list - 2*pad
-	body := p.Body.content.MinSize().Height + float32(max(p.Body.Rows()-1, 0))*(p.Body.List.CreateItem().MinSize().Height+sep)
-	info = min(need, max(rest/2, rest-body))
+	// The answer keeps room for its first answerRowsKept lines; the
+	// words and headers get the rest (scrolling), at least a quarter.
+	kept := min(max(p.Body.Rows(), 1), answerRowsKept)
+	body := p.Body.content.MinSize().Height + float32(kept-1)*(p.Body.List.CreateItem().MinSize().Height+sep)
+	info = min(need, max(rest/4, rest-body))
 	return list, max(info, 0)
 }
+
+// answerRowsKept is how many lines of the app's answer the Forward pane
+// keeps in view before it gives the attempt's words and headers room.
+const answerRowsKept = 8
 
 func (l attemptLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	p := l.p
@@ -585,6 +594,8 @@ func newForwardPane(d *detailView) *forwardPane {
 	p.Route = widget.NewSelect([]string{allRoutes}, nil)
 	p.Route.SetSelected(allRoutes)
 	p.Again = widget.NewButtonWithIcon("Forward again", theme.MailForwardIcon(), p.again)
+	p.Count = widget.NewLabel("")
+	p.Count.Truncation = fyne.TextTruncateEllipsis
 	p.Note = widget.NewLabel("")
 	p.Note.Wrapping = fyne.TextWrapWord
 	p.List = widget.NewList(func() int { return len(p.attempts) },
@@ -604,8 +615,9 @@ func newForwardPane(d *detailView) *forwardPane {
 	p.Body.Find.SetPlaceHolder("Find in the app's answer…")
 	// What the list shows and Forward again share a row: the height
 	// goes to the attempt.
-	top := container.NewBorder(nil, nil, nil,
-		container.NewHBox(widget.NewLabel("Forward again to"), p.Route, p.Again), p.Note)
+	top := container.NewVBox(
+		container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewLabel("Forward again to"), p.Route, p.Again), p.Count),
+		p.Note)
 	p.info = container.New(infoColumns{}, p.Info, p.Headers)
 	p.infoScroll = container.NewVScroll(p.info)
 	p.attempt = container.New(attemptLayout{p}, p.List, p.infoScroll, p.Body.content)
@@ -661,15 +673,21 @@ func (p *forwardPane) refreshControls() {
 		p.Route.Disable()
 	}
 	n := len(p.attempts)
+	p.Note.Show()
 	switch {
 	case n > 0:
-		p.Note.SetText(plurals.Count(n, "attempt", "attempts") + ", newest first")
+		p.Count.SetText(plurals.Count(n, "attempt", "attempts") + ", newest first")
+		p.Note.SetText("")
+		p.Note.Hide()
 	case on && w.deliveries.badges[p.id].State == forward.BadgeQueued:
-		p.Note.SetText("Queued: it waits for your app, behind the deliveries received before it; it goes as soon as your app answers.")
+		p.Count.SetText("Queued")
+		p.Note.SetText("It waits for your app, behind the deliveries received before it; it goes as soon as your app answers.")
 	case on:
-		p.Note.SetText("Not forwarded: it arrived while forwarding was off. Forward again sends it now.")
+		p.Count.SetText("Not forwarded")
+		p.Note.SetText("It arrived while forwarding was off. Forward again sends it now.")
 	default:
-		p.Note.SetText("Not forwarded: forwarding is off. Type your app's URL in the header's Forward to field and turn it on.")
+		p.Count.SetText("Not forwarded")
+		p.Note.SetText("Forwarding is off. Type your app's URL in the header's Forward to field and turn it on.")
 	}
 }
 
@@ -741,15 +759,17 @@ func (p *forwardPane) again() {
 	})
 }
 
-// attemptLine is one attempt in the list: "#2  14:03:05.120  ack
-// localhost:3000  → 500 in 12 ms (attempt 2, next in 2 s)".
+// attemptLine is one attempt in the list, its outcome first so that a
+// narrow pane cuts the least of it: "→ 500 in 12 ms (attempt 2, next in
+// 2 s) · 14:03:05.120 · ack · localhost:3000". The chosen attempt is said
+// whole below the list.
 func attemptLine(a *forward.Attempt) string {
 	host := a.Target
 	if u, err := url.Parse(a.Target); err == nil && u.Host != "" {
 		host = u.Host
 	}
 	// "next in" as it was planned when the attempt ended.
-	return fmt.Sprintf("%s  %-12s %s  → %s", a.StartedAt.Local().Format("15:04:05.000"), a.Kind, host, a.Short(a.StartedAt.Add(a.Latency)))
+	return fmt.Sprintf("→ %s · %s · %s · %s", a.Short(a.StartedAt.Add(a.Latency)), a.StartedAt.Local().Format("15:04:05.000"), a.Kind, host)
 }
 
 // attemptDetail is what an attempt recorded, in words: not its headers

@@ -300,7 +300,7 @@ func TestWindowForwardSwitchAndMode(t *testing.T) {
 	h.post(t, "media.created")
 	h.waitFor(t, "the row shows → off", func() bool { return allEqual(h.rowBadges(), "→ off", 1) })
 	h.win.deliveries.List.Select(0)
-	if p := h.win.deliveries.Detail.Forward; !p.Again.Disabled() || !strings.Contains(p.Note.Text, "forwarding is off") {
+	if p := h.win.deliveries.Detail.Forward; !p.Again.Disabled() || !strings.Contains(p.Note.Text, "Forwarding is off") {
 		t.Fatalf("pane with forwarding off: again disabled %v, note %q", p.Again.Disabled(), p.Note.Text)
 	}
 

@@ -31,8 +31,10 @@ type headerView struct {
 	AnswerMode   *widget.Button
 	Secrets      *badge
 	SecretButton *widget.Button
-	Counts       *widget.Label
-	SendTest     *widget.Button
+	// Counts are the store's totals, shown at the right of the window's
+	// status bar.
+	Counts   *widget.Label
+	SendTest *widget.Button
 	// Forward is the Forward to row (nil without forwarding).
 	Forward *forwardRow
 
@@ -62,6 +64,7 @@ func newHeaderView(win *mainWindow) *headerView {
 	h.SecretButton.Importance = widget.LowImportance
 	h.Counts = widget.NewLabel("")
 	h.SendTest = widget.NewButtonWithIcon("Send test deliveries", theme.MailSendIcon(), win.sendTest)
+	h.PublicURL.Truncation = fyne.TextTruncateEllipsis
 	h.SendTest.Importance = widget.HighImportance
 	if win.svc.SendTest == nil {
 		h.SendTest.Hide()
@@ -71,13 +74,15 @@ func newHeaderView(win *mainWindow) *headerView {
 		return widget.NewLabelWithStyle(s, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
 	}
 	// Each URL row says whether that URL works (the receiver's state and
-	// answer mode, the tunnel's state) beside it, so the line below keeps
-	// room for the secrets, the counts and the test button.
+	// answer mode, the tunnel's state) beside it, with what goes with it:
+	// the local URL is where Send test deliveries posts; the public one and
+	// the webhook's Secret Key are what the service's settings need. Three
+	// rows: the window keeps its height for the deliveries.
 	rows := []fyne.CanvasObject{
 		label("Local"), container.NewBorder(nil, nil, nil,
-			container.NewHBox(container.NewCenter(h.Receiver), h.AnswerMode, h.CopyLocal, h.FreePort), h.LocalURL),
+			container.NewHBox(container.NewCenter(h.Receiver), h.AnswerMode, h.CopyLocal, h.FreePort, h.SendTest), h.LocalURL),
 		label("Public"), container.NewBorder(nil, nil, nil,
-			container.NewHBox(container.NewCenter(h.TunnelState), h.CopyPublic, h.TunnelButton), h.PublicURL),
+			container.NewHBox(container.NewCenter(h.TunnelState), h.CopyPublic, h.TunnelButton, widget.NewSeparator(), container.NewCenter(h.Secrets), h.SecretButton), h.PublicURL),
 	}
 	// Forward to sits beside the URLs the service posts to: where the
 	// deliveries go next.
@@ -89,16 +94,9 @@ func newHeaderView(win *mainWindow) *headerView {
 	}
 	urls := container.New(layout.NewFormLayout(), rows...)
 	h.LocalURL.Truncation = fyne.TextTruncateEllipsis
-	h.Counts.Truncation = fyne.TextTruncateEllipsis
 	h.Counts.Alignment = fyne.TextAlignTrailing
-	right := []fyne.CanvasObject{h.SendTest}
-	if p := win.trace.countsProbe(); p != nil {
-		right = append([]fyne.CanvasObject{p}, right...)
-	}
-	status := container.NewBorder(nil, nil,
-		container.NewHBox(container.NewCenter(h.Secrets), h.SecretButton),
-		container.NewHBox(right...), h.Counts)
-	h.content = container.NewVBox(container.NewPadded(container.NewVBox(urls, down, status)), widget.NewSeparator())
+	h.Counts.SizeName = theme.SizeNameCaptionText
+	h.content = container.NewVBox(container.NewPadded(container.NewVBox(urls, down)), widget.NewSeparator())
 	if win.svc.Tunnel == nil {
 		h.TunnelButton.Hide()
 	}

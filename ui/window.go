@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
@@ -68,6 +69,7 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secret
 	}
 	m.Status = widget.NewLabel("")
 	m.Status.Truncation = fyne.TextTruncateEllipsis
+	m.Status.SizeName = theme.SizeNameCaptionText
 	m.header = newHeaderView(m)
 	m.deliveries = newDeliveriesView(m)
 	m.settingsV = newSettingsView(m)
@@ -87,7 +89,12 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secret
 		container.NewTabItem("OAuth", m.oauth.content),
 		container.NewTabItem("Settings", m.settingsV.content),
 	)
-	footer := container.NewPadded(m.Status)
+	// The status bar: the last message, and the store's counts.
+	right := []fyne.CanvasObject{m.header.Counts}
+	if p := m.trace.countsProbe(); p != nil {
+		right = append(right, p)
+	}
+	footer := container.NewVBox(widget.NewSeparator(), container.NewBorder(nil, nil, nil, container.NewHBox(right...), m.Status))
 	w.SetContent(container.NewBorder(m.header.content, footer, nil, nil, m.Tabs))
 	m.Tabs.Refresh()
 	m.shortcuts()
