@@ -237,3 +237,30 @@ func TestAttemptRowSaysItsOutcomeFirst(t *testing.T) {
 		t.Fatalf("row %q", got)
 	}
 }
+
+// TestEverythingFitsAt960x640: the window and every dialog it opens fit
+// 960×640 (half of a 1920 px screen), so every control can be reached.
+func TestEverythingFitsAt960x640(t *testing.T) {
+	h := newForwardHarness(t, DefaultSettings())
+	h.app.Settings().SetTheme(newHouseTheme())
+	h.post(t, "media.created")
+	h.waitFor(t, "a row", func() bool { return len(h.win.deliveries.model.rows) == 1 })
+	h.win.deliveries.List.Select(0)
+	const w, hgt = 960, 640
+	if m := h.win.w.Content().MinSize(); m.Width > w || m.Height > hgt {
+		t.Errorf("the window needs %.0f×%.0f", m.Width, m.Height)
+	}
+	// A dialog is the content, its title and its Close button, padded.
+	chrome := fyne.NewSize(2*theme.Padding(), 100)
+	for name, content := range map[string]fyne.CanvasObject{
+		"Replay…":           h.win.openReplay().content,
+		"Replay selection…": h.win.openChaos().content,
+		"Consumer check…":   h.win.openConsumerCheck().content,
+		"Export…":           h.win.openExport().content,
+		"Import…":           h.win.openImport().content,
+	} {
+		if m := content.MinSize().Add(chrome); m.Width > w-40 || m.Height > hgt-40 {
+			t.Errorf("%s needs %.0f×%.0f, more than the window leaves it", name, m.Width, m.Height)
+		}
+	}
+}
