@@ -58,6 +58,8 @@ type deliveriesView struct {
 	// rows draw the selection from it: the list's own selection is an
 	// index, which live rows arriving above would move.
 	selectedID int64
+	// rowViews are the row objects the list made (it reuses them).
+	rowViews []*rowView
 	// newAbove counts deliveries that arrived above the rows in view
 	// while the list was scrolled away from the newest.
 	newAbove int
@@ -485,22 +487,45 @@ func (v *deliveriesView) refreshCounts() {
 
 // selectIndex shows row i in the detail pane.
 func (v *deliveriesView) selectIndex(i int) {
-	if i < 0 || i >= len(v.model.rows) {
-		return
+	if i >= 0 && i < len(v.model.rows) {
+		v.selectID(v.model.rows[i].ID)
 	}
-	id := v.model.rows[i].ID
+}
+
+// tapRow selects the delivery a tapped row shows. It goes by the row's
+// delivery, not its index: during a flood the rows follow the newest once
+// a second, so the model's row at that index may already be another one.
+func (v *deliveriesView) tapRow(id int64) {
+	v.win.trace.selected(id)
+	if c := fyne.CurrentApp().Driver().CanvasForObject(v.List); c != nil {
+		c.Focus(v.List) // the arrow keys move from here
+	}
+	v.selectID(id)
+}
+
+// selectID shows delivery id in the detail pane and marks its row; no
+// list refresh (which sets every visible row again).
+func (v *deliveriesView) selectID(id int64) {
 	if id == v.selectedID {
 		return
 	}
 	v.selectedID = id
+	v.showSelection()
 	v.Detail.load(id)
+}
+
+// showSelection marks the row of the selected delivery, if it is in view.
+func (v *deliveriesView) showSelection() {
+	for _, r := range v.rowViews {
+		r.setSelected(r.shown != 0 && r.shown == v.selectedID)
+	}
 }
 
 // unselect empties the detail pane.
 func (v *deliveriesView) unselect() {
 	v.selectedID = 0
 	v.Detail.clear()
-	v.List.Refresh()
+	v.showSelection()
 }
 
 // move selects the previous (-1) or next (+1) row.
@@ -525,7 +550,7 @@ func (v *deliveriesView) open(id int64) {
 		return
 	}
 	v.selectedID = id
-	v.List.Refresh()
+	v.showSelection()
 	v.Detail.load(id)
 }
 
@@ -557,7 +582,12 @@ type rowList struct {
 func newRowList(v *deliveriesView) *rowList {
 	l := &rowList{v: v}
 	l.Length = func() int { return len(v.model.rows) }
-	l.CreateItem = func() fyne.CanvasObject { return newRowView() }
+	l.CreateItem = func() fyne.CanvasObject {
+		r := newRowView()
+		r.onTap = v.tapRow
+		v.rowViews = append(v.rowViews, r)
+		return r
+	}
 	l.UpdateItem = func(i widget.ListItemID, o fyne.CanvasObject) {
 		if i < len(v.model.rows) {
 			s := v.model.rows[i]
@@ -606,8 +636,9 @@ type rowView struct {
 	widget.BaseWidget
 	// selected is the selection's background, shown on the selected row.
 	selected *canvas.Rectangle
-	// shown is the id of the delivery the row shows.
+	// shown is the id of the delivery the row shows; onTap selects it.
 	shown    int64
+	onTap    func(id int64)
 	when     *widget.Label
 	sig      *badge
 	dedupe   *badge
@@ -676,13 +707,25 @@ func (tightVBox) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	}
 }
 
-func (r *rowView) set(s storage.Summary, f storage.Filter, selected bool) {
-	r.shown = s.ID
+// Tapped selects the delivery the row shows.
+func (r *rowView) Tapped(*fyne.PointEvent) {
+	if r.onTap != nil && r.shown != 0 {
+		r.onTap(r.shown)
+	}
+}
+
+// setSelected shows or hides the selection's background.
+func (r *rowView) setSelected(selected bool) {
 	if selected != r.selected.Visible() {
 		r.selected.FillColor = r.Theme().Color(theme.ColorNameSelection, fyne.CurrentApp().Settings().ThemeVariant())
 		r.selected.Hidden = !selected
 		r.selected.Refresh()
 	}
+}
+
+func (r *rowView) set(s storage.Summary, f storage.Filter, selected bool) {
+	r.shown = s.ID
+	r.setSelected(selected)
 	setText(r.when, s.ReceivedAt.Local().Format("15:04:05.000"))
 	switch {
 	case s.Rejected:

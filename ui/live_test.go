@@ -223,3 +223,30 @@ func TestFlowRateCountsTheLastSecond(t *testing.T) {
 		}
 	}
 }
+
+// TestTappedRowSelectsTheDeliveryItShows: during a flood the rows follow
+// the newest once a second, so the model's row at a tapped index may be
+// another delivery than the one drawn there; a tap selects the drawn one.
+func TestTappedRowSelectsTheDeliveryItShows(t *testing.T) {
+	h := newHarness(t, manyDeliveries(20))
+	v := h.win.deliveries
+	var row *rowView
+	for _, r := range v.rowViews {
+		if r.shown == 18 {
+			row = r
+		}
+	}
+	if row == nil {
+		t.Fatal("no row shows #18")
+	}
+	// Rows arrive and the model moves on without the rows being drawn again.
+	for range 5 {
+		h.store.add("media.ready", "ready", inspector.SignatureValid, nil)
+	}
+	page, _ := h.store.List(context.Background(), storage.Filter{}, 5)
+	v.model.applyLive(v.model.gen, nil, page)
+	test.Tap(row)
+	if v.selectedID != 18 || !strings.Contains(v.Detail.Title.Text, "#18 ") {
+		t.Fatalf("tapped the row drawn for #18: selected #%d, detail %q", v.selectedID, v.Detail.Title.Text)
+	}
+}
