@@ -220,3 +220,15 @@ func TestSaveAndFreePortDoNotHoldTheWindow(t *testing.T) {
 		t.Fatalf("after Use a free port: receiver %s, saved %s, button disabled %v", h.recv.addr, h.win.settings.ListenAddr, fp.Disabled())
 	}
 }
+
+// TestSecretDialogTakesTheTyping: the secret field has the focus when
+// "Add signature secret" opens, so typing and Enter add it.
+func TestSecretDialogTakesTheTyping(t *testing.T) {
+	h := newHarness(t, nil)
+	h.win.promptSecret()
+	f := h.win.w.Canvas().Focused()
+	e, ok := f.(*widget.Entry)
+	if !ok || !e.Password {
+		t.Fatalf("focused %T, want the secret field", f)
+	}
+}

@@ -422,8 +422,9 @@ func (m *mainWindow) sendTest() {
 
 // promptSecret asks for a signature secret.
 func (m *mainWindow) promptSecret() {
-	d, _ := secretDialog(m.w, m.addSecret)
+	d, e := secretDialog(m.w, m.addSecret)
 	d.Show()
+	m.w.Canvas().Focus(e) // type at once, Enter adds
 }
 
 func (m *mainWindow) addSecret(s string) {
