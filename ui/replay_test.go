@@ -173,6 +173,9 @@ func TestReplayShowsResultInlineAndRemembersTarget(t *testing.T) {
 	if got := v.Detail.Text(); !strings.Contains(got, `"processed": 1`) || !strings.Contains(got, "Content-Type: application/json") {
 		t.Fatalf("result detail lacks the pretty answer and headers:\n%s", got)
 	}
+	if v.Detail.Scroll != fyne.ScrollBoth {
+		t.Fatal("the answer does not scroll: a long one is drawn past its pane")
+	}
 	got := cons.received()
 	if len(got) != 1 || !bytes.Equal(got[0], rec.Delivery.Body) {
 		t.Fatalf("consumer got %d bodies; byte-exact = %v", len(got), len(got) == 1 && bytes.Equal(got[0], rec.Delivery.Body))
