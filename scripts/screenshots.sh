@@ -36,7 +36,7 @@ sleep 1
 
 shot() { DISPLAY=$display import -window root "$out/$1.png"; echo "saved $out/$1.png"; }
 shot960() { DISPLAY=$display import -window root -crop 960x640+0+0 +repage "$out/$1.png"; echo "saved $out/$1.png"; }
-click() { DISPLAY=$display xdotool mousemove "$1" "$2" click 1; sleep 0.7; }
+click() { DISPLAY=$display xdotool mousemove "$1" "$2" click 1; sleep "${3:-0.7}"; }
 
 start() { # $1: theme (light|dark)
 	HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" DISPLAY=$display FYNE_THEME="$1" \
@@ -103,6 +103,19 @@ sleep 4
 click 300 365   # the newest
 click 985 274   # Forward tab
 shot ui-forward
+# The dialogs, against the app (they start with the Forward to URL).
+click 1137 194  # Replay…
+click 195 232 1.5 # Send (byte-exact)
+shot ui-replay
+click 1095 723  # Close
+click 464 313   # Consumer check…
+click 184 183 5 # Run check
+shot ui-consumer-check
+click 1125 733  # Close
+click 88 313    # Replay selection…
+click 223 417 1.5 # Preview plan
+shot ui-replay-selection
+click 1095 733  # Close
 kill "$devapp"; wait "$devapp" 2>/dev/null || true; devapp=
 # Half of a 1920 px screen: 960x640.
 DISPLAY=$display xdotool windowsize "$(DISPLAY=$display xdotool search --name '^Hookscope$' | head -1)" 960 640
