@@ -243,10 +243,13 @@ func TestAttemptRowSaysItsOutcomeFirst(t *testing.T) {
 func TestEverythingFitsAt960x640(t *testing.T) {
 	h := newForwardHarness(t, DefaultSettings())
 	h.app.Settings().SetTheme(newHouseTheme())
+	const w, hgt = 960, 640
+	if m := h.win.w.Content().MinSize(); m.Width > w || m.Height > hgt {
+		t.Errorf("the empty window needs %.0f×%.0f", m.Width, m.Height)
+	}
 	h.post(t, "media.created")
 	h.waitFor(t, "a row", func() bool { return len(h.win.deliveries.model.rows) == 1 })
 	h.win.deliveries.List.Select(0)
-	const w, hgt = 960, 640
 	if m := h.win.w.Content().MinSize(); m.Width > w || m.Height > hgt {
 		t.Errorf("the window needs %.0f×%.0f", m.Width, m.Height)
 	}
