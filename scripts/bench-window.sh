@@ -12,6 +12,8 @@
 # each xdotool click, so "click to drawn" includes X, the event loop and
 # the paint. RSS is VmRSS from /proc.
 #
+# Needs: Go with cgo, the X11/GL headers, xvfb, xdotool, xprop, python3, curl.
+#
 #   WINDOW_BENCH_DISPLAY  X display to start Xvfb on (default :98)
 #   WINDOW_BENCH_PORT     the window's receiver port (default 18580; +1 is pprof)
 #   WINDOW_BENCH_RATE     deliveries/s of the load (default 100)
