@@ -64,7 +64,7 @@ shown=$(rss)
 minsize() {
 	local wid
 	wid=$(DISPLAY=$display xdotool search --name '^Hookscope$' | head -1)
-	DISPLAY=$display xprop -id "$wid" WM_NORMAL_HINTS | awk '/minimum size/{print $4 "x" $6}'
+	DISPLAY=$display xprop -id "$wid" WM_NORMAL_HINTS | awk '/minimum size/{print $5 "x" $7}'
 }
 smallest_empty=$(minsize)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
