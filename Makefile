@@ -27,6 +27,13 @@ PREFIX     ?= $(HOME)/.local
 FUZZTIME   ?= 3s
 GOTEST     := $(GO) test -tags $(TAGS)
 
+# The real cloudflared, for the tunnel tests only (never shipped): its path
+# when this workplace has it; elsewhere those tests skip and say what to set.
+CLOUDFLARED_FOR_TESTS := $(abspath ../shared/tools/cloudflared/cloudflared)
+ifneq ($(wildcard $(CLOUDFLARED_FOR_TESTS)),)
+export HOOKSCOPE_CLOUDFLARED ?= $(CLOUDFLARED_FOR_TESTS)
+endif
+
 .PHONY: run build test deps deps-build deps-test deps-package modules vet unit race fuzz fuzz-short smoke bench screenshots clean \
         man package package-check package-windows install uninstall
 

@@ -18,14 +18,22 @@ import (
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/cli/completion"
 	"github.com/hookscope/hookscope/cli/export"
+	"github.com/hookscope/hookscope/cli/forwardagain"
 	"github.com/hookscope/hookscope/cli/importcmd"
+	"github.com/hookscope/hookscope/cli/list"
 	"github.com/hookscope/hookscope/cli/listen"
+	"github.com/hookscope/hookscope/cli/mcp"
 	"github.com/hookscope/hookscope/cli/oauth"
+	"github.com/hookscope/hookscope/cli/pull"
+	relaycmd "github.com/hookscope/hookscope/cli/relay"
 	"github.com/hookscope/hookscope/cli/replay"
+	"github.com/hookscope/hookscope/cli/resends"
 	"github.com/hookscope/hookscope/cli/reverify"
 	"github.com/hookscope/hookscope/cli/samples"
 	"github.com/hookscope/hookscope/cli/sandbox"
 	"github.com/hookscope/hookscope/cli/send"
+	"github.com/hookscope/hookscope/cli/show"
+	"github.com/hookscope/hookscope/cli/tail"
 	"github.com/hookscope/hookscope/cli/version"
 )
 
@@ -92,10 +100,18 @@ Exit codes: 0 success, 1 failure, 2 wrong usage.`
 		checkconsumer.NewCmd(env, nil),
 		export.NewCmd(env, nil),
 		importcmd.NewCmd(env, nil),
+		pull.NewCmd(env, nil),
+		relaycmd.NewCmd(env),
 		oauth.NewCmd(env),
 		sandbox.NewCmd(env, nil),
 		version.NewCmd(env),
 		completion.NewCmd(env),
+		list.NewCmd(env, nil),
+		show.NewCmd(env, nil),
+		tail.NewCmd(env, nil),
+		forwardagain.NewCmd(env, nil),
+		resends.NewCmd(env, nil),
+		mcp.NewCmd(env, nil),
 	)
 	root.SetHelpCommand(newHelpCmd(root))
 	return root

@@ -178,8 +178,13 @@ func TestUsageErrors(t *testing.T) {
 		want string
 		help string
 	}{
-		{[]string{"lisen"}, `hookscope: unknown command "lisen" (did you mean listen?)`, "hookscope"},
+		{[]string{"lisen"}, `hookscope: unknown command "lisen" (did you mean listen or list?)`, "hookscope"},
 		{[]string{"exprot", "x.har"}, `(did you mean export?)`, "hookscope"},
+		// A mistyped command followed by flags names the command, not a flag.
+		{[]string{"lisen", "--addr", "x"}, `hookscope: unknown command "lisen" (did you mean listen or list?)`, "hookscope"},
+		{[]string{"sned", "-all-types"}, `hookscope: unknown command "sned" (did you mean send?)`, "hookscope"},
+		{[]string{"oauth", "cal", "--profile", "x"}, `hookscope oauth: unknown command "cal" (did you mean call?)`, "hookscope oauth"},
+		{[]string{"--json", "lisen"}, "hookscope: unknown flag: --json", "hookscope"},
 		{[]string{"listen", "--adr", "127.0.0.1:1"}, "hookscope listen: unknown flag: --adr (did you mean --addr?)", "hookscope listen"},
 		{[]string{"listen", "-adr", "127.0.0.1:1"}, "unknown flag: -adr (did you mean --addr?)", "hookscope listen"},
 		// Go's flag package took one dash; scripts written for it still parse.
@@ -246,6 +251,11 @@ func TestHelpAndVersion(t *testing.T) {
 // for want of a profile — not at parsing).
 func TestFlagsAfterPositionals(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "hs.db")
+	s, err := storage.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
 	r := runFull(t, nil, "oauth", "call", "/v1/medias/abc", "--method", "header", "--db", db)
 	if r.Code != 2 || !strings.Contains(r.Stderr, "base URL") || strings.Contains(r.Stderr, "unexpected argument") {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)

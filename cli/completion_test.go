@@ -79,7 +79,7 @@ for r in "${COMPREPLY[@]}"; do echo "${r%% *}"; done
 		line string
 		want []string
 	}{
-		{"hookscope li", []string{"listen"}},
+		{"hookscope li", []string{"list", "listen"}},
 		{"hookscope oauth ca", []string{"call"}},
 		{"hookscope listen --ad", []string{"--addr"}},
 		{"hookscope completion ", []string{"bash", "fish", "powershell", "zsh"}},

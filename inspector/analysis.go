@@ -1,8 +1,13 @@
 package inspector
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
 )
@@ -129,20 +134,48 @@ type Record struct {
 	Analysis *Analysis `json:"analysis,omitempty"`
 }
 
+// Bounds on one delivery's analysis, whatever its body holds (a 3 MB
+// message of a million empty events is a valid message): the events
+// analyzed, the problems kept per event, the length of a summary or a
+// problem's words, and the stored analysis as a whole. What is left out
+// is said on the delivery, as a notice.
+const (
+	MaxEventsAnalyzed   = 1000
+	maxProblemsPerEvent = 50
+	maxSummaryLen       = 300
+	maxProblemLen       = 500
+	maxAnalysisBytes    = 4 << 20
+)
+
 // decodeForAnalysis decodes a body as a webhook message and every event in
-// it: typed, contract-checked, summarised, its subject named and its
-// canonical hash taken for the ledger. It fails with DecodeMessage's
-// precise reason when the body is not a webhook message. The envelope
-// values are the catalogue's (the same as DecodeMessage's, FuzzAnalysisHashes),
-// so the events are not decoded a second time for them.
-func decodeForAnalysis(body []byte) (string, []EventAnalysis, error) {
-	hook, raws, err := splitMessage(body)
+// it (the first MaxEventsAnalyzed; total counts them all): typed,
+// contract-checked, summarised, its subject named and its canonical hash
+// taken for the ledger. It fails with DecodeMessage's precise reason when
+// the body is not a webhook message. The envelope values are the
+// catalogue's (the same as DecodeMessage's, FuzzAnalysisHashes), so the
+// events are not decoded a second time for them.
+func decodeForAnalysis(body []byte) (hook string, events []EventAnalysis, total int, err error) {
+	capped, total := capEvents(body, MaxEventsAnalyzed)
+	hook, raws, err := splitMessage(capped)
 	if err != nil {
-		return "", nil, err
+		if len(capped) != len(body) {
+			// The cut must not hide the body's own error: say the body's.
+			_, _, err = splitMessage(body)
+		}
+		return "", nil, 0, err
 	}
-	events := make([]EventAnalysis, len(raws))
+	total = max(total, len(raws))
+	events = make([]EventAnalysis, len(raws))
 	for i, raw := range raws {
 		cat := catalog.DecodeEvent(raw)
+		problems := cat.Problems
+		if n := len(problems); n > maxProblemsPerEvent {
+			problems = append(problems[:maxProblemsPerEvent:maxProblemsPerEvent], catalog.Problem{Severity: catalog.SeverityNotice, Path: "",
+				Message: fmt.Sprintf("%d more problems in this event are not listed (Hookscope keeps the first %d)", n-maxProblemsPerEvent, maxProblemsPerEvent)})
+		}
+		for j := range problems {
+			problems[j].Message = shorten(problems[j].Message, maxProblemLen)
+		}
 		events[i] = EventAnalysis{
 			Index:        i,
 			UUID:         cat.UUID,
@@ -154,9 +187,96 @@ func decodeForAnalysis(body []byte) (string, []EventAnalysis, error) {
 			Subject:      cat.Subject,
 			Hash:         CanonicalHash(raw),
 			Copies:       1,
-			Summary:      cat.Summary,
-			Problems:     cat.Problems,
+			Summary:      shorten(cat.Summary, maxSummaryLen),
+			Problems:     problems,
 		}
 	}
-	return hook, events, nil
+	return hook, events, total, nil
+}
+
+// capEvents returns body with its events array cut to its first max
+// elements when it has more, and how many it has; body itself when it has
+// max or fewer, or cannot be read as a JSON object (splitMessage says
+// why). A body too short to hold more than max events is not scanned.
+func capEvents(body []byte, max int) ([]byte, int) {
+	if len(body) < 3*max {
+		return body, 0
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return body, 0
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return body, 0
+		}
+		if name.String() != "events" || dec.PeekKind() != '[' {
+			if dec.SkipValue() != nil {
+				return body, 0
+			}
+			continue
+		}
+		dec.ReadToken() // '['
+		n, cut := 0, int64(0)
+		for dec.PeekKind() != ']' {
+			if dec.SkipValue() != nil {
+				return body, 0
+			}
+			if n++; n == max {
+				cut = dec.InputOffset()
+			}
+		}
+		if _, err := dec.ReadToken(); err != nil || n <= max {
+			return body, n
+		}
+		end := dec.InputOffset() // just after ']'
+		out := make([]byte, 0, int(cut)+1+len(body)-int(end))
+		out = append(append(append(out, body[:cut]...), ']'), body[end:]...)
+		return out, n
+	}
+	return body, 0
+}
+
+// shorten cuts s to about n bytes at a character boundary, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + " …"
+}
+
+// bound keeps a's stored form within maxAnalysisBytes: past it, events
+// are dropped from the end (their rows with them) until it fits, and the
+// delivery says so. Each event is small once capped, so this is for
+// what the caps above do not foresee.
+func bound(a *Analysis) {
+	size := 0
+	for _, e := range a.Events {
+		size += 300 + len(e.Summary) + len(e.UUID) + len(e.Type) + len(e.Subject) + len(e.GeneratedRaw) + len(e.AccountID)
+		for _, p := range e.Problems {
+			size += 64 + len(p.Path) + len(p.Message)
+		}
+	}
+	if size < maxAnalysisBytes/2 {
+		return
+	}
+	b, err := json.Marshal(a)
+	if err != nil || len(b) <= maxAnalysisBytes || len(a.Events) == 0 {
+		return
+	}
+	all := len(a.Events)
+	keep := max(all*maxAnalysisBytes/len(b)*9/10, 0)
+	for {
+		a.Events = a.Events[:keep]
+		if b, err = json.Marshal(a); err != nil || len(b) <= maxAnalysisBytes || keep == 0 {
+			break
+		}
+		keep /= 2
+	}
+	a.Problems = append(a.Problems, catalog.Problem{Severity: catalog.SeverityNotice, Path: "events",
+		Message: fmt.Sprintf("only the first %d of the %d events analyzed are kept: their analysis would take more than %d KiB to store", keep, all, maxAnalysisBytes>>10)})
 }

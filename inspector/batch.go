@@ -4,58 +4,69 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
 )
 
-// maxAnalysisBatch bounds how many deliveries are analyzed before their
-// analyses are saved together while the receiver is busy. Larger chunks
-// analyze faster (128: ~900/s, one by one: ~200/s) but hold the store's
-// writer longer, and an insert waits for the commit in progress when it
-// arrives, which showed as ack latency; 16 keeps most of the gain
-// (docs/benchmarks.md). Once the receiver has been quiet for quietAfter,
-// a backlog is worked off in chunks of maxQuietBatch.
+// Analysis saves its analyses a chunk at a time, in one transaction:
+// bigger chunks share more of a commit's cost (a delivery's save costs
+// about half as much in a chunk of 128 as in one of 8), and hold the
+// store's write lock, which the receiver's acks and the forward routes
+// wait for, longer. A chunk is an eighth of the work waiting, between
+// minChunk and maxChunk: small while analysis keeps up with the
+// receiver, big while it works off a backlog.
 const (
-	maxAnalysisBatch = 16
-	maxQuietBatch    = 128
-	quietAfter       = 50 * time.Millisecond
+	minChunk = 8
+	maxChunk = 128
 )
 
-// chunkSize is how many deliveries the next chunk analyzes: one at a time
-// while the store fails, so a chunk too big for the room left on a disk
-// does not fail forever.
-func (e *Engine) chunkSize() int {
+// chunkSize is how many of waiting deliveries the next chunk analyzes:
+// one at a time while the store fails, so a chunk too big for the room
+// left on a disk does not fail forever.
+func (e *Engine) chunkSize(waiting int) int {
 	if e.saving.IsFailing() {
 		return 1
 	}
-	if e.recv.QuietFor(quietAfter) {
-		return maxQuietBatch
+	return min(max(waiting/8, minChunk), maxChunk)
+}
+
+// batchSaver is a store that saves several analyses in one transaction
+// (storage.DB); others get them one by one.
+type batchSaver interface {
+	SaveAnalyses(ctx context.Context, as []*Analysis) error
+}
+
+// stopped reports whether stop (nil: never) is closed.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
 	}
-	return maxAnalysisBatch
 }
 
 // analyzeBatch analyzes deliveries in order, in chunks: each chunk is
 // judged against the store plus the chunk's earlier analyses (so the
 // ledger sees exactly what one-by-one analysis would), then all of its
-// analyses are saved at once, which the store's group commit turns into
-// one transaction. Saving one by one cost a commit per delivery and held
-// analysis to ~200 deliveries/s (docs/benchmarks.md). Subscribers are
-// notified in order once a chunk is saved.
+// analyses are saved at once. Subscribers are notified in order once a
+// chunk is saved.
 //
-// A delivery that fails alone is left unanalyzed for the next start; the
-// others go on. When nothing of a chunk can be analyzed and saved, the
-// store is failing (a full disk, a locked or damaged file): with stop
-// set, analysis reports that once, waits and tries the same chunk again
-// until the store works or stop is closed, so it resumes where it was
-// (later deliveries' ledger reads what these save) instead of stopping
-// for good. It returns the errors it did not retry.
+// A delivery whose analysis cannot be made or saved while the store works
+// is saved as failed, once, with the reason, and never holds up the ones
+// after it. When nothing of a chunk can be saved, the store is failing (a
+// full disk, a locked or damaged file): with stop set, analysis reports
+// that once, waits and tries the same chunk again until the store works
+// or stop is closed, so it resumes where it was instead of stopping for
+// good. It returns the errors it did not retry.
 func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery, stop <-chan struct{}) error {
 	var errs []error
 	backoff := retryMin
 	for len(ds) > 0 {
-		n := chunkLen(ds, e.chunkSize())
-		worked, saved, chunkErrs := e.analyzeChunk(ctx, ds[:n])
+		if stopped(stop) {
+			return errors.Join(errs...)
+		}
+		n := chunkLen(ds, e.chunkSize(len(ds)+e.q.len()))
+		saved, chunkErrs := e.analyzeChunk(ctx, ds[:n], stop)
 		if saved == 0 && len(chunkErrs) > 0 && stop != nil {
 			e.saving.Fail(chunkErrs[0])
 			select {
@@ -77,7 +88,6 @@ func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery, stop <-chan s
 		backoff = retryMin
 		errs = append(errs, chunkErrs...)
 		ds = ds[n:]
-		e.yieldToReceiver(worked)
 	}
 	return errors.Join(errs...)
 }
@@ -125,64 +135,96 @@ func (e *Engine) stillUnanalyzed(ctx context.Context, chunk []*Delivery) ([]*Del
 	return out, nil
 }
 
-// yieldToReceiver pauses analysis while requests are being received, by
-// the rule every background worker follows (pace), so acks come first
-// (the design's rule: the answer never waits for analysis). With no
-// request in flight it does not pause, and the backlog of a burst is
-// worked off at full speed afterwards.
-func (e *Engine) yieldToReceiver(worked time.Duration) {
-	e.recv.Pause(worked, nil)
-}
-
-// analyzeChunk analyzes and saves one chunk and returns how long both
-// took (a save is most of a chunk's cost, and the pause after it must
-// count it) and how many analyses it saved.
-func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery) (time.Duration, int, []error) {
-	start := time.Now()
+// analyzeChunk analyzes and saves one chunk and returns how many analyses
+// it saved. A stop before the chunk is saved leaves it unanalyzed.
+func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery, stop <-chan struct{}) (int, []error) {
 	var errs []error
 	pl := newPendingLedger(e.store)
 	recs := make([]*Record, 0, len(ds))
 	for _, d := range ds {
-		a := e.Analyze(ctx, d)
+		if stopped(stop) {
+			return 0, nil
+		}
+		a := e.analyzeSafely(ctx, d)
 		if err := ledgerWith(ctx, pl, d, a); err != nil {
 			errs = append(errs, fmt.Errorf("analyze delivery %d: %w", d.ID, err))
 			continue
 		}
 		pl.add(d, a)
 		recs = append(recs, &Record{Delivery: d, Analysis: a})
-		if e.recv.InFlight() > 0 {
-			// Let a handler waiting for a CPU run now rather than at the
-			// scheduler's next 10 ms preemption: on two cores a chunk of
-			// analysis otherwise holds one of them for milliseconds
-			// while an ack waits in the run queue.
-			runtime.Gosched()
-		}
 	}
-	saveErrs := make([]error, len(recs))
-	if len(recs) == 1 {
-		saveErrs[0] = e.store.SaveAnalysis(ctx, recs[0].Analysis)
-	} else {
-		var wg sync.WaitGroup
-		for i, r := range recs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				saveErrs[i] = e.store.SaveAnalysis(ctx, r.Analysis)
-			}()
-		}
-		wg.Wait()
+	if len(recs) == 0 {
+		return 0, errs
 	}
-	worked := time.Since(start)
-	saved := 0
+	as := make([]*Analysis, len(recs))
 	for i, r := range recs {
-		if saveErrs[i] != nil {
-			errs = append(errs, fmt.Errorf("save analysis of delivery %d: %w", r.Delivery.ID, saveErrs[i]))
+		as[i] = r.Analysis
+	}
+	if bs, ok := e.store.(batchSaver); ok && len(as) > 1 {
+		if bs.SaveAnalyses(ctx, as) == nil {
+			for _, r := range recs {
+				e.notify(r)
+			}
+			return len(recs), errs
+		}
+	}
+	// One by one: a chunk that failed as a whole, or a store without
+	// batches. One that fails alone while others save is the delivery's
+	// fault (a disk that is full fails them all): it is saved as failed.
+	saved := 0
+	failed := map[*Record]error{}
+	for _, r := range recs {
+		if err := e.store.SaveAnalysis(ctx, r.Analysis); err != nil {
+			failed[r] = err
 			continue
 		}
 		saved++
 		e.notify(r)
 	}
-	return worked, saved, errs
+	for _, r := range recs {
+		err, ok := failed[r]
+		if !ok {
+			continue
+		}
+		if (saved > 0 || len(recs) == 1) && e.saveFailed(ctx, r, err) {
+			saved++
+			continue
+		}
+		errs = append(errs, fmt.Errorf("save analysis of delivery %d: %w", r.Delivery.ID, err))
+	}
+	return saved, errs
+}
+
+// analyzeSafely is Analyze that turns a panic (a bug meeting an odd
+// body) into a failed analysis instead of a crash of the receiver.
+func (e *Engine) analyzeSafely(ctx context.Context, d *Delivery) (a *Analysis) {
+	defer func() {
+		if p := recover(); p != nil {
+			a = e.failedAnalysis(d, fmt.Sprintf("Hookscope could not analyze this delivery (%v); it is stored whole", p))
+		}
+	}()
+	return e.Analyze(ctx, d)
+}
+
+// failedAnalysis is the analysis of a delivery that could not be
+// analyzed: its signature verdict, and the reason as its decode error.
+func (e *Engine) failedAnalysis(d *Delivery, reason string) *Analysis {
+	return &Analysis{DeliveryID: d.ID, AnalyzedAt: e.now().UTC(), Events: []EventAnalysis{},
+		Signature: e.VerifySignature(d), Error: &DecodeError{Reason: reason, Offset: -1}}
+}
+
+// saveFailed saves r as failed, once, after its analysis could not be
+// saved; it reports whether that worked (when it did not, the store
+// itself fails, and the chunk is tried again later).
+func (e *Engine) saveFailed(ctx context.Context, r *Record, cause error) bool {
+	a := e.failedAnalysis(r.Delivery, fmt.Sprintf("Hookscope could not store this delivery's analysis (%v); the delivery is stored whole", cause))
+	if err := e.store.SaveAnalysis(ctx, a); err != nil {
+		return false
+	}
+	e.logf("analysis of delivery %d failed and is marked so: %v", r.Delivery.ID, cause)
+	r.Analysis = a
+	e.notify(r)
+	return true
 }
 
 // pendingLedger answers the ledger's questions from the store plus the

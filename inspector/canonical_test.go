@@ -69,7 +69,7 @@ func FuzzAnalysisHashes(f *testing.F) {
 	f.Add([]byte(`{"hook":{"uuid":"h"},"events":[{"uuid":"u","uuid":"v","metadata":{"account_id":"a"},"metadata":{}}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		orig := bytes.Clone(body)
-		hook, events, err := decodeForAnalysis(body)
+		hook, events, _, err := decodeForAnalysis(body)
 		m, merr := DecodeMessage(orig)
 		if (err == nil) != (merr == nil) {
 			t.Fatalf("%q: analysis error %v, DecodeMessage error %v", orig, err, merr)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/internal/fault"
-	"github.com/hookscope/hookscope/internal/pace"
 	"github.com/hookscope/hookscope/internal/pubsub"
 	"golang.org/x/sync/semaphore"
 )
@@ -53,18 +52,20 @@ type Tap interface {
 	// Relays reports whether d, read whole and about to be stored with a
 	// 200 answer, is to be answered by Relay instead.
 	Relays(d *Delivery) bool
-	// Arrived is called as the receiver starts storing a request. Its
-	// ticket comes back with Stored: a tap can then tell when every
-	// request that began storing before a delivery (and so may carry a
-	// lower id) has been handed over, and keep id order.
-	Arrived() (ticket uint64)
-	// Stored is called once per ticket: with d once it is durably stored,
-	// before it is answered, or with nil when it could not be stored. It
-	// must not block: the answer waits for it.
-	Stored(ticket uint64, d *Delivery)
-	// Relay answers d in the receiver's place (when Relays said so).
+	// Stored is called with each delivery once it is committed, before it
+	// is answered: forwarding's workers wake and read it from the store.
+	// It must not block.
+	Stored(d *Delivery)
+	// Relay answers d in the receiver's place (when Relays said so) and
+	// sets d.Status to the status the service got.
 	Relay(w http.ResponseWriter, r *http.Request, d *Delivery)
 }
+
+// ForwardedHeader carries the names of the Hookscope processes a request
+// was forwarded by (comma-separated, in order). A receiver refuses a
+// request that carries its own name (Options.Instance): a forwarding loop,
+// directly or through other hops.
+const ForwardedHeader = "X-Hookscope-Forwarded"
 
 // ParseAnswerMode checks a user-supplied mode.
 func ParseAnswerMode(s string) (AnswerMode, error) {
@@ -105,6 +106,9 @@ type Options struct {
 	// being received at once; a body that does not fit waits until
 	// others are stored. Zero means DefaultBodyMemory.
 	BodyMemory int64
+	// Instance names this Hookscope process in ForwardedHeader: a request
+	// carrying it is refused (508) and not stored. Empty checks nothing.
+	Instance string
 }
 
 // DefaultBodyMemory is the default BodyMemory: three bodies at the
@@ -123,16 +127,14 @@ type Engine struct {
 	answer  AnswerMode
 	maxBody int64
 	tap     Tap
+	// instance is this process's forward mark (Options.Instance).
+	instance string
 
 	q queue
 	// bodies is the budget of BodyMemory bytes big bodies are read into
 	// (see readBody); bodyBudget its size.
 	bodies     *semaphore.Weighted
 	bodyBudget int64
-	// recv counts requests between arrival and answer: analysis steps
-	// back while it is busy (see analyzeBatch) and works in small steps
-	// until it has been quiet for a while.
-	recv pace.Gauge
 	// recovered is the highest id analyzed by recovery from the store.
 	recovered atomic.Int64
 	// storing and saving report the store's faults once per change of
@@ -145,11 +147,12 @@ type Engine struct {
 // NewEngine returns an engine over store. Call Run to analyze.
 func NewEngine(store Store, opts Options) *Engine {
 	e := &Engine{
-		store:   store,
-		logf:    opts.Logf,
-		now:     opts.Now,
-		maxBody: opts.MaxBody,
-		answer:  opts.Answer,
+		store:    store,
+		logf:     opts.Logf,
+		now:      opts.Now,
+		maxBody:  opts.MaxBody,
+		answer:   opts.Answer,
+		instance: opts.Instance,
 	}
 	if e.logf == nil {
 		e.logf = func(string, ...any) {}
@@ -238,8 +241,6 @@ func (e *Engine) SetMaxBody(n int64) {
 
 // SetTap gives every delivery the receiver stores from now on to t (nil
 // stops). Answer modes other than 200 take precedence over t's relaying.
-// Once it returns, no request takes a ticket (Tap.Arrived) from the
-// previous tap: the requests holding it all have theirs.
 func (e *Engine) SetTap(t Tap) {
 	e.mu.Lock()
 	e.tap = t
@@ -259,6 +260,17 @@ func (e *Engine) notify(r *Record) { e.subs.Publish(r) }
 // the receiver calls before answering, and what import uses. It returns
 // the stored id.
 func (e *Engine) Ingest(ctx context.Context, d *Delivery) (int64, error) {
+	id, err := e.commit(ctx, d)
+	if err != nil {
+		return 0, err
+	}
+	e.q.push(d)
+	return id, nil
+}
+
+// commit stores d (its ID set) without queueing it for analysis; a
+// failure is reported once until the store works again.
+func (e *Engine) commit(ctx context.Context, d *Delivery) (int64, error) {
 	id, err := e.store.InsertDelivery(ctx, d)
 	if err != nil {
 		e.storing.Fail(err)
@@ -266,32 +278,40 @@ func (e *Engine) Ingest(ctx context.Context, d *Delivery) (int64, error) {
 	}
 	e.storing.OK()
 	d.ID = id
-	e.q.push(d)
 	return id, nil
+}
+
+// VerifySignature judges d's signature with the current secrets (what
+// analysis will say of it), without touching the store.
+func (e *Engine) VerifySignature(d *Delivery) SignatureResult {
+	e.mu.RLock()
+	secrets := e.secrets
+	e.mu.RUnlock()
+	sig, present := d.Header(SignatureHeader)
+	return Verify(sig, present, d.Body, secrets)
 }
 
 // Run analyzes deliveries until ctx ends: first whatever a previous run
 // stored but did not analyze (a crash between ack and analysis), then each
 // new delivery as it is ingested.
 //
-// Whatever the store does, Run keeps going and stops when ctx ends: while
-// the store fails it reports that once and retries (see analyzeBatch),
-// and a stop leaves what it could not analyze stored and unanalyzed for
-// the next start.
+// Whatever the store does, Run keeps going, and it returns as soon as ctx
+// ends (after the delivery it is analyzing at most): while the store
+// fails it reports that once and retries (see analyzeBatch), and what a
+// stop leaves unanalyzed stays stored for the next start.
 func (e *Engine) Run(ctx context.Context) error {
+	stop := ctx.Done()
 	for backoff := retryMin; ; backoff = min(2*backoff, retryMax) {
-		err := e.recover(ctx, ctx.Done())
+		err := e.recover(ctx, stop)
 		if err == nil {
 			break
 		}
 		if ctx.Err() != nil {
-			// Stopped during recovery: what is left is stored and is
-			// recovered by the next start, so this is a clean stop.
 			return nil
 		}
 		e.saving.Fail(err)
 		select {
-		case <-ctx.Done():
+		case <-stop:
 			return nil
 		case <-time.After(backoff):
 		}
@@ -300,18 +320,18 @@ func (e *Engine) Run(ctx context.Context) error {
 		batch := e.fresh(e.q.take())
 		if len(batch) == 0 {
 			select {
-			case <-ctx.Done():
-				// Drain what is queued so a clean stop leaves nothing
-				// pending; a failing store is not retried then.
-				e.analyzeQueued(context.WithoutCancel(ctx), e.fresh(e.q.take()), nil)
+			case <-stop:
 				return nil
 			case <-e.q.kick:
 				continue
 			}
 		}
-		// A stop in the middle of a batch must not fail the rest of it with
-		// "context canceled": finish the batch, then drain as above.
-		e.analyzeQueued(context.WithoutCancel(ctx), batch, ctx.Done())
+		// The chunk under way is finished without the caller's context
+		// ("context canceled" is no verdict); the stop ends the rest.
+		e.analyzeQueued(context.WithoutCancel(ctx), batch, stop)
+		if ctx.Err() != nil {
+			return nil
+		}
 	}
 }
 
@@ -376,6 +396,9 @@ func (e *Engine) analyzeQueued(ctx context.Context, batch []*Delivery, stop <-ch
 		ds, held = ds[:0], 0
 	}
 	for i := 0; i < len(batch); {
+		if stopped(stop) {
+			return // left unanalyzed in the store for the next start
+		}
 		if held >= maxChunkBytes {
 			flush()
 		}
@@ -400,7 +423,7 @@ func (e *Engine) analyzeQueued(ctx context.Context, batch []*Delivery, stop <-ch
 			j++
 		}
 		got, err := e.store.Unanalyzed(ctx, lo-1, int(hi-lo+1))
-		for backoff := retryMin; err != nil && stop != nil; backoff = min(2*backoff, retryMax) {
+		for backoff := retryMin; err != nil && stop != nil && !stopped(stop); backoff = min(2*backoff, retryMax) {
 			e.saving.Fail(err)
 			select {
 			case <-stop:
@@ -460,7 +483,7 @@ func (e *Engine) Analyze(ctx context.Context, d *Delivery) *Analysis {
 		a.Signature = Verify(sig, present, d.Body, secrets)
 	}
 	a.Problems = catalog.CheckDelivery(d.HTTPHeader(), d.BodyLength)
-	hook, events, err := decodeForAnalysis(d.Body)
+	hook, events, total, err := decodeForAnalysis(d.Body)
 	if verified != nil {
 		a.Signature = <-verified
 	}
@@ -480,6 +503,11 @@ func (e *Engine) Analyze(ctx context.Context, d *Delivery) *Analysis {
 	}
 	a.HookUUID = hook
 	a.Events = events
+	if total > len(events) {
+		a.Problems = append(a.Problems, catalog.Problem{Severity: catalog.SeverityNotice, Path: "events",
+			Message: fmt.Sprintf("the message holds %d events; Hookscope analyzed the first %d (their types, duplicates, order and contract); the body is stored whole", total, len(events))})
+	}
+	bound(a)
 	return a
 }
 
@@ -690,6 +718,13 @@ func (q *queue) push(d *Delivery) {
 	case q.kick <- struct{}{}:
 	default:
 	}
+}
+
+// len is how many deliveries wait in the queue.
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
 }
 
 func (q *queue) take() []*Delivery {

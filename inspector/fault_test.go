@@ -49,7 +49,7 @@ func TestStoreFaultReportedOnce(t *testing.T) {
 	ms.failWrite = errors.New("write inbox: no space left on device")
 	log := &lines{}
 	eng := NewEngine(ms, Options{Logf: log.logf})
-	srv, err := Serve("127.0.0.1:0", eng.Handler(), ServerOptions{Engine: eng})
+	srv, err := Serve("127.0.0.1:0", eng.Handler(), ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func (g *gateStore) InsertDelivery(ctx context.Context, d *Delivery) (int64, err
 func TestBigBodiesShareTheBodyBudget(t *testing.T) {
 	gs := &gateStore{memStore: newMemStore(), gate: make(chan struct{}), entered: make(chan struct{}, 10)}
 	eng := NewEngine(gs, Options{BodyMemory: 300 << 10})
-	srv, err := Serve("127.0.0.1:0", eng.Handler(), ServerOptions{Engine: eng})
+	srv, err := Serve("127.0.0.1:0", eng.Handler(), ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

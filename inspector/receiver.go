@@ -1,7 +1,6 @@
 package inspector
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,8 +32,13 @@ func (e *Engine) Handler() http.Handler {
 const ackBody = "ok\n"
 
 func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	e.recv.Begin()
-	defer e.recv.End()
+	if e.instance != "" && forwardedBy(r.Header.Values(ForwardedHeader), e.instance) {
+		// This process forwarded the request itself: stored, it would be
+		// forwarded again, without end.
+		http.Error(w, fmt.Sprintf("508 Loop Detected: hookscope forwarded this request itself (%s: %s); it is not stored again. Check that no forward route leads back to this receiver.",
+			ForwardedHeader, e.instance), http.StatusLoopDetected)
+		return
+	}
 	received := e.now().UTC()
 	e.mu.RLock()
 	maxBody, mode := e.maxBody, e.answer
@@ -87,43 +91,28 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.Status = status
-	// The tap is taken, and its ticket, under the lock SetTap takes: once
-	// SetTap returns, every request that holds the previous tap has its
-	// ticket, so that tap can wait for them to be handed over.
 	e.mu.RLock()
 	tap := e.tap
 	relay := tap != nil && status == http.StatusOK && mode == Answer200 && tap.Relays(d)
-	var ticket uint64
-	if tap != nil {
-		ticket = tap.Arrived()
-	}
 	e.mu.RUnlock()
 	if relay {
 		d.Status, d.Answer = 0, AnswerPassThrough
 	}
-	var stored func(*Delivery)
-	if tap != nil {
-		stored = func(d *Delivery) { tap.Stored(ticket, d); stored = nil }
-		defer func() {
-			if stored != nil {
-				stored(nil)
-			}
-		}()
-	}
-
-	if _, err := e.Ingest(r.Context(), d); err != nil {
+	if _, err := e.commit(r.Context(), d); err != nil {
 		// Not stored, so not acknowledged: the sender must try again.
-		// (Ingest reported the fault, once until the store works again.)
+		// (commit reported the fault, once until the store works again.)
 		http.Error(w, "hookscope could not store the delivery; send it again", http.StatusServiceUnavailable)
 		return
 	}
-	if stored != nil {
-		stored(d)
+	if tap != nil {
+		tap.Stored(d)
 		if relay {
 			tap.Relay(w, r, d)
+			e.q.push(d) // with the status the service got
 			return
 		}
 	}
+	e.q.push(d)
 
 	switch {
 	case status == 0 && mode == AnswerClose:
@@ -154,6 +143,18 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		fmt.Fprintf(w, "%d %s (recorded by hookscope as delivery %d)\n", status, http.StatusText(status), d.ID)
 	}
+}
+
+// forwardedBy reports whether a ForwardedHeader's values name instance.
+func forwardedBy(values []string, instance string) bool {
+	for _, v := range values {
+		for name := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(name) == instance {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // smallBody is how much of a body is read before any of the body memory
@@ -248,8 +249,8 @@ func closeConn(w http.ResponseWriter) {
 // listener captured them, else Go's parsed headers (sorted, canonical) and
 // true.
 func requestHeaders(r *http.Request) ([]Header, bool) {
-	if h, ok := rawhttp.HeadOf(r); ok {
-		return headersOf(h.Fields), false
+	if fields, ok := rawhttp.HeadOf(r); ok {
+		return headersOf(fields), false
 	}
 	var hs []Header
 	if r.Host != "" {
@@ -324,14 +325,13 @@ func (e *PortInUseError) Error() string {
 func (e *PortInUseError) Unwrap() error { return e.Err }
 
 // ServerOptions are the receiver's settings beside its handler.
+//
+// Requests Go's HTTP server refuses itself before any handler runs (a
+// malformed head, two different Content-Lengths, a control byte in a
+// header, a head over MaxHeaderBytes, an Expect other than 100-continue)
+// are answered by it (400, 417, 431, 501, 505) and not recorded: the
+// service never sends them.
 type ServerOptions struct {
-	// Engine, when set, records the requests Go's HTTP server refuses
-	// itself before any handler runs (a malformed head, two different
-	// Content-Lengths, a control byte in a header, a head over the limit)
-	// as deliveries answered with that refusal, stored before the refusal
-	// is written. Pass the engine whose Handler is served; nil leaves
-	// such requests unrecorded.
-	Engine *Engine
 	// ReadHeaderTimeout bounds reading the request line and headers
 	// (slowloris). Default 10 s; tests shorten it (and ReadTimeout) to
 	// prove slow clients are cut off without waiting that long.
@@ -351,8 +351,8 @@ func ServeListener(ln net.Listener, h http.Handler, o ServerOptions) *Server {
 	}
 	baseCtx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{
-		// Every request claims its captured header block, whichever
-		// handler serves it, so blocks stay in step with requests.
+		// Every request claims the head its connection copied, whichever
+		// handler serves it, so heads stay in step with requests.
 		Handler: rawhttp.Claim(h),
 		// A slow client cannot pin a connection: headers within 10 s
 		// (slowloris), a whole body within a minute.
@@ -369,19 +369,8 @@ func ServeListener(ln net.Listener, h http.Handler, o ServerOptions) *Server {
 	// mode must let go at once.
 	srv.RegisterOnShutdown(cancel)
 	s := &Server{srv: srv, ln: ln, done: make(chan error, 1)}
-	// The capture's limit is above net/http's (MaxHeaderBytes plus its
-	// 4 KiB of slack), so net/http refuses an oversized head first and
-	// the capture still holds what arrived of it.
-	co := rawhttp.Options{MaxHeaderBytes: MaxHeaderBytes + 64<<10}
-	if e := o.Engine; e != nil {
-		co.Refused = func(rf rawhttp.Refusal) {
-			if _, err := e.Ingest(baseCtx, refusedDelivery(rf, e.now().UTC())); err != nil {
-				e.logf("receiver: a request Go's HTTP server refused (%s) could not be stored: %v", rf.Answer, err)
-			}
-		}
-	}
 	go func() {
-		err := srv.Serve(rawhttp.NewListener(ln, co))
+		err := srv.Serve(rawhttp.NewListener(ln, MaxHeaderBytes))
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
@@ -389,42 +378,6 @@ func ServeListener(ln net.Listener, h http.Handler, o ServerOptions) *Server {
 		s.done <- err
 	}()
 	return s
-}
-
-// refusedDelivery is a request Go's server refused before any handler ran:
-// what was captured of its head, the refusal as its status, and the reason
-// as its read error. Its body was not read.
-func refusedDelivery(rf rawhttp.Refusal, at time.Time) *Delivery {
-	d := &Delivery{ReceivedAt: at, RemoteAddr: rf.RemoteAddr, Status: rf.Status, Source: "receiver"}
-	why := "Go's HTTP server refused the request before Hookscope's handler saw it, answering " + rf.Answer
-	if rf.Head == nil {
-		d.ReadError = why + "; its bytes could not be captured; the body was not read"
-		return d
-	}
-	head := rf.Head
-	if !rf.Complete {
-		// A header line cut short would pass for the whole header.
-		if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
-			head = head[:i+1]
-		}
-	}
-	line, fields := rawhttp.Parse(head)
-	method, target, _ := strings.Cut(line, " ")
-	target, _, _ = strings.Cut(target, " ")
-	d.Method = method
-	d.Path, d.Query, _ = strings.Cut(target, "?")
-	d.Headers = headersOf(fields)
-	// Where net/http's answer gives no reason ("400 Bad Request"), say it.
-	if !strings.Contains(rf.Answer, ": ") {
-		if reason := rawhttp.Diagnose(head, rf.Complete); reason != "" {
-			why += ": " + reason
-		}
-	}
-	if !rf.Complete {
-		why += fmt.Sprintf("; only the first %d bytes of its head arrived or were kept", len(rf.Head))
-	}
-	d.ReadError = why + "; the body was not read"
-	return d
 }
 
 // headersOf converts captured fields to Headers.

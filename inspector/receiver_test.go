@@ -41,7 +41,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 		h.mu.Unlock()
 		h.got <- r
 	})
-	srv, err := Serve("127.0.0.1:0", h.eng.Handler(), ServerOptions{Engine: h.eng})
+	srv, err := Serve("127.0.0.1:0", h.eng.Handler(), ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,16 +271,54 @@ func TestReceiverKeepsRawHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	br := bufio.NewReader(conn)
+	send := func(raw string) {
+		t.Helper()
+		if _, err := io.WriteString(conn, raw); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 	body1 := `{"hook":{"uuid":"a"},"events":[]}`
-	// Two requests on one connection: Content-Length, then chunked with a
-	// trailer, with headers in an order and case Go would not keep.
-	raw := "POST /webhooks HTTP/1.1\r\nhost: example.test\r\nX-Service-Signature: abc\r\nuser-agent: Service-Webhooks/0.0.47\r\nX-Dup: 1\r\nx-dup: 2\r\nContent-Type: application/json\r\ncontent-length: " + fmt.Sprint(len(body1)) + "\r\n\r\n" + body1 +
-		"POST /second HTTP/1.1\r\nHost: example.test\r\nZ-Last: z\r\nTransfer-Encoding: chunked\r\nA-First: a\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nTrailer-X: t\r\n\r\n"
-	if _, err := io.WriteString(conn, raw); err != nil {
+	// Two requests on one kept-alive connection, each after the answer to
+	// the one before: Content-Length, then chunked with a trailer, with
+	// headers in an order and case Go would not keep.
+	send("POST /webhooks HTTP/1.1\r\nhost: example.test\r\nX-Service-Signature: abc\r\nuser-agent: Service-Webhooks/0.0.47\r\nX-Dup: 1\r\nx-dup: 2\r\nContent-Type: application/json\r\ncontent-length: " + fmt.Sprint(len(body1)) + "\r\n\r\n" + body1)
+	send("POST /second HTTP/1.1\r\nHost: example.test\r\nZ-Last: z\r\nTransfer-Encoding: chunked\r\nA-First: a\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nTrailer-X: t\r\n\r\n")
+	r1, r2 := h.next(), h.next()
+	want1 := []Header{{"host", "example.test"}, {"X-Service-Signature", "abc"}, {"user-agent", "Service-Webhooks/0.0.47"}, {"X-Dup", "1"}, {"x-dup", "2"}, {"Content-Type", "application/json"}, {"content-length", fmt.Sprint(len(body1))}}
+	if fmt.Sprint(r1.Delivery.Headers) != fmt.Sprint(want1) || r1.Delivery.HeadersReconstructed {
+		t.Fatalf("headers 1:\n got %v\nwant %v", r1.Delivery.Headers, want1)
+	}
+	want2 := []Header{{"Host", "example.test"}, {"Z-Last", "z"}, {"Transfer-Encoding", "chunked"}, {"A-First", "a"}}
+	if fmt.Sprint(r2.Delivery.Headers) != fmt.Sprint(want2) || r2.Delivery.HeadersReconstructed || string(r2.Delivery.Body) != "hello world" || r2.Delivery.Path != "/second" {
+		t.Fatalf("request 2: %v %q", r2.Delivery.Headers, r2.Delivery.Body)
+	}
+	v, ok := r1.Delivery.Header("x-service-signature")
+	if !ok || v != "abc" {
+		t.Fatal("case-insensitive lookup failed")
+	}
+}
+
+// TestPipelinedDeliveriesAreMarkedReconstructed: a request sent before the
+// answer to the one before it gets Go's parsed headers, marked as such,
+// never another request's.
+func TestPipelinedDeliveriesAreMarkedReconstructed(t *testing.T) {
+	h := newHarness(t, Options{})
+	conn, err := net.Dial("tcp", h.srv.Addr())
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer conn.Close()
+	io.WriteString(conn, "POST /one HTTP/1.1\r\nhost: x\r\nx-n: 1\r\nContent-Length: 2\r\n\r\n{}"+
+		"POST /two HTTP/1.1\r\nhost: x\r\nx-n: 2\r\nContent-Length: 2\r\n\r\n{}")
 	br := bufio.NewReader(conn)
-	for i := 0; i < 2; i++ {
+	for range 2 {
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -289,17 +327,67 @@ func TestReceiverKeepsRawHeaders(t *testing.T) {
 		resp.Body.Close()
 	}
 	r1, r2 := h.next(), h.next()
-	want1 := []Header{{"host", "example.test"}, {"X-Service-Signature", "abc"}, {"user-agent", "Service-Webhooks/0.0.47"}, {"X-Dup", "1"}, {"x-dup", "2"}, {"Content-Type", "application/json"}, {"content-length", fmt.Sprint(len(body1))}}
-	if fmt.Sprint(r1.Delivery.Headers) != fmt.Sprint(want1) || r1.Delivery.HeadersReconstructed {
-		t.Fatalf("headers 1:\n got %v\nwant %v", r1.Delivery.Headers, want1)
+	if fmt.Sprint(r1.Delivery.Headers) != "[{host x} {x-n 1} {Content-Length 2}]" || r1.Delivery.HeadersReconstructed {
+		t.Errorf("first: %v reconstructed=%v", r1.Delivery.Headers, r1.Delivery.HeadersReconstructed)
 	}
-	want2 := []Header{{"Host", "example.test"}, {"Z-Last", "z"}, {"Transfer-Encoding", "chunked"}, {"A-First", "a"}}
-	if fmt.Sprint(r2.Delivery.Headers) != fmt.Sprint(want2) || string(r2.Delivery.Body) != "hello world" || r2.Delivery.Path != "/second" {
-		t.Fatalf("request 2: %v %q", r2.Delivery.Headers, r2.Delivery.Body)
+	if fmt.Sprint(r2.Delivery.Headers) != "[{Host x} {Content-Length 2} {X-N 2}]" || !r2.Delivery.HeadersReconstructed {
+		t.Errorf("pipelined: %v reconstructed=%v", r2.Delivery.Headers, r2.Delivery.HeadersReconstructed)
 	}
-	v, ok := r1.Delivery.Header("x-service-signature")
-	if !ok || v != "abc" {
-		t.Fatal("case-insensitive lookup failed")
+}
+
+// TestBrowserOriginIsMarked: a cross-site POST from a web page carries
+// Origin; the stored delivery is marked as posted by a web page, from its
+// stored headers, where every face shows delivery problems.
+func TestBrowserOriginIsMarked(t *testing.T) {
+	h := newHarness(t, Options{Secrets: [][]byte{testSecret}})
+	body := message("h-origin", event("e-origin", "media.created", "m1", "2024-01-01T00:00:00Z"))
+	h.post("/webhooks", body, map[string]string{"Origin": "https://evil.example", "Content-Type": "text/plain"})
+	r := h.next()
+	var origin []string
+	for _, p := range r.Analysis.Problems {
+		if p.Path == "Origin" {
+			origin = append(origin, p.Message)
+		}
+	}
+	if len(origin) != 1 || !strings.Contains(origin[0], "a web page in a browser posted this, not the service") {
+		t.Fatalf("problems %+v", r.Analysis.Problems)
+	}
+	// The service's own deliveries carry no such mark.
+	h.postSigned(body)
+	for _, p := range h.next().Analysis.Problems {
+		if p.Path == "Origin" {
+			t.Fatalf("a delivery without Origin is marked: %+v", p)
+		}
+	}
+}
+
+// TestExpectationFailedIsNotRecorded: Go's server answers an Expect other
+// than 100-continue with 417 before any handler runs. The client sees 417
+// and the store has nothing for it (it once had a 400: a record that
+// contradicted the wire); the next request is recorded as usual.
+func TestExpectationFailedIsNotRecorded(t *testing.T) {
+	h := newHarness(t, Options{})
+	conn, err := net.Dial("tcp", h.srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(conn, "POST /webhooks HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 2\r\n\r\n{}")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusExpectationFailed || resp.Header.Get("X-Hookscope-Delivery") != "" {
+		t.Fatalf("answered %d (delivery %q), want 417 and no delivery", resp.StatusCode, resp.Header.Get("X-Hookscope-Delivery"))
+	}
+	if resp := h.postSigned([]byte(`{}`)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("next delivery answered %d", resp.StatusCode)
+	}
+	h.next()
+	if n := len(h.store.ids()); n != 1 {
+		t.Fatalf("%d deliveries stored, want only the one after the 417", n)
 	}
 }
 
@@ -335,7 +423,7 @@ func TestStoreFailureIsNotAcknowledged(t *testing.T) {
 	ms := newMemStore()
 	ms.failWrite = errors.New("disk full")
 	eng := NewEngine(ms, Options{})
-	srv, err := Serve("127.0.0.1:0", eng.Handler(), ServerOptions{Engine: eng})
+	srv, err := Serve("127.0.0.1:0", eng.Handler(), ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

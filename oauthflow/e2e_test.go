@@ -1026,6 +1026,29 @@ func TestCodeSentWithoutAnswerIsNotSpent(t *testing.T) {
 	if notes := strings.Join(ts[len(ts)-1].Notes, "|"); !strings.Contains(notes, "no answer arrived") {
 		t.Errorf("notes: %s", notes)
 	}
+	// Why, in the words every face uses (internal/networds).
+	if tr := ts[len(ts)-1]; tr.Error != "nothing is listening on 127.0.0.1:1 (connection refused)" || tr.Fix != "start it, or check the port in the URL" {
+		t.Errorf("error %q, fix %q", tr.Error, tr.Fix)
+	}
+}
+
+// A service that accepts the connection and never answers is told apart
+// from one that cannot be reached.
+func TestTransportTimeoutInPlainWords(t *testing.T) {
+	hold := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-hold }))
+	defer srv.Close()
+	defer close(hold)
+	p := oauthflow.Profile{Name: "p", BaseURL: srv.URL, ClientID: "c", ClientSecret: "s", RedirectURI: "https://t.example/cb"}
+	f, err := oauthflow.New(p, oauthflow.Options{NoRedirectState: true, HTTPClient: &http.Client{Timeout: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Exchange(context.Background(), "the-code-0123", false)
+	var se *oauthflow.StepError
+	if !errors.As(err, &se) || !errors.Is(err, oauthflow.ErrTransport) || se.Msg != srv.Listener.Addr().String()+" accepted the connection but did not answer within 200ms" {
+		t.Fatalf("%v (%#v)", err, se)
+	}
 }
 
 // Issue 18: redaction by value turned the word "forged" in a message into
@@ -1051,7 +1074,7 @@ func TestRedactionByPositionNotByWord(t *testing.T) {
 	if cb.Step != oauthflow.StepCallback || !strings.Contains(cb.Error, "was forged") || !strings.Contains(cb.Response.Body, "forged") {
 		t.Fatalf("the message lost its words: %q", cb.Error)
 	}
-	if !strings.Contains(cb.Request.URL, "code=REDACTED") || strings.Contains(cb.Request.URL, "code=forged") {
+	if !strings.Contains(cb.Request.URL, "code="+oauthflow.Redacted) || strings.Contains(cb.Request.URL, "code=forged") {
 		t.Fatalf("the code is not redacted where it stands: %s", cb.Request.URL)
 	}
 	// A short secret value does not blank out words of free text either.

@@ -9,12 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/networds"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // Placement is where the token call puts the client credentials and
@@ -345,7 +347,7 @@ func sentSecrets(r Request) []string {
 	for _, q := range qs {
 		vs, _ := url.ParseQuery(q)
 		for name, v := range vs {
-			if isSecretParam(name) {
+			if redact.IsSecretName(name) {
 				out = append(out, v...)
 			}
 		}
@@ -556,6 +558,7 @@ func (f *Flow) send(ctx context.Context, step Step, label, method, rawURL string
 	if body != "" || method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
 		rd = strings.NewReader(body)
 	}
+	ctx, stage := networds.Traced(ctx)
 	req, err := http.NewRequestWithContext(ctx, method, rawURL, rd)
 	if err != nil {
 		t.Error = fmt.Sprintf("cannot build the request: %v", err)
@@ -584,7 +587,8 @@ func (f *Flow) send(ctx context.Context, step Step, label, method, rawURL string
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		t.Error, t.Fix = explainTransport(err, req.URL)
+		w := networds.Explain(&networds.Error{Stage: stage(), Budget: f.client.Timeout, Err: err}, req.URL.Host)
+		t.Error, t.Fix = w.What, w.Fix
 		return t, &StepError{Step: step, Msg: t.Error, Fix: t.Fix, Err: fmt.Errorf("%w: %w", ErrTransport, err)}
 	}
 	defer resp.Body.Close()
@@ -611,23 +615,4 @@ func (f *Flow) send(ctx context.Context, step Step, label, method, rawURL string
 		t.Notes = append(t.Notes, "the service redirected to "+loc+" (not followed); check the base URL, e.g. http vs https or a missing path prefix")
 	}
 	return t, nil
-}
-
-// explainTransport turns a client error into plain words and a fix.
-func explainTransport(err error, u *url.URL) (string, string) {
-	var dnsErr *net.DNSError
-	var opErr *net.OpError
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "Client.Timeout"):
-		return fmt.Sprintf("no answer from %s in time", u.Host), "check that the service is up and the base URL is right; raise --timeout for slow links"
-	case errors.Is(err, context.Canceled):
-		return "the request was cancelled", ""
-	case errors.As(err, &dnsErr):
-		return fmt.Sprintf("the host name %q cannot be resolved", u.Hostname()), "check the spelling of the base URL"
-	case errors.As(err, &opErr) && strings.Contains(err.Error(), "connection refused"):
-		return fmt.Sprintf("nothing is listening at %s (connection refused)", u.Host), "is the service (or `hookscope sandbox`) running, and is the base URL's port right?"
-	case strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "x509:") || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return fmt.Sprintf("the TLS connection to %s failed: %v", u.Host, err), "check http vs https in the base URL"
-	}
-	return fmt.Sprintf("the request to %s failed: %v", u.Host, err), "check the base URL and the network"
 }

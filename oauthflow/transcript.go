@@ -3,15 +3,14 @@ package oauthflow
 import (
 	"encoding/base64"
 	"fmt"
-	"html"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/hookscope/hookscope/internal/curlcmd"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // Step names one stage of the flow.
@@ -88,40 +87,9 @@ func (t Transcript) Title() string {
 	return s
 }
 
-// Redacted is what replaces a secret in anything displayed or exported.
-const Redacted = "REDACTED"
-
-// secretParamNames are the query, form and JSON names whose values are
-// secrets, as a regexp alternation.
-const secretParamNames = "client_secret|code|access_token|bearer_token|refresh_token|code_verifier"
-
-// isSecretParam reports whether a parameter or field name carries a secret.
-func isSecretParam(name string) bool {
-	for _, n := range strings.Split(secretParamNames, "|") {
-		if strings.EqualFold(n, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// minSecretLen is the shortest value redacted by value, wherever it appears
-// in text. Shorter ones would blank out ordinary words ("forged", "user"),
-// while codes, tokens and client secrets worth the name are longer; values
-// in parameters, fields and headers are redacted by name whatever their
-// length.
-const minSecretLen = 12
-
-// The patterns are compiled per call rather than kept in package variables
-// (the house keeps no package-level mutable state); they are cheap next to
-// a network round trip.
-func redactPatterns() (query, jsonField *regexp.Regexp) {
-	// Empty values stay visible (an empty secret is worth seeing), and so
-	// do placeholders such as <ACCESS_TOKEN> in documentation-like text.
-	query = regexp.MustCompile(`(?i)((?:^|[?&;\s"'#])(?:` + secretParamNames + `)=)[^&#\s"'<>\\]+`)
-	jsonField = regexp.MustCompile(`(?i)("(?:` + secretParamNames + `)"\s*:\s*)"(?:[^"\\]|\\.)*"`)
-	return query, jsonField
-}
+// Redacted is what replaces a secret in anything displayed or exported:
+// the placeholder of package redact, which holds every redaction rule.
+const Redacted = redact.Placeholder
 
 // RenderOptions controls displays and exports. The zero value redacts.
 type RenderOptions struct {
@@ -130,132 +98,52 @@ type RenderOptions struct {
 	// Secrets are the flow's own secret values (client secret, codes,
 	// tokens) to hide wherever they appear in text, beyond the
 	// parameters, fields and headers redacted by name. Values shorter
-	// than 12 characters are left to the by-name rules.
+	// than redact.MinValueLen are left to the by-name rules.
 	Secrets []string
 }
 
-// Redact returns a copy of t with secrets hidden where they stand: values
-// of the client_secret, code, access_token, bearer_token, refresh_token
-// and code_verifier parameters (in URLs, form bodies and URLs quoted in
-// text) and JSON fields, the credentials of Authorization headers, cookie
-// values; and every occurrence of the given secret values of at least 12
-// characters (a service echoing a code in an error description).
+// Redact returns a copy of t with secrets hidden where they stand, by the
+// rules of package redact: values of secret-named parameters (client_secret,
+// code, access_token, bearer_token, refresh_token, code_verifier… in URLs,
+// form bodies and URLs quoted in text) and JSON fields, the credentials of
+// Authorization headers, cookie values; and every occurrence of the given
+// secret values of at least redact.MinValueLen characters (a service
+// echoing a code in an error description).
 func Redact(t Transcript, secrets ...string) Transcript {
-	return newRedactor(secrets).transcript(t)
+	return redactTranscript(redact.New(secrets...), t)
 }
 
 // RedactAll redacts several transcripts, compiling the patterns once.
 func RedactAll(ts []Transcript, secrets ...string) []Transcript {
-	r := newRedactor(secrets)
+	r := redact.New(secrets...)
 	out := make([]Transcript, len(ts))
 	for i, t := range ts {
-		out[i] = r.transcript(t)
+		out[i] = redactTranscript(r, t)
 	}
 	return out
 }
 
-func (r *redactor) transcript(t Transcript) Transcript {
+func redactTranscript(r *redact.Redactor, t Transcript) Transcript {
 	out := t
-	out.Request = Request{Method: t.Request.Method, URL: r.text(t.Request.URL), Header: r.header(t.Request.Header), Body: r.text(t.Request.Body)}
+	out.Request = Request{Method: t.Request.Method, URL: r.Text(t.Request.URL), Header: r.HTTPHeader(t.Request.Header), Body: r.Text(t.Request.Body)}
 	if t.Response != nil {
 		resp := *t.Response
-		resp.Header = r.header(resp.Header)
-		resp.Body = r.text(resp.Body)
+		resp.Header = r.HTTPHeader(resp.Header)
+		resp.Body = r.Text(resp.Body)
 		out.Response = &resp
 	}
-	out.Error = r.text(t.Error)
-	out.Fix = r.text(t.Fix)
+	out.Error = r.Text(t.Error)
+	out.Fix = r.Text(t.Fix)
 	if t.Notes != nil {
 		out.Notes = make([]string, len(t.Notes))
 		for i, n := range t.Notes {
-			out.Notes[i] = r.text(n)
+			out.Notes[i] = r.Text(n)
 		}
-	}
-	return out
-}
-
-type redactor struct {
-	query, json *regexp.Regexp
-	values      []string
-}
-
-func newRedactor(secrets []string) *redactor {
-	q, j := redactPatterns()
-	r := &redactor{query: q, json: j}
-	seen := map[string]bool{}
-	for _, s := range secrets {
-		if len(s) < minSecretLen {
-			continue
-		}
-		for _, v := range []string{s, url.QueryEscape(s), url.PathEscape(s), html.EscapeString(s)} {
-			if !seen[v] {
-				seen[v] = true
-				r.values = append(r.values, v)
-			}
-		}
-	}
-	// Longest first so a secret containing another is hidden whole.
-	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
-	return r
-}
-
-func (r *redactor) text(s string) string {
-	if s == "" {
-		return s
-	}
-	for _, v := range r.values {
-		s = strings.ReplaceAll(s, v, Redacted)
-	}
-	s = r.query.ReplaceAllString(s, "${1}"+Redacted)
-	s = r.json.ReplaceAllString(s, `${1}"`+Redacted+`"`)
-	return s
-}
-
-func (r *redactor) header(h http.Header) http.Header {
-	if h == nil {
-		return nil
-	}
-	out := make(http.Header, len(h))
-	for k, vs := range h {
-		nv := make([]string, len(vs))
-		for i, v := range vs {
-			if strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "Proxy-Authorization") {
-				scheme, _, found := strings.Cut(v, " ")
-				if found {
-					nv[i] = scheme + " " + Redacted
-				} else {
-					nv[i] = Redacted
-				}
-				continue
-			}
-			if strings.EqualFold(k, "Cookie") || strings.EqualFold(k, "Set-Cookie") {
-				nv[i] = redactCookie(v)
-				continue
-			}
-			nv[i] = r.text(v)
-		}
-		out[k] = nv
 	}
 	return out
 }
 
 // applyAll redacts ts unless o.Reveal.
-// redactCookie keeps cookie names and attributes but hides values: a
-// browser sends the callback its cookies for the host, which may be other
-// local apps' sessions.
-func redactCookie(v string) string {
-	parts := strings.Split(v, ";")
-	for i, p := range parts {
-		name, _, found := strings.Cut(p, "=")
-		attr := strings.ToLower(strings.TrimSpace(name))
-		if !found || (i > 0 && (attr == "path" || attr == "domain" || attr == "expires" || attr == "max-age" || attr == "samesite")) {
-			continue
-		}
-		parts[i] = name + "=" + Redacted
-	}
-	return strings.Join(parts, ";")
-}
-
 func (o RenderOptions) applyAll(ts []Transcript) []Transcript {
 	if o.Reveal {
 		return ts

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"html"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -350,14 +348,14 @@ func TestRedactAndCurl(t *testing.T) {
 			t.Errorf("%s survives redaction: %s", s, all)
 		}
 	}
-	if !strings.Contains(r.Request.URL, "client_id=cid") || !strings.Contains(r.Request.URL, "grant_type=authorization_code") || r.Request.Header.Get("Authorization") != "Basic REDACTED" {
+	if !strings.Contains(r.Request.URL, "client_id=cid") || !strings.Contains(r.Request.URL, "grant_type=authorization_code") || r.Request.Header.Get("Authorization") != "Basic "+Redacted {
 		t.Errorf("redaction went too far: %+v", r.Request)
 	}
-	if tr.Request.Header.Get("Authorization") == "Basic REDACTED" {
+	if tr.Request.Header.Get("Authorization") == "Basic "+Redacted {
 		t.Error("Redact changed its input")
 	}
 	curl := tr.Curl(RenderOptions{})
-	if strings.Contains(curl, "s3cr3t") || !strings.Contains(curl, "client_secret=REDACTED") || !strings.Contains(curl, "-X POST") || strings.Contains(curl, "Content-Length") || !strings.Contains(curl, "--data-binary ''") {
+	if strings.Contains(curl, "s3cr3t") || !strings.Contains(curl, "client_secret="+Redacted) || !strings.Contains(curl, "-X POST") || strings.Contains(curl, "Content-Length") || !strings.Contains(curl, "--data-binary ''") {
 		t.Errorf("curl: %s", curl)
 	}
 	if c := tr.Curl(RenderOptions{Reveal: true}); !strings.Contains(c, "s3cr3t-value") {
@@ -368,7 +366,7 @@ func TestRedactAndCurl(t *testing.T) {
 		t.Errorf("quoting: %s", q)
 	}
 	ck := Redact(Transcript{Request: Request{Header: http.Header{"Cookie": {"sid=abc123; theme=dark"}}}, Response: &Response{Header: http.Header{"Set-Cookie": {"sid=xyz789; Path=/; HttpOnly"}}}})
-	if ck.Request.Header.Get("Cookie") != "sid=REDACTED; theme=REDACTED" || ck.Response.Header.Get("Set-Cookie") != "sid=REDACTED; Path=/; HttpOnly" {
+	if ck.Request.Header.Get("Cookie") != "sid="+Redacted+"; theme="+Redacted || ck.Response.Header.Get("Set-Cookie") != "sid="+Redacted+"; Path=/; HttpOnly" {
 		t.Errorf("cookies: %q / %q", ck.Request.Header.Get("Cookie"), ck.Response.Header.Get("Set-Cookie"))
 	}
 	// Value-based redaction reaches free text, e.g. an echo in an error.
@@ -504,60 +502,7 @@ func TestLocalhostListenerServesOnlyItsPath(t *testing.T) {
 func TestRedactKeepsEmptyValuesAndPlaceholders(t *testing.T) {
 	in := Transcript{Error: "send ?access_token=<ACCESS_TOKEN> or client_secret=&code=abc123"}
 	got := Redact(in).Error
-	if got != "send ?access_token=<ACCESS_TOKEN> or client_secret=&code=REDACTED" {
+	if got != "send ?access_token=<ACCESS_TOKEN> or client_secret=&code="+Redacted {
 		t.Fatalf("got %q", got)
 	}
-}
-
-// FuzzRedact checks that a known secret never survives redaction,
-// whatever text surrounds it.
-func FuzzRedact(f *testing.F) {
-	f.Add("tok-abc-def-123", "https://x/?access_token=", "&y=1", `{"error":"bad code `)
-	f.Add("s3cr3tvalue-0123", "", "", "")
-	f.Add("with space+plus", "Authorization: Bearer ", "", "client_secret=")
-	f.Fuzz(func(t *testing.T, secret, pre, post, body string) {
-		esc := url.QueryEscape(secret)
-		// Too short to redact by value, or able to overlap the marker itself.
-		if len(secret) < minSecretLen || strings.ContainsAny(secret, "REDACT") {
-			t.Skip()
-		}
-		for _, s := range []string{pre, post, body} {
-			if strings.Contains(s, secret) || strings.Contains(s, esc) {
-				t.Skip() // the surrounding text brings its own copy
-			}
-		}
-		in := Transcript{Request: Request{URL: pre + secret + post, Header: http.Header{"X-Thing": {pre + secret}}, Body: body + secret},
-			Response: &Response{Body: body + esc + post}, Error: secret, Notes: []string{post + secret}}
-		out := Redact(in, secret)
-		for _, field := range []string{out.Request.URL, out.Request.Header.Get("X-Thing"), out.Request.Body, out.Response.Body, out.Error, out.Notes[0]} {
-			if strings.Contains(field, secret) || strings.Contains(field, esc) {
-				t.Fatalf("secret %q survives in %q", secret, field)
-			}
-		}
-	})
-}
-
-// FuzzRedactByPosition checks the other half of the rule: a value shorter
-// than minSecretLen, or a secret the text does not contain, changes nothing
-// beyond what the by-name rules (parameters, fields, headers) change, so
-// no ordinary word is ever blanked out.
-func FuzzRedactByPosition(f *testing.F) {
-	f.Add("callback refused: it was forged; its code was not used", "forged")
-	f.Add("the user denied access", "user")
-	f.Add("https://x/cb?code=abc&state=forged", "abc")
-	f.Add("nothing secret here", "a-long-secret-value-0123")
-	f.Fuzz(func(t *testing.T, text, value string) {
-		in := Transcript{Error: text, Notes: []string{text}, Request: Request{URL: text, Body: text, Header: http.Header{"X-Note": {text}}}, Response: &Response{Body: text}}
-		if len(value) >= minSecretLen {
-			for _, v := range []string{value, url.QueryEscape(value), url.PathEscape(value), html.EscapeString(value)} {
-				if strings.Contains(text, v) {
-					t.Skip() // a long secret in the text: FuzzRedact's case
-				}
-			}
-		}
-		byName, got := Redact(in), Redact(in, value)
-		if !reflect.DeepEqual(got, byName) {
-			t.Fatalf("value %q changed more than the by-name rules in %q:\n got %+v\nwant %+v", value, text, got, byName)
-		}
-	})
 }

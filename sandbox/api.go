@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
-	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // Which scopes let a token do what (spec 5.2): medias#show is also open to
@@ -112,7 +113,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, uploadAPI 
 		return nil
 	case now.After(tok.expires):
 		apiError(w, http.StatusUnauthorized, "invalid_token",
-			fmt.Sprintf("the access token expired %s ago (at %s); get a new one with grant_type=refresh_token", now.Sub(tok.expires).Round(time.Second), tok.expires.UTC().Format(time.RFC3339)))
+			fmt.Sprintf("the access token expired %s ago (at %s); get a new one with grant_type=refresh_token", human.Duration(now.Sub(tok.expires)), tok.expires.UTC().Format(time.RFC3339)))
 		return nil
 	}
 	for _, sc := range tok.scopes {
@@ -554,5 +555,5 @@ func (s *Server) webhookSummary() string {
 	if s.cfg.AtLeastOnce {
 		mode = "at-least-once: batching, duplicates, out-of-order"
 	}
-	return "to " + export.RedactURL(s.cfg.WebhookURL) + " (" + mode + ")"
+	return "to " + redact.URL(s.cfg.WebhookURL) + " (" + mode + ")"
 }

@@ -65,7 +65,7 @@ func BenchmarkMediaShow(b *testing.B) {
 	s.mu.Unlock()
 	h := s.Handler()
 	for b.Loop() {
-		req := httptest.NewRequest("GET", "/v1/medias/k3j9x2m7pq", nil)
+		req := httptest.NewRequest("GET", "http://127.0.0.1:8790/v1/medias/k3j9x2m7pq", nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

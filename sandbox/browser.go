@@ -97,6 +97,7 @@ func (b *Browser) Authorize(ctx context.Context, authorizeURL string) (*url.URL,
 				return nil, fmt.Errorf("browser: login as %s failed: %s", b.Email, pageMessage(text))
 			}
 			form.Set("action", "login")
+			form.Set("csrf", firstMatch(csrfRe, text))
 			form.Set("email", b.Email)
 			form.Set("password", b.Password)
 		case "accounts":

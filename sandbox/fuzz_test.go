@@ -26,7 +26,7 @@ func FuzzAuthorize(f *testing.F) {
 	defer s.Close()
 	h := s.Handler()
 	f.Fuzz(func(t *testing.T, rawQuery string) {
-		req := httptest.NewRequest("GET", "/oauth/authorize", nil)
+		req := httptest.NewRequest("GET", "http://127.0.0.1:8790/oauth/authorize", nil)
 		req.URL.RawQuery = rawQuery
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -58,7 +58,7 @@ func FuzzToken(f *testing.F) {
 	defer s.Close()
 	h := s.Handler()
 	f.Fuzz(func(t *testing.T, rawQuery, body string) {
-		req := httptest.NewRequest("POST", "/oauth/token", strings.NewReader(body))
+		req := httptest.NewRequest("POST", "http://127.0.0.1:8790/oauth/token", strings.NewReader(body))
 		req.URL.RawQuery = rawQuery
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		rec := httptest.NewRecorder()

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // sessionCookie names the login session of the authorization pages.
@@ -266,19 +268,28 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	sess := s.sessionFor(r, now)
 	switch action {
 	case "login":
+		if !loginTokenOK(r, form.Get("csrf")) {
+			s.renderLogin(w, r, req, http.StatusForbidden, "This login form did not come from this browser's last visit (its anti-forgery token does not match). Log in again here.")
+			return
+		}
 		u := s.userByEmail(form.Get("email"))
 		if u == nil || subtle.ConstantTimeCompare([]byte(u.Password), []byte(form.Get("password"))) != 1 {
-			s.renderLogin(w, req, http.StatusUnauthorized, "That email and password do not match a sandbox user. The demo users are listed below.")
+			s.renderLogin(w, r, req, http.StatusUnauthorized, "That email and password do not match a sandbox user. The demo users are listed below.")
 			return
 		}
 		sess = s.newSession(w, u.ContactID, now)
 	case "logout":
+		if sess != nil && subtle.ConstantTimeCompare([]byte(sess.csrf), []byte(form.Get("csrf"))) != 1 {
+			s.renderError(w, &pageError{status: 403, title: "Form expired",
+				message: "The form's anti-forgery token does not match your session. Reload the authorization link and try again."})
+			return
+		}
 		s.endSession(w, r)
-		s.renderLogin(w, req, http.StatusOK, "")
+		s.renderLogin(w, r, req, http.StatusOK, "")
 		return
 	case "pick", "approve", "deny":
 		if sess == nil {
-			s.renderLogin(w, req, http.StatusOK, "Your session has ended; log in again.")
+			s.renderLogin(w, r, req, http.StatusOK, "Your session has ended; log in again.")
 			return
 		}
 		if subtle.ConstantTimeCompare([]byte(sess.csrf), []byte(form.Get("csrf"))) != 1 {
@@ -292,13 +303,13 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sess == nil {
-		s.renderLogin(w, req, http.StatusOK, "")
+		s.renderLogin(w, r, req, http.StatusOK, "")
 		return
 	}
 	user := s.userByContactID(sess.contactID)
 	if user == nil {
 		s.endSession(w, r)
-		s.renderLogin(w, req, http.StatusOK, "")
+		s.renderLogin(w, r, req, http.StatusOK, "")
 		return
 	}
 	var m *Membership
@@ -572,7 +583,7 @@ func (s *Server) exchangeCode(w http.ResponseWriter, app App, get func(string) s
 		s.writeOAuthError(w, tokenError{400, "invalid_grant", "the authorization code was already used; codes are single-use, so go through the authorization flow again"})
 		return
 	case now.After(c.expires):
-		s.writeOAuthError(w, tokenError{400, "invalid_grant", fmt.Sprintf("the authorization code expired %s ago; codes can be exchanged for %s after the redirect", now.Sub(c.expires).Round(time.Second), s.cfg.CodeTTL)})
+		s.writeOAuthError(w, tokenError{400, "invalid_grant", fmt.Sprintf("the authorization code expired %s ago; codes can be exchanged for %s after the redirect", human.Duration(now.Sub(c.expires)), human.Duration(s.cfg.CodeTTL))})
 		return
 	}
 	if ru := get("redirect_uri"); ru != c.redirectURI && ru != app.RedirectURI {

@@ -492,7 +492,13 @@ func TestScopeParameterIgnoredWithNote(t *testing.T) {
 	_, base := newTest(t, Config{})
 	au := AuthorizeURL(base, DefaultApp(), url.Values{"scope": {"media:read"}})
 	b := NewBrowser("owner@example.com", "owner")
-	form := url.Values{"action": {"login"}, "email": {"owner@example.com"}, "password": {"owner"}}
+	r0, err := b.client.Get(au)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body0, _ := io.ReadAll(r0.Body)
+	r0.Body.Close()
+	form := url.Values{"action": {"login"}, "csrf": {firstMatch(csrfRe, string(body0))}, "email": {"owner@example.com"}, "password": {"owner"}}
 	r1, err := b.client.PostForm(au, form)
 	if err != nil {
 		t.Fatal(err)

@@ -47,7 +47,7 @@ func pageTemplates() map[string]string {
 <p class="muted"><strong>{{.App.Name}}</strong> wants to connect to your account. Log in to continue.</p>
 {{if .Error}}<p class="error" id="message">{{.Error}}</p>{{end}}
 <form method="post" action="{{.Action}}">
-<input type="hidden" name="action" value="login">
+<input type="hidden" name="action" value="login"><input type="hidden" name="csrf" value="{{.CSRF}}">
 <label for="email">Email</label><input id="email" type="email" name="email" autocomplete="username" required autofocus>
 <label for="password">Password</label><input id="password" type="password" name="password" autocomplete="current-password" required>
 <button type="submit">Log in</button>
@@ -91,7 +91,7 @@ func pageTemplates() map[string]string {
 }
 
 const whoHTML = `{{define "who"}}<form method="post" action="{{.Action}}" class="who">Logged in as {{.User.Name}} ({{.User.Email}}) ·
-<input type="hidden" name="action" value="logout"><button class="link" type="submit">Log out</button></form>{{end}}`
+<input type="hidden" name="action" value="logout"><input type="hidden" name="csrf" value="{{.CSRF}}"><button class="link" type="submit">Log out</button></form>{{end}}`
 
 // templates is built once per Server; it is immutable afterwards.
 type templates map[string]*template.Template
@@ -150,8 +150,8 @@ func (s *Server) renderError(w http.ResponseWriter, e *pageError) {
 	s.render(w, "error", e.status, pageData{Title: e.title, Error: e.message, Details: e.details, Hints: e.hints})
 }
 
-func (s *Server) renderLogin(w http.ResponseWriter, req *authRequest, status int, msg string) {
-	s.render(w, "login", status, pageData{Title: "Log in", App: req.app, Action: req.action, Error: msg, Users: s.users})
+func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, req *authRequest, status int, msg string) {
+	s.render(w, "login", status, pageData{Title: "Log in", App: req.app, Action: req.action, CSRF: s.loginToken(w, r), Error: msg, Users: s.users})
 }
 
 func (s *Server) renderAccounts(w http.ResponseWriter, req *authRequest, u *User, sess *session) {

@@ -75,7 +75,7 @@ func TestWebhookRetriesAndLogsNoSecrets(t *testing.T) {
 }
 
 // A transport error names the webhook URL with its credential parameters
-// redacted (export.RedactURL, the one URL redaction), redacted
+// redacted (redact.URL, the one URL redaction), redacted
 // where it stands in the error (its URL field), not by searching the
 // message for the configured text: Go's client reports the URL as it
 // parsed it, which need not be the text configured (here: the scheme's

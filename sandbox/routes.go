@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // routes wires the sandbox's endpoints. The base URL and the auth URL are
@@ -13,7 +15,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/oauth/authorize", s.handleAuthorize)
 	mux.HandleFunc("/oauth/token", s.handleToken)
 	s.apiRoutes(mux)
-	return s.logRequests(mux)
+	return s.logRequests(s.guard(mux))
 }
 
 // statusRecorder remembers the status a handler wrote, for the log line.
@@ -45,7 +47,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
-		s.cfg.Logf("%s %s -> %d (%s)", r.Method, r.URL.Path, rec.status, time.Since(start).Round(time.Microsecond))
+		s.cfg.Logf("%s %s -> %d (%s)", r.Method, r.URL.Path, rec.status, human.Duration(time.Since(start)))
 	})
 }
 

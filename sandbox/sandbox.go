@@ -15,11 +15,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // DefaultAddr is where `hookscope sandbox` listens unless told otherwise.
@@ -152,8 +153,15 @@ type Config struct {
 	// Strict refuses token requests whose parameters are not in the URL
 	// query instead of accepting them with an X-Sandbox-Note.
 	Strict bool
-	// AllowRemote lets Start bind a non-loopback address.
+	// AllowRemote lets Start bind a non-loopback address; requests may
+	// then name the sandbox by any IP address.
 	AllowRemote bool
+	// Hosts are host names the sandbox answers to besides loopback names
+	// and addresses (localhost, 127.0.0.1, [::1]) and the host Start
+	// binds: a tunnel's or a LAN name. A request naming any other host is
+	// refused, so a web page cannot read the sandbox through a name of its
+	// own pointed at this machine (DNS rebinding).
+	Hosts []string
 	// Now is the clock; nil means time.Now. Tests inject one to expire
 	// codes and tokens.
 	Now func() time.Time
@@ -257,6 +265,9 @@ type Server struct {
 	handler http.Handler
 	tmpl    templates
 	hooks   *hookSender
+	// hosts are the names requests may give besides loopback ones
+	// (Config.Hosts, lower case).
+	hosts []string
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -307,6 +318,9 @@ func New(cfg Config) (*Server, error) {
 		refresh:  map[string]*refreshToken{},
 		grants:   map[grantKey][]string{},
 		medias:   map[string]*Media{},
+	}
+	for _, h := range cfg.Hosts {
+		s.hosts = append(s.hosts, strings.ToLower(strings.TrimSuffix(strings.Trim(h, "[]"), ".")))
 	}
 	for i, a := range cfg.Apps {
 		if err := a.Validate(); err != nil {
@@ -377,7 +391,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.WebhookURL != "" {
 		u, err := url.Parse(cfg.WebhookURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("webhook URL %q: want an absolute http or https URL", export.RedactURL(cfg.WebhookURL))
+			return nil, fmt.Errorf("webhook URL %q: want an absolute http or https URL", redact.URL(cfg.WebhookURL))
 		}
 		s.hooks = newHookSender(s)
 		s.spawn(func() { s.hooks.run(s.ctx) })
@@ -482,6 +496,11 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, string, error
 	if !cfg.AllowRemote {
 		if err := CheckLoopback(addr); err != nil {
 			return nil, "", err
+		}
+	}
+	if host, _, err := net.SplitHostPort(addr); err == nil && host != "" {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			cfg.Hosts = append(slices.Clone(cfg.Hosts), host)
 		}
 	}
 	s, err := New(cfg)

@@ -2,17 +2,14 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
-	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/plural"
 )
 
@@ -179,57 +176,36 @@ func (h *hookSender) arrange(events []simulate.Event) (now, late []simulate.Mess
 // deliver posts one message. A failure is logged and retried later (the
 // spec does not show the service's schedule; the sandbox retries twice).
 func (h *hookSender) deliver(ctx context.Context, m simulate.Message, attempt int) {
-	body := m.Body()
-	req, err := simulate.NewRequest(ctx, h.s.cfg.WebhookURL, body, h.s.cfg.WebhookSecret)
-	if err != nil {
-		h.s.cfg.Logf("webhook: %v", err)
+	rep := simulate.Send(ctx, h.s.cfg.WebhookURL, simulate.SignedWith(h.s.cfg.WebhookSecret, m), simulate.SendOptions{Client: h.client})
+	if ctx.Err() != nil || len(rep.Answers) == 0 {
 		return
 	}
+	a := rep.Answers[0]
 	types := strings.Join(m.Types(), ",")
-	start := time.Now()
-	resp, err := h.client.Do(req)
 	var failure string
 	switch {
-	case err != nil:
-		if ctx.Err() != nil {
-			return
-		}
-		failure = redactErr(err)
-	default:
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			failure = fmt.Sprintf("HTTP %d (the service expects 200)", resp.StatusCode)
-		}
+	case rep.Unreachable != nil:
+		failure = rep.Unreachable.Error()
+	case a.Err != nil:
+		failure = a.Err.Error()
+	case a.Status != http.StatusOK:
+		failure = fmt.Sprintf("HTTP %d (the service expects 200)", a.Status)
 	}
 	if failure == "" {
-		h.s.cfg.Logf("webhook: message %s [%s] delivered to %s in %s (attempt %d)", m.Hook.UUID, types, export.RedactURL(h.s.cfg.WebhookURL), time.Since(start).Round(time.Millisecond), attempt)
+		h.s.cfg.Logf("webhook: message %s [%s] delivered to %s in %s (attempt %d)", m.Hook.UUID, types, rep.URL, human.Duration(a.Latency), attempt)
 		return
 	}
 	if attempt > len(h.retryDelays) {
-		h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; giving up after %s", m.Hook.UUID, types, export.RedactURL(h.s.cfg.WebhookURL), failure, plural.S(attempt, "attempt"))
+		h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; giving up after %s", m.Hook.UUID, types, rep.URL, failure, plural.S(attempt, "attempt"))
 		return
 	}
 	delay := h.retryDelays[attempt-1]
-	h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; retrying in %s", m.Hook.UUID, types, export.RedactURL(h.s.cfg.WebhookURL), failure, delay)
+	h.s.cfg.Logf("webhook: message %s [%s] to %s failed: %s; retrying in %s", m.Hook.UUID, types, rep.URL, failure, human.Duration(delay))
 	h.s.spawn(func() {
 		if h.s.sleep(delay) {
 			h.deliver(h.s.ctx, m, attempt+1)
 		}
 	})
-}
-
-// redactErr keeps a transport error but without the URL's query, which may
-// hold a token: the URL is redacted where it stands (the *url.Error's URL
-// field, the request URL as Go parsed it), not searched for in the text.
-func redactErr(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		c := *ue
-		c.URL = export.RedactURL(ue.URL)
-		return c.Error()
-	}
-	return err.Error()
 }
 
 // spawn runs f on a goroutine that Close waits for, unless the server is

@@ -19,27 +19,30 @@ import (
 	"github.com/hookscope/hookscope/storage"
 )
 
-// TestForwardByteExact: the app gets the header block as the service
-// wrote it (order, case, odd spacing kept; Host set for the app;
-// hop-by-hop headers and the ones Connection names dropped; a chunked
-// body framed with its real length) and the body byte for byte.
+// TestForwardByteExact: the app gets every captured header's name and
+// value as the service wrote them (net/http orders them; the signature
+// intact; Host set for the app; hop-by-hop headers and the ones
+// Connection names dropped; a chunked body framed with its real length)
+// and the body byte for byte, with this receiver's loop mark.
 func TestForwardByteExact(t *testing.T) {
 	app := newRawApp(t, "")
 	st := open(t, "", &forward.Config{Routes: routes(t, app.url("/app/hook?v=1"))})
 	body := `{"hook":{"uuid":"h1"},"events":[]}`
 	sig := inspector.Sign([]byte("s"), []byte(body))
 	for _, tc := range []struct {
-		name, wire, want string
+		name, wire string
+		want       []string
 	}{
 		{
 			name: "content-length",
 			wire: "POST /webhooks?ignored=1 HTTP/1.1\r\nhost: " + st.Addr() + "\r\nX-Service-Signature: " + sig + "\r\ncontent-TYPE: application/json\r\nUser-Agent: Service-Webhooks/0.0.47\r\nConnection: keep-alive, X-Hop\r\nX-Hop: drop me\r\nX-Odd:   spaced\r\nContent-Length: " + fmt.Sprint(len(body)) + "\r\n\r\n" + body,
-			want: "POST /app/hook?v=1 HTTP/1.1\r\nhost: " + app.ln.Addr().String() + "\r\nX-Service-Signature: " + sig + "\r\ncontent-TYPE: application/json\r\nUser-Agent: Service-Webhooks/0.0.47\r\nX-Odd: spaced\r\nContent-Length: " + fmt.Sprint(len(body)) + "\r\n\r\n" + body,
+			want: []string{"Host: " + app.ln.Addr().String(), "X-Service-Signature: " + sig, "content-TYPE: application/json", "User-Agent: Service-Webhooks/0.0.47",
+				"X-Odd: spaced", "Content-Length: " + fmt.Sprint(len(body))},
 		},
 		{
 			name: "chunked",
 			wire: "POST /webhooks HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nX-Service-Signature: " + sig + "\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body),
-			want: "POST /app/hook?v=1 HTTP/1.1\r\nHost: " + app.ln.Addr().String() + "\r\nX-Service-Signature: " + sig + "\r\nContent-Length: " + fmt.Sprint(len(body)) + "\r\n\r\n" + body,
+			want: []string{"Host: " + app.ln.Addr().String(), "X-Service-Signature: " + sig, "Content-Length: " + fmt.Sprint(len(body))},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,8 +51,13 @@ func TestForwardByteExact(t *testing.T) {
 				t.Fatalf("receiver answered %q", line)
 			}
 			app.waitFor(t, "received the delivery", 10*time.Second, func(r [][]byte) bool { return len(r) > before })
-			if got := string(app.requests()[before]); got != tc.want {
-				t.Errorf("the app got\n%q\nwant\n%q", got, tc.want)
+			head, got, _ := strings.Cut(string(app.requests()[before]), "\r\n\r\n")
+			lines := strings.Split(head, "\r\n")
+			want := append(slices.Clone(tc.want), inspector.ForwardedHeader+": "+st.Forwarder().Instance())
+			slices.Sort(want)
+			fields := slices.Sorted(slices.Values(lines[1:]))
+			if lines[0] != "POST /app/hook?v=1 HTTP/1.1" || !slices.Equal(fields, want) || got != body {
+				t.Errorf("the app got\n%q\nwant the request line, the headers\n%q\nand the body", app.requests()[before], want)
 			}
 		})
 	}
@@ -200,7 +208,7 @@ func TestForwardRetriesThenGivesUp(t *testing.T) {
 	if !last.GaveUp || !last.Final || last.Status != 500 || !strings.Contains(last.Error, "the app answered 500 Internal Server Error: boom: nil pointer …") {
 		t.Errorf("last attempt of the first delivery: %+v", last)
 	}
-	if as[0].NextAt.IsZero() || !strings.Contains(as[0].Error, "tries again in 1s (retry 1 of 2)") {
+	if as[0].NextAt.IsZero() || !strings.Contains(as[0].Error, "tries again in 1 s (retry 1 of 2)") {
 		t.Errorf("first attempt does not say when it is retried: %q", as[0].Error)
 	}
 	waitAttempts(t, st, ids[2], 1)
@@ -289,9 +297,9 @@ func TestPassThrough(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The receiver's own status is none: the app answered.
-			if rec.Delivery.Status != 0 {
-				t.Errorf("stored receiver status %d, want 0 (the app answered)", rec.Delivery.Status)
+			// The status stored is the one the service got.
+			if rec.Delivery.Status != tc.want || rec.Delivery.Answer != inspector.AnswerPassThrough {
+				t.Errorf("stored status %d (%s), want %d: what the service got", rec.Delivery.Status, rec.Delivery.Answer, tc.want)
 			}
 		})
 	}

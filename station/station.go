@@ -1,6 +1,6 @@
 // Package station is Hookscope's receiver assembled once for both faces:
-// the store (with its inbox), the inspector engine and its analysis, the
-// HTTP server, retention, forwarding and the cloudflared tunnel. The
+// the store, the inspector engine and its analysis, the HTTP server,
+// retention, forwarding and the cloudflared tunnel. The
 // window and `hookscope listen` each open one Station and differ only in
 // how they show what it reports. It never imports Fyne.
 package station
@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +25,8 @@ import (
 
 // PruneEvery is retention's one rule: while deliveries arrive, the store
 // is cut back to the newest Keep deliveries at most this often (and once
-// at start), never deleting one a forward route still owes.
+// at start), never deleting one a forward route still owes
+// (storage.DB.Prune).
 const PruneEvery = time.Second
 
 // Config is what a Station runs.
@@ -56,12 +58,13 @@ type Station struct {
 	cfg     Config
 	started atomic.Bool
 	db      *storage.DB
-	marks   *storage.ForwardMarks
 	eng     *inspector.Engine
-	handler http.Handler
-	serverO inspector.ServerOptions
-	logf    func(string, ...any)
-	keep    atomic.Int64
+	// instance names this process: its forward mark and lease holder.
+	instance string
+	handler  http.Handler
+	serverO  inspector.ServerOptions
+	logf     func(string, ...any)
+	keep     atomic.Int64
 
 	mu       sync.Mutex
 	srv      *inspector.Server
@@ -71,9 +74,13 @@ type Station struct {
 	tun      *tunnel.Supervisor
 	tunCfg   tunnel.Config
 	tunUnsub func()
+	// tunMu serialises StartTunnel and StopTunnel: two starts at once (a
+	// double click) must not both run a cloudflared, and a stop must not
+	// miss one being started.
+	tunMu sync.Mutex
 
-	// setMu serialises SetForward: one forwarder hands over to the next
-	// at a time.
+	// setMu serialises SetForward: one forwarder replaces another at a
+	// time.
 	setMu sync.Mutex
 	// fwdHub and tunHub outlive the forwarders and supervisors: a face
 	// subscribes once.
@@ -113,20 +120,19 @@ func New(cfg Config) (*Station, error) {
 		}
 		path = p
 	}
-	// The receiver acks through the store's inbox: docs/storage.md.
 	logf := cfg.Engine.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	db, err := storage.OpenWith(path, storage.Options{Inbox: true, Logf: logf})
+	db, err := storage.OpenWith(path, storage.Options{Logf: logf})
 	if err != nil {
 		return nil, err
 	}
-	s := &Station{db: db, cfg: cfg, serverO: cfg.Server, logf: logf, pruneKick: make(chan struct{}, 1)}
+	s := &Station{db: db, cfg: cfg, serverO: cfg.Server, logf: logf, pruneKick: make(chan struct{}, 1), instance: forward.NewInstance()}
 	s.keep.Store(cfg.Keep)
-	s.eng = inspector.NewEngine(db, cfg.Engine)
-	// Requests Go's server refuses before any handler runs are recorded too.
-	s.serverO.Engine = s.eng
+	engOpts := cfg.Engine
+	engOpts.Instance = s.instance
+	s.eng = inspector.NewEngine(db, engOpts)
 	s.handler = s.eng.Handler()
 	if cfg.Wrap != nil {
 		s.handler = cfg.Wrap(s.handler)
@@ -211,11 +217,16 @@ func (s *Station) serve(ln net.Listener) {
 		_ = old.Shutdown(ctx)
 	}
 	if tun != nil {
+		s.tunMu.Lock()
+		defer s.tunMu.Unlock()
 		s.mu.Lock()
-		cfg := s.tunCfg
+		running, cfg := s.tun != nil, s.tunCfg
 		s.mu.Unlock()
-		if _, err := s.StartTunnel(context.Background(), cfg); err != nil {
-			s.logf("tunnel: %v", err)
+		// A tunnel stopped meanwhile stays stopped.
+		if running {
+			if _, err := s.startTunnel(context.Background(), cfg); err != nil {
+				s.logf("tunnel: %v", err)
+			}
 		}
 	}
 }
@@ -254,22 +265,31 @@ func LocalURL(addr string) string {
 }
 
 // StartTunnel starts a cloudflared supervisor in front of the receiver
-// (cfg.LocalURL is set to it), replacing a running one. A missing
+// (cfg.LocalURL is set to it), replacing a running one. No usable
 // cloudflared is reported by the supervisor's NotInstalled event and as
-// the error; the receiver keeps working locally. Its events go to
-// SubscribeTunnel's subscribers from the first.
+// the error (the supervisor is returned too, for its log); the receiver
+// keeps working locally. Its events go to SubscribeTunnel's subscribers
+// from the first. Starts and stops run one at a time: whatever the
+// callers, at most one cloudflared runs.
 func (s *Station) StartTunnel(ctx context.Context, cfg tunnel.Config) (*tunnel.Supervisor, error) {
+	s.tunMu.Lock()
+	defer s.tunMu.Unlock()
+	return s.startTunnel(ctx, cfg)
+}
+
+// startTunnel is StartTunnel with tunMu held.
+func (s *Station) startTunnel(ctx context.Context, cfg tunnel.Config) (*tunnel.Supervisor, error) {
 	addr := s.Addr()
 	if addr == "" {
 		return nil, errors.New("start tunnel: the receiver is not listening")
 	}
-	s.StopTunnel()
+	s.stopTunnel()
 	cfg.LocalURL = LocalURL(addr)
 	sup := tunnel.New(cfg)
 	unsub := sup.Subscribe(s.tunHub.Publish)
 	if err := sup.Start(ctx); err != nil {
 		unsub()
-		return sup, fmt.Errorf("start tunnel: %w", err)
+		return sup, err
 	}
 	s.mu.Lock()
 	s.tun, s.tunCfg, s.tunUnsub = sup, cfg, unsub
@@ -291,8 +311,16 @@ func (s *Station) Tunnel() *tunnel.Supervisor {
 	return s.tun
 }
 
-// StopTunnel stops cloudflared and returns when it is gone.
+// StopTunnel stops cloudflared and returns when it is gone (waiting for a
+// start under way to finish first).
 func (s *Station) StopTunnel() {
+	s.tunMu.Lock()
+	defer s.tunMu.Unlock()
+	s.stopTunnel()
+}
+
+// stopTunnel is StopTunnel with tunMu held.
+func (s *Station) stopTunnel() {
 	s.mu.Lock()
 	tun, unsub := s.tun, s.tunUnsub
 	s.tun, s.tunUnsub = nil, nil
@@ -304,77 +332,93 @@ func (s *Station) StopTunnel() {
 }
 
 // SetForward replaces the forwarding configuration (nil turns it off)
-// while the receiver runs, losing nothing stored meanwhile:
-//
-//  1. the new forwarder is created and the newest stored delivery id read;
-//  2. the running forwarder freezes its cursors and the receiver's tap
-//     moves to the new one, which keeps what it is handed until it starts;
-//  3. the running forwarder waits for the requests that began storing with
-//     it, stops, records what it did and closes its sessions;
-//  4. the new one starts with its sessions continuing after the id read in
-//     1, and reads what is owed from the store up to the newest delivery
-//     the old one was handed: whatever was stored since 1, and whatever
-//     the old one still owed on the same routes, it sends.
-//
-// Its events go to SubscribeForward's subscribers.
+// while the receiver runs. The running forwarder stops (what it was
+// sending is recorded as stopped, and sent again as a re-forward) and
+// the new one starts from each route's cursor in the store: nothing
+// stored meanwhile is missed. A route the new configuration drops is
+// turned off: turned on again later, it starts with the deliveries that
+// arrive then. A route that leads back to this receiver (its address,
+// localhost on its port, the tunnel's hostname) is refused. Its events go
+// to SubscribeForward's subscribers.
 func (s *Station) SetForward(ctx context.Context, cfg *forward.Config) error {
 	s.setMu.Lock()
 	defer s.setMu.Unlock()
 	var next *forward.Forwarder
-	var unsub func()
-	after := int64(forward.FromNewest)
 	if cfg != nil {
-		if s.marks == nil {
-			m, err := storage.OpenForwardMarks(s.db.Path())
-			if err != nil {
-				return err
-			}
-			s.marks = m
+		if err := s.checkRoutes(cfg.Routes); err != nil {
+			return err
 		}
-		f, err := forward.New(*cfg, forward.Options{Store: s.db, Marks: s.marks, Logf: s.logf})
+		f, err := forward.New(*cfg, forward.Options{Store: s.db, Logf: s.logf, Instance: s.instance, Verify: s.eng.VerifySignature})
 		if err != nil {
 			return err
 		}
-		if after, err = s.db.NewestDeliveryID(ctx); err != nil {
-			return fmt.Errorf("turn forwarding on: %w", err)
+		next = f
+	}
+	keep := map[string]bool{}
+	if cfg != nil {
+		for _, r := range cfg.Routes {
+			keep[r.Name()] = true
 		}
-		next, unsub = f, f.Subscribe(s.fwdHub.Publish)
 	}
-	s.mu.Lock()
-	old, oldUnsub := s.fwd, s.fwdUnsub
-	s.mu.Unlock()
-	if old != nil {
-		old.Freeze()
+	if err := s.stopForward(ctx, func(route string) bool { return !keep[route] }); err != nil {
+		s.logf("forward: %v", err)
 	}
-	if next != nil {
-		s.eng.SetTap(next)
-	} else {
-		s.eng.SetTap(nil)
-	}
-	if old != nil {
-		if err := old.Stop(ctx); err != nil {
-			s.logf("forward: %v", err)
-		}
-		oldUnsub()
-	}
-	s.mu.Lock()
-	s.fwd, s.fwdUnsub = nil, nil
-	s.mu.Unlock()
 	if next == nil {
 		return nil
 	}
-	var handed int64
-	if old != nil {
-		handed = old.Last()
-	}
-	if err := next.StartAfter(ctx, after, handed); err != nil {
-		s.eng.SetTap(nil)
+	unsub := next.Subscribe(s.fwdHub.Publish)
+	if err := next.Start(ctx); err != nil {
 		unsub()
 		return err
 	}
 	s.mu.Lock()
 	s.fwd, s.fwdUnsub = next, unsub
 	s.mu.Unlock()
+	s.eng.SetTap(next)
+	return nil
+}
+
+// stopForward stops the running forwarder, turning off the routes off
+// reports.
+func (s *Station) stopForward(ctx context.Context, off func(route string) bool) error {
+	s.mu.Lock()
+	old, unsub := s.fwd, s.fwdUnsub
+	s.fwd, s.fwdUnsub = nil, nil
+	s.mu.Unlock()
+	if old == nil {
+		return nil
+	}
+	s.eng.SetTap(nil)
+	err := old.StopAndTurnOff(ctx, off)
+	unsub()
+	return err
+}
+
+// ErrRouteToSelf is SetForward's error for a route that leads back to
+// this receiver.
+var ErrRouteToSelf = errors.New("it leads back to this receiver, which would forward every delivery to itself without end: give your app's URL (another port)")
+
+// checkRoutes refuses routes that lead back to the receiver.
+func (s *Station) checkRoutes(routes []forward.Route) error {
+	addr := s.Addr()
+	var public []string
+	s.mu.Lock()
+	if s.tun != nil {
+		public = append(public, s.tunCfg.Hostname)
+		if u, err := url.Parse(s.tun.State().PublicURL); err == nil {
+			public = append(public, u.Hostname())
+		}
+	}
+	s.mu.Unlock()
+	for _, r := range routes {
+		self := addr != "" && r.PointsAt(addr, "")
+		for _, h := range public {
+			self = self || (h != "" && r.PointsAt("", h))
+		}
+		if self {
+			return fmt.Errorf("forward route %s: %w", r.Name(), ErrRouteToSelf)
+		}
+	}
 	return nil
 }
 
@@ -466,24 +510,17 @@ func (s *Station) retention(ctx context.Context) {
 	}
 }
 
-// prune keeps the newest keep deliveries, and every one above the
-// forwarder's floor.
+// prune keeps the newest keep deliveries, and every one a forward route
+// still owes.
 func (s *Station) prune(ctx context.Context, keep int64) error {
-	if f := s.Forwarder(); f != nil {
-		n, err := s.db.CountAfter(ctx, f.Floor())
-		if err != nil {
-			return err
-		}
-		keep = max(keep, n)
-	}
 	_, err := s.db.Prune(ctx, keep)
 	return err
 }
 
 // Close stops everything in order: the tunnel, the receiver (in-flight
-// requests finish, each stored before its answer), forwarding (its
-// sessions close at the last delivery received), analysis (it drains what
-// is queued), then the store.
+// requests finish, each stored before its answer), forwarding (the routes
+// stay on: what they owe is sent by the next start), analysis (what it did
+// not reach is analyzed by the next start), then the store.
 func (s *Station) Close(ctx context.Context) error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
@@ -502,9 +539,11 @@ func (s *Station) Close(ctx context.Context) error {
 	if srv == nil && s.cfg.Listener != nil {
 		s.cfg.Listener.Close() // given, never served
 	}
-	if err := s.SetForward(ctx, nil); err != nil {
+	s.setMu.Lock()
+	if err := s.stopForward(ctx, nil); err != nil {
 		errs = append(errs, err)
 	}
+	s.setMu.Unlock()
 	if s.stopRun != nil {
 		s.stopRun()
 		if err := <-s.runDone; err != nil && !errors.Is(err, context.Canceled) {
@@ -512,11 +551,6 @@ func (s *Station) Close(ctx context.Context) error {
 		}
 	}
 	s.bg.Wait()
-	if s.marks != nil {
-		if err := s.marks.Close(); err != nil {
-			errs = append(errs, err)
-		}
-	}
 	if err := s.db.Close(); err != nil {
 		errs = append(errs, err)
 	}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -136,7 +137,7 @@ func benchDelivery(r *rand.Rand, words []string, i int, at time.Time) (*inspecto
 }
 
 // buildFixture fills db with n analyzed deliveries in big transactions,
-// through the same SQL the writer runs, without per-row fsyncs.
+// through the same SQL the store runs, without per-row fsyncs.
 func buildFixture(b *testing.B, db *DB, n int) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -144,36 +145,31 @@ func buildFixture(b *testing.B, db *DB, n int) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	const perTx = 5000
 	for done := 0; done < n; {
-		sqlTx, err := db.sql.BeginTx(ctx, nil)
+		err := db.write(ctx, func(tx *sql.Tx) error {
+			var search []searchEntry
+			for k := 0; k < perTx && done < n; k++ {
+				d, a := benchDelivery(r, words, done, start.Add(time.Duration(done)*time.Second))
+				p, err := newPendingInsert(d)
+				if err != nil {
+					return err
+				}
+				if a.DeliveryID, err = insertRow(tx, db.stmts, p, 0); err != nil {
+					return err
+				}
+				row, err := newAnalysisRow(a)
+				if err != nil {
+					return err
+				}
+				e, err := row.save(ctx, tx, db.stmts)
+				if err != nil {
+					return err
+				}
+				search = append(search, e)
+				done++
+			}
+			return writeSearch(ctx, tx, search)
+		})
 		if err != nil {
-			b.Fatal(err)
-		}
-		tx := newBatchTx(sqlTx, db.stmts)
-		tx.ids = db.ids
-		for k := 0; k < perTx && done < n; k++ {
-			d, a := benchDelivery(r, words, done, start.Add(time.Duration(done)*time.Second))
-			ins, err := insertOp(d, 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			id, err := ins(ctx, tx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			a.DeliveryID = id
-			an, err := analysisOp(a)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := an(ctx, tx); err != nil {
-				b.Fatal(err)
-			}
-			done++
-		}
-		if err := tx.flushSearch(ctx); err != nil {
-			b.Fatal(err)
-		}
-		if err := sqlTx.Commit(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,12 +3,10 @@ package storage
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -129,32 +127,4 @@ func TestSalvageReadsAroundDamage(t *testing.T) {
 		t.Errorf("delivery 2's analysis: %+v", r)
 	}
 	t.Logf("read %d, skipped %q", rep.Read, rep.Skipped)
-}
-
-// Salvage also reads what a killed listener left in its inbox and never
-// moved into the store.
-func TestSalvageReadsTheInbox(t *testing.T) {
-	path := damagedStore(t, 3)
-	seg, err := hex.DecodeString(goldenSegment) // delivery 42, in the inbox only
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(path+"-inbox", 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(path+"-inbox", "seg-000001"), seg, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var ids []int64
-	rep, err := Salvage(context.Background(), path, func(r *inspector.Record) error {
-		ids = append(ids, r.Delivery.ID)
-		return nil
-	})
-	if err != nil || !slices.Equal(ids, []int64{1, 2, 3, 42}) || rep.FromInbox != 1 {
-		t.Fatalf("salvage: %v, ids %v, %+v", err, ids, rep)
-	}
-	// Nothing was written: the inbox is still there for the next open.
-	if b, err := os.ReadFile(filepath.Join(path+"-inbox", "seg-000001")); err != nil || !bytes.Equal(b, seg) {
-		t.Errorf("salvage changed the inbox: %v", err)
-	}
 }

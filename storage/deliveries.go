@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -9,13 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/hookscope/hookscope/inspector"
-	"github.com/hookscope/hookscope/storage/inbox"
 )
 
 // ErrNotFound is returned (wrapped) when a delivery id does not exist.
@@ -93,253 +92,253 @@ func boolInt(b bool) int {
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
-// InsertDelivery stores d durably and returns its id. It returns only after
-// the delivery is on disk: in the inbox when this process owns one
-// (package inbox), else in a SQLite transaction committed with a full
-// fsync; concurrent calls share one write and one fsync (group commit).
-// d is not modified.
+// InsertDelivery stores d and returns its id once the row is committed
+// with a full fsync: the receiver acks only after it returns. Concurrent
+// calls share one transaction and one fsync (committer). d is not
+// modified.
 func (db *DB) InsertDelivery(ctx context.Context, d *inspector.Delivery) (int64, error) {
-	if db.inbox != nil {
-		id, err := db.inbox.Append(func(dst []byte) []byte { return appendDelivery(dst, d) })
-		if errors.Is(err, inbox.ErrClosed) {
-			return 0, fmt.Errorf("store delivery: %w", errClosed)
-		}
-		if err != nil {
-			return 0, fmt.Errorf("store delivery: %w", err)
-		}
-		return id, nil
-	}
-	run, err := insertOp(d, 0)
+	p, err := newPendingInsert(d)
 	if err != nil {
 		return 0, fmt.Errorf("store delivery: %w", err)
 	}
-	id, err := db.w.do(ctx, urgent, run)
-	if err != nil {
+	var id int64
+	if err := db.inserts.do(func(tx *sql.Tx) (err error) {
+		id, err = insertRow(tx, db.stmts, p, 0)
+		return err
+	}); err != nil {
 		return 0, fmt.Errorf("store delivery: %w", err)
 	}
 	return id, nil
 }
 
-// insertOp prepares everything outside the writer goroutine (header
-// encoding, the body's digest) and returns the SQL part that runs inside a
-// batch. It runs without a savepoint, so it undoes its own first row if
-// the second fails. id > 0 is the delivery's id (kept from the inbox); 0
-// takes the next id of the shared counter as the row is written, or where
-// there is none the id above the highest stored one.
-func insertOp(d *inspector.Delivery, id int64) (func(ctx context.Context, tx *batchTx) (int64, error), error) {
+// pendingInsert is one delivery on its way into the store, encoded
+// outside the write lock.
+type pendingInsert struct {
+	d       *inspector.Delivery
+	headers string
+	digest  [32]byte
+}
+
+func newPendingInsert(d *inspector.Delivery) (*pendingInsert, error) {
 	headers, err := encodeHeaders(d.Headers)
 	if err != nil {
 		return nil, err
-	}
-	received := d.ReceivedAt
-	if received.IsZero() {
-		received = time.Now()
-	}
-	source := d.Source
-	if source == "" {
-		source = "receiver"
 	}
 	body := d.Body
 	if body == nil {
 		body = []byte{}
 	}
-	digest := sha256.Sum256(body)
-	return func(ctx context.Context, tx *batchTx) (int64, error) {
-		var explicit sql.NullInt64
-		switch {
-		case id > 0:
-			explicit = sql.NullInt64{Int64: id, Valid: true}
-		case tx.ids != nil:
-			explicit = sql.NullInt64{Int64: tx.ids.next(), Valid: true}
-		}
-		res, err := tx.exec(ctx, `INSERT INTO deliveries(id, received_at, method, path, query, headers_reconstructed,
-			body_length, remote_addr, status, rejected, truncated, source, read_error, answer) VALUES (
-			coalesce(?, coalesce((SELECT max(id) FROM deliveries), 0) + 1),
-			?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			explicit, nanos(received), d.Method, d.Path, d.Query, boolInt(d.HeadersReconstructed),
-			d.BodyLength, d.RemoteAddr, d.Status, boolInt(d.Rejected), boolInt(d.Truncated), source, d.ReadError, d.Answer)
-		if err != nil {
-			return 0, err
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return 0, err
-		}
-		if _, err := tx.exec(ctx, `INSERT INTO bodies(delivery_id, headers, body, digest) VALUES (?,?,?,?)`, id, headers, body, digest[:]); err != nil {
-			// Inserts run without a savepoint (see urgent): undo the row.
-			if _, derr := tx.exec(ctx, `DELETE FROM deliveries WHERE id = ?`, id); derr != nil {
-				return 0, fmt.Errorf("%w: %w (undo: %w)", errAbortBatch, err, derr)
-			}
-			return 0, err
-		}
-		return id, nil
-	}, nil
+	return &pendingInsert{d: d, headers: headers, digest: sha256.Sum256(body)}, nil
 }
 
-// inboxSink is the store as the inbox's mover sees it.
-type inboxSink struct{ db *DB }
-
-// Moved returns the highest delivery id moved from an inbox.
-func (s inboxSink) Moved(ctx context.Context) (int64, error) {
-	var n int64
-	if err := s.db.sql.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = 'inbox_moved'`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("read inbox watermark: %w", err)
+// insertRow writes one delivery inside tx (on cache's handle): the id
+// after the store's last one (the last_id counter, raised by a trigger),
+// or id when it is > 0 (a record moved from an older version's inbox
+// keeps its id).
+func insertRow(tx *sql.Tx, cache *stmtCache, p *pendingInsert, id int64) (int64, error) {
+	ctx := context.Background()
+	d := p.d
+	received := d.ReceivedAt
+	if received.IsZero() {
+		received = time.Now()
 	}
-	return n, nil
-}
-
-// Move inserts deliveries from the inbox, ids kept, in one transaction
-// that also advances the moved watermark to the last id. Records it cannot
-// decode are left out and returned; for recovered records it also leaves
-// out ids the store already has.
-func (s inboxSink) Move(ctx context.Context, recs []inbox.Record, recovered bool) ([]int64, error) {
-	if len(recs) == 0 {
-		return nil, nil
+	body := d.Body
+	if body == nil {
+		body = []byte{}
 	}
-	var rejected []int64
-	var ids []int64
-	runs := make([]func(ctx context.Context, tx *batchTx) (int64, error), 0, len(recs))
-	for _, r := range recs {
-		d, err := decodeDelivery(r.ID, r.Payload)
-		if err == nil {
-			var run func(ctx context.Context, tx *batchTx) (int64, error)
-			if run, err = insertOp(d, r.ID); err == nil {
-				runs = append(runs, run)
-				ids = append(ids, r.ID)
-				continue
-			}
-		}
-		rejected = append(rejected, r.ID)
-	}
-	last := recs[len(recs)-1].ID
-	_, err := s.db.w.do(ctx, bulk, func(ctx context.Context, tx *batchTx) (int64, error) {
-		for i, run := range runs {
-			if recovered {
-				var n int
-				st, err := tx.prepared(ctx, `SELECT count(*) FROM deliveries WHERE id = ?`)
-				if err != nil {
-					return 0, err
-				}
-				if err := st.QueryRowContext(ctx, ids[i]).Scan(&n); err != nil {
-					return 0, err
-				}
-				if n > 0 {
-					continue
-				}
-			}
-			if _, err := run(ctx, tx); err != nil {
-				return 0, fmt.Errorf("delivery %d: %w", ids[i], err)
-			}
-		}
-		_, err := tx.exec(ctx, `UPDATE kv SET value = max(value, ?) WHERE key = 'inbox_moved'`, last)
-		return 0, err
-	})
+	explicit := sql.NullInt64{Int64: id, Valid: id > 0}
+	row, err := cache.inTx(ctx, tx, `INSERT INTO deliveries(id, received_at, method, path, query, headers_reconstructed,
+		body_length, remote_addr, status, rejected, truncated, source, read_error, answer) VALUES (
+		coalesce(?, (SELECT n + 1 FROM counters WHERE name = 'last_id')),
+		?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`)
 	if err != nil {
-		return nil, fmt.Errorf("move deliveries %d-%d from the inbox: %w", recs[0].ID, last, err)
+		return 0, err
 	}
-	return rejected, nil
-}
-
-// moved waits until delivery id is in SQLite when this process's inbox
-// handed it out and has not moved it yet.
-func (db *DB) moved(id int64) error {
-	if db.inbox == nil {
-		return nil
+	if err := row.QueryRowContext(ctx, explicit, nanos(received), d.Method, d.Path, d.Query, boolInt(d.HeadersReconstructed),
+		d.BodyLength, d.RemoteAddr, d.Status, boolInt(d.Rejected), boolInt(d.Truncated), cmp.Or(d.Source, "receiver"),
+		d.ReadError, d.Answer).Scan(&id); err != nil {
+		return 0, err
 	}
-	return db.inbox.WaitMoved(id)
+	bodies, err := cache.inTx(ctx, tx, `INSERT INTO bodies(delivery_id, headers, body, digest) VALUES (?,?,?,?)`)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := bodies.ExecContext(ctx, id, p.headers, body, p.digest[:]); err != nil {
+		return 0, err
+	}
+	return id, nil
 }
 
 // SaveAnalysis stores the analysis of a delivery, replacing an earlier one
-// (its event rows and search entry included) in the same transaction. It
-// goes through the group-commit writer so analyses and inserts share fsyncs.
+// (its event rows and search entry included) in the same transaction.
 func (db *DB) SaveAnalysis(ctx context.Context, a *inspector.Analysis) error {
-	if err := db.moved(a.DeliveryID); err != nil {
-		return fmt.Errorf("store analysis of delivery %d: %w", a.DeliveryID, err)
-	}
-	run, err := analysisOp(a)
-	if err != nil {
-		return fmt.Errorf("store analysis of delivery %d: %w", a.DeliveryID, err)
-	}
-	if _, err := db.w.do(ctx, bulk, run); err != nil {
+	if err := db.SaveAnalyses(ctx, []*inspector.Analysis{a}); err != nil {
 		return fmt.Errorf("store analysis of delivery %d: %w", a.DeliveryID, err)
 	}
 	return nil
 }
 
-// analysisOp encodes a outside the writer goroutine and returns the SQL part.
-func analysisOp(a *inspector.Analysis) (func(ctx context.Context, tx *batchTx) (int64, error), error) {
+// SaveAnalyses stores several analyses in one transaction: all, or none
+// when one fails (a missing delivery wraps ErrNotFound). The search
+// entries are written by one statement at the end, so the batch makes one
+// FTS segment, not one per delivery. The commit does not wait for the
+// disk: an analysis a power cut loses is made again at the next start.
+func (db *DB) SaveAnalyses(ctx context.Context, as []*inspector.Analysis) error {
+	ops := make([]analysisRow, len(as))
+	for i, a := range as {
+		var err error
+		if ops[i], err = newAnalysisRow(a); err != nil {
+			return fmt.Errorf("encode analysis of delivery %d: %w", a.DeliveryID, err)
+		}
+	}
+	ctx = context.WithoutCancel(ctx)
+	return db.writeRelaxed(ctx, func(tx *sql.Tx) error {
+		search := make([]searchEntry, 0, len(ops))
+		for _, op := range ops {
+			e, err := op.save(ctx, tx, db.rstmts)
+			if err != nil {
+				return fmt.Errorf("delivery %d: %w", op.id, err)
+			}
+			search = append(search, e)
+		}
+		return writeSearch(ctx, tx, search)
+	})
+}
+
+// analysisRow is one analysis encoded for its rows.
+type analysisRow struct {
+	a                       *inspector.Analysis
+	id                      int64
+	blob                    []byte
+	decodeErr               sql.NullString
+	firstType, firstSummary string
+	summaries               string
+	duplicates, problems    int
+	divergent, outOfOrder   bool
+}
+
+func newAnalysisRow(a *inspector.Analysis) (analysisRow, error) {
 	blob, err := json.Marshal(a)
 	if err != nil {
-		return nil, err
+		return analysisRow{}, err
 	}
-	var decodeErr sql.NullString
+	r := analysisRow{a: a, id: a.DeliveryID, blob: blob}
 	if a.Error != nil {
-		decodeErr = sql.NullString{String: a.Error.Reason, Valid: true}
+		r.decodeErr = sql.NullString{String: a.Error.Reason, Valid: true}
 	}
-	var firstType, firstSummary string
-	var outOfOrder bool
 	texts := make([]string, 0, 2*len(a.Events)+1)
 	for i, e := range a.Events {
 		if i == 0 {
-			firstType, firstSummary = e.Type, e.Summary
+			r.firstType, r.firstSummary = e.Type, e.Summary
 		}
-		outOfOrder = outOfOrder || e.OutOfOrder
+		r.outOfOrder = r.outOfOrder || e.OutOfOrder
 		texts = append(texts, e.Type, e.Summary)
 	}
 	if a.Error != nil {
 		texts = append(texts, a.Error.Reason)
 	}
-	summaries := strings.Join(texts, "\n")
-	duplicates, divergent, problems := a.Duplicates(), a.Divergent(), a.ProblemCount()
-	events := a.Events
-	id := a.DeliveryID
-	return func(ctx context.Context, tx *batchTx) (int64, error) {
-		var analyzed bool
-		st, err := tx.prepared(ctx, `SELECT analyzed FROM deliveries WHERE id = ?`)
+	r.summaries = strings.Join(texts, "\n")
+	r.duplicates, r.divergent, r.problems = a.Duplicates(), a.Divergent(), a.ProblemCount()
+	return r, nil
+}
+
+// save writes the delivery's analysis columns and event rows in tx and
+// returns its search entry.
+func (r analysisRow) save(ctx context.Context, tx *sql.Tx, stmts *stmtCache) (searchEntry, error) {
+	exec := func(q string, args ...any) (sql.Result, error) {
+		st, err := stmts.inTx(ctx, tx, q)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		if err := st.QueryRowContext(ctx, id).Scan(&analyzed); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return 0, ErrNotFound
-			}
-			return 0, err
+		return st.ExecContext(ctx, args...)
+	}
+	var analyzed bool
+	sel, err := stmts.inTx(ctx, tx, `SELECT analyzed FROM deliveries WHERE id = ?`)
+	if err != nil {
+		return searchEntry{}, err
+	}
+	if err := sel.QueryRowContext(ctx, r.id).Scan(&analyzed); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return searchEntry{}, ErrNotFound
 		}
-		res, err := tx.exec(ctx, `UPDATE deliveries SET analyzed = 1, signature = ?, secret_index = ?, hook_uuid = ?,
-			resend = ?, decode_error = ?, event_count = ?, first_type = ?, first_summary = ?, duplicates = ?,
-			divergent = ?, out_of_order = ?, problem_count = ?, analysis = ? WHERE id = ?`,
-			string(a.Signature.Status), a.Signature.SecretIndex, nullString(a.HookUUID), boolInt(a.Resend), decodeErr,
-			len(events), firstType, firstSummary, duplicates, boolInt(divergent), boolInt(outOfOrder),
-			problems, blob, id)
+		return searchEntry{}, err
+	}
+	a := r.a
+	if _, err := exec(`UPDATE deliveries SET analyzed = 1, signature = ?, secret_index = ?, hook_uuid = ?,
+		resend = ?, decode_error = ?, event_count = ?, first_type = ?, first_summary = ?, duplicates = ?,
+		divergent = ?, out_of_order = ?, problem_count = ?, analysis = ? WHERE id = ?`,
+		string(a.Signature.Status), a.Signature.SecretIndex, nullString(a.HookUUID), boolInt(a.Resend), r.decodeErr,
+		len(a.Events), r.firstType, r.firstSummary, r.duplicates, boolInt(r.divergent), boolInt(r.outOfOrder),
+		r.problems, r.blob, r.id); err != nil {
+		return searchEntry{}, err
+	}
+	if analyzed {
+		if _, err := exec(`DELETE FROM events WHERE delivery_id = ?`, r.id); err != nil {
+			return searchEntry{}, err
+		}
+	}
+	for _, e := range a.Events {
+		var gen sql.NullInt64
+		if !e.GeneratedAt.IsZero() {
+			gen = sql.NullInt64{Int64: nanos(e.GeneratedAt), Valid: true}
+		}
+		if _, err := exec(`INSERT INTO events(delivery_id, idx, uuid, type, account_id, generated_at,
+			generated_raw, subject, hash, duplicate, divergent, out_of_order, problem_count, summary)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			r.id, e.Index, e.UUID, e.Type, e.AccountID, gen, e.GeneratedRaw, e.Subject, e.Hash,
+			boolInt(e.Duplicate), boolInt(e.Divergent), boolInt(e.OutOfOrder), len(e.Problems), e.Summary); err != nil {
+			return searchEntry{}, fmt.Errorf("event %d: %w", e.Index, err)
+		}
+	}
+	return searchEntry{ID: r.id, Summaries: r.summaries, replace: analyzed}, nil
+}
+
+// searchEntry asks for delivery id's full-text entry to be (re)written
+// with these summaries; replace says an older entry may exist.
+type searchEntry struct {
+	ID        int64  `json:"id"`
+	Summaries string `json:"s"`
+	replace   bool
+}
+
+// writeSearch writes full-text entries: removals of replaced entries
+// first, then every entry in one INSERT (the last one for an id wins).
+func writeSearch(ctx context.Context, tx *sql.Tx, es []searchEntry) error {
+	if len(es) == 0 {
+		return nil
+	}
+	last := make(map[int64]int, len(es))
+	for i, e := range es {
+		last[e.ID] = i
+	}
+	var entries []searchEntry
+	var replaced []int64
+	for i, e := range es {
+		if last[e.ID] != i {
+			continue
+		}
+		entries = append(entries, e)
+		if e.replace {
+			replaced = append(replaced, e.ID)
+		}
+	}
+	if len(replaced) > 0 {
+		ids, err := json.Marshal(replaced)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return 0, err
-		} else if n == 0 {
-			return 0, ErrNotFound
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid IN (SELECT value FROM json_each(?))`, string(ids)); err != nil {
+			return err
 		}
-		if analyzed {
-			if _, err := tx.exec(ctx, `DELETE FROM events WHERE delivery_id = ?`, id); err != nil {
-				return 0, err
-			}
-		}
-		for _, e := range events {
-			var gen sql.NullInt64
-			if !e.GeneratedAt.IsZero() {
-				gen = sql.NullInt64{Int64: nanos(e.GeneratedAt), Valid: true}
-			}
-			if _, err := tx.exec(ctx, `INSERT INTO events(delivery_id, idx, uuid, type, account_id, generated_at,
-				generated_raw, subject, hash, duplicate, divergent, out_of_order, problem_count, summary)
-				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-				id, e.Index, e.UUID, e.Type, e.AccountID, gen, e.GeneratedRaw, e.Subject, e.Hash,
-				boolInt(e.Duplicate), boolInt(e.Divergent), boolInt(e.OutOfOrder), len(e.Problems), e.Summary); err != nil {
-				return 0, fmt.Errorf("event %d: %w", e.Index, err)
-			}
-		}
-		tx.search = append(tx.search, searchEntry{ID: id, Summaries: summaries, replace: analyzed})
-		return 0, nil
-	}, nil
+	}
+	list, err := json.Marshal(entries)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO search(rowid, body, summaries)
+		SELECT b.delivery_id, CAST(substr(b.body, 1, ?) AS TEXT), j.value ->> 's'
+		FROM json_each(?) j CROSS JOIN bodies b ON b.delivery_id = j.value ->> 'id'`, maxIndexedText, string(list))
+	return err
 }
 
 // UpdateSignature replaces the signature verdict of a stored delivery (after
@@ -347,31 +346,28 @@ func analysisOp(a *inspector.Analysis) (func(ctx context.Context, tx *batchTx) (
 // A delivery not analyzed yet gets the columns only; its analysis will
 // compute its own verdict.
 func (db *DB) UpdateSignature(ctx context.Context, id int64, r inspector.SignatureResult) error {
-	if err := db.moved(id); err != nil {
-		return fmt.Errorf("update signature of delivery %d: %w", id, err)
-	}
-	_, err := db.w.do(ctx, bulk, func(ctx context.Context, tx *batchTx) (int64, error) {
+	err := db.write(ctx, func(tx *sql.Tx) error {
 		var blob []byte
 		if err := tx.QueryRowContext(ctx, `SELECT analysis FROM deliveries WHERE id = ?`, id).Scan(&blob); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
-				return 0, ErrNotFound
+				return ErrNotFound
 			}
-			return 0, err
+			return err
 		}
 		if blob != nil {
 			var a inspector.Analysis
 			if err := json.Unmarshal(blob, &a); err != nil {
-				return 0, fmt.Errorf("decode stored analysis: %w", err)
+				return fmt.Errorf("decode stored analysis: %w", err)
 			}
 			a.Signature = r
 			var err error
 			if blob, err = json.Marshal(&a); err != nil {
-				return 0, err
+				return err
 			}
 		}
-		_, err := tx.exec(ctx, `UPDATE deliveries SET signature = ?, secret_index = ?, analysis = ? WHERE id = ?`,
+		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET signature = ?, secret_index = ?, analysis = ? WHERE id = ?`,
 			string(r.Status), r.SecretIndex, blob, id)
-		return 0, err
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("update signature of delivery %d: %w", id, err)
@@ -439,9 +435,6 @@ func (db *DB) LatestForSubject(ctx context.Context, subject string) (string, tim
 // Unanalyzed returns up to limit deliveries with id > afterID that have no
 // analysis yet, oldest first.
 func (db *DB) Unanalyzed(ctx context.Context, afterID int64, limit int) ([]*inspector.Delivery, error) {
-	if err := db.moved(afterID + int64(limit)); err != nil {
-		return nil, fmt.Errorf("list unanalyzed deliveries: %w", err)
-	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM deliveries WHERE analyzed = 0 AND id > ? ORDER BY id LIMIT ?`, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list unanalyzed deliveries: %w", err)
@@ -524,15 +517,15 @@ func deliveryDest(d *inspector.Delivery) ([]any, func()) {
 // joined with bodies b.
 const recordColumns = deliveryColumns + `, d.analysis, b.headers, b.body, b.digest`
 
-// scanRecord reads one row of recordColumns into a record: the body
-// checked against its digest, the analysis decoded with each event's raw
-// JSON restored from the body.
-func scanRecord(rows *sql.Rows) (*inspector.Record, error) {
+// scanRecord reads one row of recordColumns (then extra's columns) into a
+// record: the body checked against its digest, the analysis decoded with
+// each event's raw JSON restored from the body.
+func scanRecord(rows *sql.Rows, extra ...any) (*inspector.Record, error) {
 	d := &inspector.Delivery{}
 	var analysis, digest []byte
 	var headers string
 	dest, done := deliveryDest(d)
-	if err := rows.Scan(append(dest, &analysis, &headers, &d.Body, &digest)...); err != nil {
+	if err := rows.Scan(append(append(dest, &analysis, &headers, &d.Body, &digest), extra...)...); err != nil {
 		return nil, err
 	}
 	done()
@@ -561,9 +554,6 @@ func scanRecord(rows *sql.Rows) (*inspector.Record, error) {
 func (db *DB) records(ctx context.Context, ids []int64) ([]*inspector.Record, error) {
 	if len(ids) == 0 {
 		return nil, nil
-	}
-	if err := db.moved(slices.Max(ids)); err != nil {
-		return nil, err
 	}
 	in := placeholders(len(ids))
 	rows, err := db.sql.QueryContext(ctx, `SELECT `+recordColumns+`
@@ -688,7 +678,7 @@ const deleteChunk = 500
 func (db *DB) Delete(ctx context.Context, ids ...int64) error {
 	for len(ids) > 0 {
 		n := min(len(ids), deleteChunk)
-		if err := db.tx(ctx, func(tx *sql.Tx) error {
+		if err := db.write(ctx, func(tx *sql.Tx) error {
 			_, err := deleteIDs(ctx, tx, ids[:n])
 			return err
 		}); err != nil {
@@ -700,54 +690,50 @@ func (db *DB) Delete(ctx context.Context, ids ...int64) error {
 }
 
 // Prune deletes the oldest deliveries beyond the newest keep and returns how
-// many it deleted. keep <= 0 means no cap and deletes nothing.
+// many it deleted, never one a forward route being forwarded still owes
+// (above the cursor of a route whose lease a live process holds; a
+// stopped `listen` does not hold back another process's retention).
+// keep <= 0 means no cap and deletes nothing. The bound is read in one
+// statement with the routes' cursors: rows arriving meanwhile only get
+// higher ids, and cursors only move up, so it can never reach into what a
+// route owes.
 func (db *DB) Prune(ctx context.Context, keep int64) (int64, error) {
 	if keep <= 0 {
 		return 0, nil
 	}
-	var cutoff int64
-	err := db.sql.QueryRowContext(ctx, `SELECT id FROM deliveries ORDER BY id DESC LIMIT 1 OFFSET ?`, keep).Scan(&cutoff)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
+	var bound sql.NullInt64
+	err := db.sql.QueryRowContext(ctx, `SELECT min(
+		(SELECT id FROM deliveries ORDER BY id DESC LIMIT 1 OFFSET ?),
+		coalesce((SELECT min(cursor) FROM forward_routes WHERE holder <> '' AND lease_until > ?), 9223372036854775807))`, keep, nanos(time.Now())).Scan(&bound)
 	if err != nil {
 		return 0, fmt.Errorf("prune to %d deliveries: %w", keep, err)
 	}
+	if !bound.Valid {
+		return 0, nil // fewer than keep
+	}
 	var total int64
 	for {
-		rows, err := db.sql.QueryContext(ctx, `SELECT id FROM deliveries WHERE id <= ? ORDER BY id LIMIT ?`, cutoff, deleteChunk)
+		var n int64
+		err := db.write(ctx, func(tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, `SELECT id FROM deliveries WHERE id <= ? ORDER BY id LIMIT ?`, bound.Int64, deleteChunk)
+			if err != nil {
+				return err
+			}
+			ids, err := scanIDs(rows)
+			if err != nil || len(ids) == 0 {
+				return err
+			}
+			n, err = deleteIDs(ctx, tx, ids)
+			return err
+		})
+		total += n
 		if err != nil {
 			return total, fmt.Errorf("prune to %d deliveries: %w", keep, err)
 		}
-		ids, err := scanIDs(rows)
-		if err != nil {
-			return total, fmt.Errorf("prune to %d deliveries: %w", keep, err)
-		}
-		if len(ids) == 0 {
+		if n == 0 {
 			return total, nil
 		}
-		if err := db.tx(ctx, func(tx *sql.Tx) error {
-			n, err := deleteIDs(ctx, tx, ids)
-			total += n
-			return err
-		}); err != nil {
-			return total, fmt.Errorf("prune to %d deliveries: %w", keep, err)
-		}
 	}
-}
-
-// tx runs fn in its own transaction, for rare writes that need not share
-// the writer's batches.
-func (db *DB) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }
 
 // Value returns a setting stored with SetValue and whether it exists.

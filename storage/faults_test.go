@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,57 +13,40 @@ import (
 // come back from Get, List and Each.
 func TestReadErrorAndAnswerKept(t *testing.T) {
 	ctx := context.Background()
-	for _, tc := range []struct {
-		name string
-		open func(t *testing.T) *DB
-	}{
-		{"sqlite", openTemp},
-		{"inbox", func(t *testing.T) *DB {
-			db := openInboxDB(t, filepath.Join(t.TempDir(), "h.db"))
-			t.Cleanup(func() { db.Close() })
-			return db
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			db := tc.open(t)
-			d := delivery(1, `{"a`)
-			d.ReadError, d.Status = "http: unexpected EOF reading trailer", 400
-			bad := insert(t, db, d)
-			d = delivery(2, "{}")
-			d.Answer, d.Status = "close", 0
-			closed := insert(t, db, d)
-			if err := db.moved(closed); err != nil { // lists show what is in SQLite
-				t.Fatal(err)
-			}
-			rec, err := db.Get(ctx, bad)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rec.Delivery.ReadError != "http: unexpected EOF reading trailer" || rec.Delivery.Status != 400 {
-				t.Errorf("Get: read error %q, status %d", rec.Delivery.ReadError, rec.Delivery.Status)
-			}
-			rows, err := db.List(ctx, Filter{}, 10)
-			if err != nil {
-				t.Fatal(err)
-			}
-			byID := map[int64]Summary{}
-			for _, s := range rows {
-				byID[s.ID] = s
-			}
-			if byID[bad].ReadError == "" || byID[closed].Answer != "close" {
-				t.Errorf("List: %+v", rows)
-			}
-			var answers []string
-			if err := db.Each(ctx, Filter{}, func(r *inspector.Record) error {
-				answers = append(answers, r.Delivery.Answer)
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-			if strings.Join(answers, ",") != ",close" {
-				t.Errorf("Each: answers %q", answers)
-			}
-		})
+	db := openTemp(t)
+	d := delivery(1, `{"a`)
+	d.ReadError, d.Status = "http: unexpected EOF reading trailer", 400
+	bad := insert(t, db, d)
+	d = delivery(2, "{}")
+	d.Answer, d.Status = "close", 0
+	closed := insert(t, db, d)
+	rec, err := db.Get(ctx, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Delivery.ReadError != "http: unexpected EOF reading trailer" || rec.Delivery.Status != 400 {
+		t.Errorf("Get: read error %q, status %d", rec.Delivery.ReadError, rec.Delivery.Status)
+	}
+	rows, err := db.List(ctx, Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[int64]Summary{}
+	for _, s := range rows {
+		byID[s.ID] = s
+	}
+	if byID[bad].ReadError == "" || byID[closed].Answer != "close" {
+		t.Errorf("List: %+v", rows)
+	}
+	var answers []string
+	if err := db.Each(ctx, Filter{}, func(r *inspector.Record) error {
+		answers = append(answers, r.Delivery.Answer)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(answers, ",") != ",close" {
+		t.Errorf("Each: answers %q", answers)
 	}
 }
 

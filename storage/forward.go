@@ -1,21 +1,11 @@
 package storage
 
 import (
-	"cmp"
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"math"
-	"os"
-	"path/filepath"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
@@ -29,14 +19,11 @@ var _ forward.Store = (*DB)(nil)
 //
 //   - forward_routes: one row per route (keyed by its name, credentials
 //     redacted) with its cursor: every delivery at or below it is done.
+//     (Migration 10 adds the lease and the sending mark.)
 //   - forward_sessions: the id ranges during which the route took the
-//     receiver's deliveries (from_id exclusive, to_id inclusive, NULL while
-//     open). What a route owes is every receiver delivery inside one of its
-//     sessions, above its cursor, without a final attempt: no row is
-//     written per delivery on the ack path, which acks before SQLite has
-//     the delivery (docs/forwarding.md).
+//     receiver's deliveries (dropped by migration 10).
 //   - forward_attempts: every attempt, gone with its delivery. The index
-//     leads with delivery_id for the cascade and the owed query.
+//     leads with delivery_id for the cascade and the counts per route.
 const schemaForward = `
 CREATE TABLE forward_routes (
 	route      TEXT PRIMARY KEY,
@@ -90,91 +77,116 @@ CREATE TRIGGER forward_summary_attempt AFTER INSERT ON forward_attempts BEGIN
 END;
 `
 
-// owedWhere selects the receiver deliveries route ?1 owes in (?2, ?3].
-const owedWhere = `FROM deliveries d
-	WHERE d.id > ?2 AND d.id <= ?3 AND d.source = 'receiver'
-	AND EXISTS (SELECT 1 FROM forward_sessions s WHERE s.route = ?1 AND d.id > s.from_id AND (s.to_id IS NULL OR d.id <= s.to_id))
-	AND NOT EXISTS (SELECT 1 FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1 AND a.final = 1)`
-
-// OpenRoute finds or creates a route's queue (forward.Store).
-func (db *DB) OpenRoute(ctx context.Context, route string, session bool, from int64) (forward.RouteState, error) {
+// ClaimRoute takes or renews a route's lease (forward.Store).
+func (db *DB) ClaimRoute(ctx context.Context, route, holder string, since time.Time, ttl time.Duration) (forward.RouteState, error) {
 	var st forward.RouteState
-	err := db.tx(ctx, func(tx *sql.Tx) error {
-		var newest int64
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM deliveries`).Scan(&newest); err != nil {
+	now := time.Now()
+	err := db.marks.do(func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO forward_routes(route, cursor, created_at)
+			VALUES (?, (SELECT n FROM counters WHERE name = 'last_id'), ?)`, route, nanos(now)); err != nil {
 			return err
 		}
-		if from < 0 {
-			from = newest
-		}
-		now := nanos(time.Now())
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO forward_routes(route, cursor, created_at) VALUES (?,?,?)`, route, from, now); err != nil {
+		// Free, expired or ours: take it. A route turned off before this
+		// forwarder started starts again after the newest delivery; one
+		// turned off since (by another process, while this one had it on)
+		// is on all the same.
+		if _, err := tx.ExecContext(ctx, `UPDATE forward_routes SET holder = ?1, lease_until = ?2,
+			cursor = CASE WHEN off_at > 0 AND off_at < ?4 THEN max(cursor, (SELECT n FROM counters WHERE name = 'last_id')) ELSE cursor END,
+			sending = CASE WHEN off_at > 0 AND off_at < ?4 THEN 0 ELSE sending END,
+			off_at = 0
+			WHERE route = ?3 AND (holder = ?1 OR holder = '' OR lease_until < ?5)`,
+			holder, nanos(now.Add(ttl)), route, nanos(since), nanos(now)); err != nil {
 			return err
 		}
-		// A session still open was left by a process that died: it took
-		// everything stored up to now.
-		if _, err := tx.ExecContext(ctx, `UPDATE forward_sessions SET to_id = max(from_id, ?) WHERE route = ? AND to_id IS NULL`, newest, route); err != nil {
+		var h string
+		if err := tx.QueryRowContext(ctx, `SELECT cursor, sending, holder FROM forward_routes WHERE route = ?`, route).Scan(&st.Cursor, &st.Sending, &h); err != nil {
 			return err
 		}
-		st.Live = max(from, newest)
-		if session {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO forward_sessions(route, from_id) VALUES (?,?)
-				ON CONFLICT(route, from_id) DO UPDATE SET to_id = NULL`, route, from); err != nil {
-				return err
-			}
-		}
-		if err := tx.QueryRowContext(ctx, `SELECT cursor FROM forward_routes WHERE route = ?`, route).Scan(&st.Cursor); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM forward_sessions WHERE route = ? AND to_id IS NOT NULL AND to_id <= ?`, route, st.Cursor); err != nil {
-			return err
-		}
-		return tx.QueryRowContext(ctx, `SELECT count(*) `+owedWhere, route, st.Cursor, st.Live).Scan(&st.Owed)
+		st.Held, st.Holder = h == holder, h
+		return nil
 	})
 	if err != nil {
-		return st, fmt.Errorf("open forward route: %w", err)
+		return st, fmt.Errorf("claim forward route: %w", err)
 	}
 	return st, nil
 }
 
-// CloseRoute closes the route's open session at last (forward.Store).
-func (db *DB) CloseRoute(ctx context.Context, route string, last int64) error {
-	err := db.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE forward_sessions SET to_id = max(from_id, ?) WHERE route = ? AND to_id IS NULL`, last, route)
+// ReleaseRoute gives a lease up, and turns the route off (forward.Store).
+func (db *DB) ReleaseRoute(ctx context.Context, route, holder string, off bool) error {
+	now := time.Now()
+	err := db.marks.do(func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE forward_routes SET holder = '', lease_until = 0 WHERE route = ? AND holder = ?`, route, holder); err != nil {
+			return err
+		}
+		if !off {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE forward_routes SET off_at = ? WHERE route = ? AND (holder = '' OR lease_until < ?)`, nanos(now), route, nanos(now))
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("close forward route: %w", err)
+		return fmt.Errorf("release forward route: %w", err)
 	}
 	return nil
 }
 
-// PendingForwards returns what a route still owes in (after, upTo],
-// oldest first, with the attempts each had (forward.Store).
-func (db *DB) PendingForwards(ctx context.Context, route string, after, upTo int64, limit int) ([]forward.Owed, error) {
-	if err := db.moved(upTo); err != nil {
-		return nil, fmt.Errorf("read forward queue: %w", err)
+// RenewLeases extends every lease holder has (forward.Store).
+func (db *DB) RenewLeases(ctx context.Context, holder string, ttl time.Duration) error {
+	err := db.marks.do(func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE forward_routes SET lease_until = ? WHERE holder = ?`, nanos(time.Now().Add(ttl)), holder)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("renew forward leases: %w", err)
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT d.id,
+	return nil
+}
+
+// PendingForwards returns the receiver deliveries above after that route
+// has not finished with (pass-through relays and Forward again are
+// final), oldest first, with their attempts on route (forward.Store).
+func (db *DB) PendingForwards(ctx context.Context, route string, after int64, limit int, maxBytes int64) ([]forward.Pending, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT `+recordColumns+`,
 		(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1),
 		(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1 AND a.outcome IN ('rejected', 'timeout', 'dropped'))
-		`+owedWhere+` ORDER BY d.id LIMIT ?4`, route, after, upTo, limit)
+		FROM deliveries d JOIN bodies b ON b.delivery_id = d.id
+		WHERE `+owedWhere+` ORDER BY d.id LIMIT ?3`, route, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read forward queue: %w", err)
 	}
 	defer rows.Close()
-	var out []forward.Owed
+	var out []forward.Pending
+	var held int64
 	for rows.Next() {
-		var o forward.Owed
-		if err := rows.Scan(&o.ID, &o.Attempts, &o.Verdicts); err != nil {
+		var p forward.Pending
+		rec, err := scanRecord(rows, &p.Attempts, &p.Verdicts)
+		if err != nil {
 			return nil, fmt.Errorf("read forward queue: %w", err)
 		}
-		out = append(out, o)
+		p.Delivery = rec.Delivery
+		held += int64(len(p.Delivery.Body))
+		if len(out) > 0 && held > maxBytes {
+			break
+		}
+		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read forward queue: %w", err)
 	}
 	return out, nil
+}
+
+// owedWhere selects the receiver deliveries route ?1 owes above ?2.
+const owedWhere = `d.id > ?2 AND d.source = 'receiver'
+	AND NOT EXISTS (SELECT 1 FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1 AND a.final = 1)`
+
+// PendingCount counts what PendingForwards would return (forward.Store).
+func (db *DB) PendingCount(ctx context.Context, route string, after int64) (int64, error) {
+	var n int64
+	if err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM deliveries d WHERE `+owedWhere, route, after).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count forward queue: %w", err)
+	}
+	return n, nil
 }
 
 // attemptDetail holds the attempt fields nobody filters on, as JSON.
@@ -188,68 +200,124 @@ type attemptDetail struct {
 	NextAt            int64              `json:"next_at,omitempty"`
 	Resigned          bool               `json:"resigned,omitempty"`
 	Relayed           int                `json:"relayed,omitempty"`
+	NotResigned       string             `json:"not_resigned,omitempty"`
+	Insecure          bool               `json:"insecure,omitempty"`
+	RelayCut          bool               `json:"relay_cut,omitempty"`
+	ResponseLength    int64              `json:"response_length,omitempty"`
 }
 
-// SaveForwards records attempts and moves cursors in one transaction
+// RecordForward records a route's attempts, cursor and sending mark in
+// one transaction, if holder holds its lease (forward.Store).
+func (db *DB) RecordForward(ctx context.Context, route, holder string, attempts []*forward.Attempt, cursor, sending int64, ttl time.Duration) error {
+	details, err := attemptDetails(attempts)
+	if err != nil {
+		return fmt.Errorf("record forward attempts: %w", err)
+	}
+	// Once asked for, a record is written whoever stops meanwhile.
+	ctx = context.WithoutCancel(ctx)
+	err = db.marks.do(func(tx *sql.Tx) error {
+		st, err := db.rstmts.inTx(ctx, tx, `UPDATE forward_routes SET lease_until = ?, cursor = max(cursor, ?), sending = ?
+			WHERE route = ? AND holder = ?`)
+		if err != nil {
+			return err
+		}
+		res, err := st.ExecContext(ctx, nanos(time.Now().Add(ttl)), cursor, sending, route, holder)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return forward.ErrLeaseLost
+		}
+		return insertAttempts(ctx, tx, db.rstmts, attempts, details)
+	})
+	if err != nil {
+		return fmt.Errorf("record forward attempts: %w", err)
+	}
+	return nil
+}
+
+// SaveForwards records attempts and moves cursors up in one transaction
 // (forward.Store). An attempt whose delivery was deleted meanwhile is
 // dropped; one with Number 0 is numbered after the delivery's others on
-// its route. Cursors only move forward, taking closed sessions below them
-// along.
+// its route. A pass-through attempt's relayed status becomes its
+// delivery's.
 func (db *DB) SaveForwards(ctx context.Context, attempts []*forward.Attempt, cursors map[string]int64) error {
-	if len(attempts) > 0 {
-		// The attempt rows refer to their deliveries, which may still be
-		// in the inbox.
-		maxID := slices.MaxFunc(attempts, func(a, b *forward.Attempt) int { return cmp.Compare(a.DeliveryID, b.DeliveryID) }).DeliveryID
-		if err := db.moved(maxID); err != nil {
-			return fmt.Errorf("record forward attempts: %w", err)
-		}
+	details, err := attemptDetails(attempts)
+	if err != nil {
+		return fmt.Errorf("record forward attempts: %w", err)
 	}
+	ctx = context.WithoutCancel(ctx)
+	err = db.marks.do(func(tx *sql.Tx) error {
+		if err := insertAttempts(ctx, tx, db.rstmts, attempts, details); err != nil {
+			return err
+		}
+		for _, a := range attempts {
+			if a.Relayed == 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = ? WHERE id = ? AND answer = ?`, a.Relayed, a.DeliveryID, inspector.AnswerPassThrough); err != nil {
+				return err
+			}
+		}
+		for route, c := range cursors {
+			if _, err := tx.ExecContext(ctx, `UPDATE forward_routes SET cursor = max(cursor, ?) WHERE route = ?`, c, route); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record forward attempts: %w", err)
+	}
+	return nil
+}
+
+// attemptDetails encodes each attempt's seldom-read fields.
+func attemptDetails(attempts []*forward.Attempt) ([]string, error) {
 	details := make([]string, len(attempts))
 	for i, a := range attempts {
 		dt := attemptDetail{Target: a.Target, StatusText: a.StatusText, ResponseHeaders: a.ResponseHeaders,
-			ResponseTruncated: a.ResponseTruncated, Detail: a.Detail, GaveUp: a.GaveUp, Resigned: a.Resigned, Relayed: a.Relayed}
+			ResponseTruncated: a.ResponseTruncated, Detail: a.Detail, GaveUp: a.GaveUp, Resigned: a.Resigned, Relayed: a.Relayed,
+			NotResigned: a.NotResigned, Insecure: a.Insecure, RelayCut: a.RelayCut, ResponseLength: a.ResponseLength}
 		if !a.NextAt.IsZero() {
 			dt.NextAt = nanos(a.NextAt)
 		}
 		b, err := json.Marshal(dt)
 		if err != nil {
-			return fmt.Errorf("record forward attempts: %w", err)
+			return nil, err
 		}
 		details[i] = string(b)
 	}
-	_, err := db.w.do(ctx, bulk, func(ctx context.Context, tx *batchTx) (int64, error) {
-		for i, a := range attempts {
-			body := a.ResponseBody
-			if body == nil {
-				body = []byte{}
-			}
-			number := sql.NullInt64{Int64: int64(a.Number), Valid: a.Number > 0}
-			st, err := tx.prepared(ctx, `INSERT INTO forward_attempts(delivery_id, route, number, kind, started_at, status,
-				latency_ns, outcome, final, reforward, error, detail, response_body)
-				SELECT ?1, ?2, coalesce(?3, (SELECT coalesce(max(number), 0) + 1 FROM forward_attempts WHERE delivery_id = ?1 AND route = ?2)),
-				?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 WHERE EXISTS (SELECT 1 FROM deliveries WHERE id = ?1)
-				RETURNING id, number`)
-			if err != nil {
-				return 0, err
-			}
-			err = st.QueryRowContext(ctx, a.DeliveryID, a.Route, number, string(a.Kind), nanos(a.StartedAt), a.Status, int64(a.Latency),
-				string(a.Outcome), boolInt(a.Final), boolInt(a.Reforward), a.Error, details[i], body).Scan(&a.ID, &a.Number)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return 0, err
-			}
-		}
-		for route, c := range cursors {
-			if _, err := tx.exec(ctx, `UPDATE forward_routes SET cursor = max(cursor, ?) WHERE route = ?`, c, route); err != nil {
-				return 0, err
-			}
-			if _, err := tx.exec(ctx, `DELETE FROM forward_sessions WHERE route = ? AND to_id IS NOT NULL AND to_id <= ?`, route, c); err != nil {
-				return 0, err
-			}
-		}
-		return 0, nil
-	})
+	return details, nil
+}
+
+// insertAttempts writes attempts in tx (on cache's handle), setting each
+// one's ID and Number.
+func insertAttempts(ctx context.Context, tx *sql.Tx, cache *stmtCache, attempts []*forward.Attempt, details []string) error {
+	if len(attempts) == 0 {
+		return nil
+	}
+	st, err := cache.inTx(ctx, tx, `INSERT INTO forward_attempts(delivery_id, route, number, kind, started_at, status,
+		latency_ns, outcome, final, reforward, error, detail, response_body)
+		SELECT ?1, ?2, coalesce(?3, (SELECT coalesce(max(number), 0) + 1 FROM forward_attempts WHERE delivery_id = ?1 AND route = ?2)),
+		?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 WHERE EXISTS (SELECT 1 FROM deliveries WHERE id = ?1)
+		RETURNING id, number`)
 	if err != nil {
-		return fmt.Errorf("record forward attempts: %w", err)
+		return err
+	}
+	for i, a := range attempts {
+		body := a.ResponseBody
+		if body == nil {
+			body = []byte{}
+		}
+		number := sql.NullInt64{Int64: int64(a.Number), Valid: a.Number > 0}
+		err := st.QueryRowContext(ctx, a.DeliveryID, a.Route, number, string(a.Kind), nanos(a.StartedAt), a.Status, int64(a.Latency),
+			string(a.Outcome), boolInt(a.Final), boolInt(a.Reforward), a.Error, details[i], body).Scan(&a.ID, &a.Number)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
 	}
 	return nil
 }
@@ -278,6 +346,7 @@ func (db *DB) ForwardAttempts(ctx context.Context, deliveryID int64) ([]*forward
 		a.Kind, a.Outcome, a.StartedAt, a.Latency = forward.Kind(kind), forward.Outcome(outcome), fromNanos(started), time.Duration(latency)
 		a.Target, a.StatusText, a.ResponseHeaders, a.ResponseTruncated = dt.Target, dt.StatusText, dt.ResponseHeaders, dt.ResponseTruncated
 		a.Detail, a.GaveUp, a.Resigned, a.Relayed = dt.Detail, dt.GaveUp, dt.Resigned, dt.Relayed
+		a.NotResigned, a.Insecure, a.RelayCut, a.ResponseLength = dt.NotResigned, dt.Insecure, dt.RelayCut, dt.ResponseLength
 		if dt.NextAt != 0 {
 			a.NextAt = fromNanos(dt.NextAt)
 		}
@@ -331,165 +400,38 @@ func (db *DB) ForwardDelivery(ctx context.Context, id int64) (*inspector.Deliver
 	return rec.Delivery, nil
 }
 
-// ForwardWaiting returns, per route in the store, how many deliveries it
-// still owes (a face shows it even while forwarding is off).
+// ForwardWaiting returns, per route in the store that is not turned off,
+// how many receiver deliveries it still owes (what a stopped `listen`
+// sends on its next run).
 func (db *DB) ForwardWaiting(ctx context.Context) (map[string]int64, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT route, cursor FROM forward_routes`)
+	rows, err := db.sql.QueryContext(ctx, `SELECT r.route, (SELECT count(*) FROM deliveries d WHERE d.id > r.cursor AND d.source = 'receiver'
+			AND NOT EXISTS (SELECT 1 FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = r.route AND a.final = 1))
+		FROM forward_routes r WHERE r.off_at = 0`)
 	if err != nil {
 		return nil, fmt.Errorf("count forward queues: %w", err)
 	}
-	cursors := map[string]int64{}
+	defer rows.Close()
+	out := map[string]int64{}
 	for rows.Next() {
 		var r string
-		var c int64
-		if err := rows.Scan(&r, &c); err != nil {
-			rows.Close()
+		var n int64
+		if err := rows.Scan(&r, &n); err != nil {
 			return nil, fmt.Errorf("count forward queues: %w", err)
 		}
-		cursors[r] = c
+		out[r] = n
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("count forward queues: %w", err)
-	}
-	out := make(map[string]int64, len(cursors))
-	for r, c := range cursors {
-		var n int64
-		if err := db.sql.QueryRowContext(ctx, `SELECT count(*) `+owedWhere, r, c, int64(math.MaxInt64)).Scan(&n); err != nil {
-			return nil, fmt.Errorf("count forward queue %s: %w", r, err)
-		}
-		out[r] = n
 	}
 	return out, nil
 }
 
 // NewestDeliveryID is the highest delivery id in the store (0 when it is
-// empty): where a forwarding session that replaces another one begins
-// (forward.Forwarder.StartAfter).
+// empty).
 func (db *DB) NewestDeliveryID(ctx context.Context) (int64, error) {
 	var n int64
 	if err := db.sql.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM deliveries`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("read the newest delivery id: %w", err)
 	}
 	return n, nil
-}
-
-// CountAfter counts the deliveries with an id above id: retention keeps at
-// least that many, so nothing a forward route still owes is pruned.
-func (db *DB) CountAfter(ctx context.Context, id int64) (int64, error) {
-	var n int64
-	if err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM deliveries WHERE id > ?`, id).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count deliveries after %d: %w", id, err)
-	}
-	return n, nil
-}
-
-// ForwardMarks keeps forwarding's started marks (forward.Marks) in a
-// folder beside the store, one tiny file per route: a mark is written
-// before every first send of a delivery, so it must cost one write, not a
-// SQLite commit behind the writer.
-type ForwardMarks struct {
-	dir string
-
-	mu    sync.Mutex
-	files map[string]*markFile
-}
-
-type markFile struct {
-	mu sync.Mutex
-	f  *os.File
-	v  int64
-}
-
-// markLen is a mark record: the id, its CRC-32, padding. One 16-byte
-// write at offset 0 never straddles a sector, so it is not torn.
-const markLen = 16
-
-// OpenForwardMarks opens (creating) the marks folder of the store at
-// storePath: <storePath>-forward.
-func OpenForwardMarks(storePath string) (*ForwardMarks, error) {
-	dir := storePath + "-forward"
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("open forward marks: %w", err)
-	}
-	return &ForwardMarks{dir: dir, files: map[string]*markFile{}}, nil
-}
-
-func (m *ForwardMarks) file(route string) (*markFile, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if mf, ok := m.files[route]; ok {
-		return mf, nil
-	}
-	sum := sha256.Sum256([]byte(route))
-	path := filepath.Join(m.dir, hex.EncodeToString(sum[:16]))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	mf := &markFile{f: f}
-	buf := make([]byte, markLen)
-	n, _ := f.ReadAt(buf, 0)
-	switch {
-	case n == markLen && crc32.ChecksumIEEE(buf[:8]) == binary.LittleEndian.Uint32(buf[8:12]):
-		mf.v = int64(binary.LittleEndian.Uint64(buf[:8]))
-	case n == 0:
-		// New: allocate the block now, so every later mark overwrites it.
-		_, _ = f.WriteAt(markRecord(0), 0)
-	default:
-		// Unreadable: count everything as possibly started.
-		mf.v = math.MaxInt64
-	}
-	m.files[route] = mf
-	return mf, nil
-}
-
-func markRecord(id int64) []byte {
-	b := make([]byte, markLen)
-	binary.LittleEndian.PutUint64(b[:8], uint64(id))
-	binary.LittleEndian.PutUint32(b[8:12], crc32.ChecksumIEEE(b[:8]))
-	return b
-}
-
-// Started returns the route's mark (forward.Marks); a mark that cannot be
-// read counts every delivery as possibly started.
-func (m *ForwardMarks) Started(route string) int64 {
-	mf, err := m.file(route)
-	if err != nil {
-		return math.MaxInt64
-	}
-	mf.mu.Lock()
-	defer mf.mu.Unlock()
-	return mf.v
-}
-
-// MarkStarted sets the route's mark (forward.Marks) with one write and no
-// sync: the page cache outlives a killed process, so a kill -9 keeps the
-// mark; a power cut may lose it, and with it only the re-forward flag of
-// the deliveries under way. A sync per send competed with the inbox's own
-// on every ack batch (docs/benchmarks.md, finding 12).
-func (m *ForwardMarks) MarkStarted(route string, id int64) error {
-	mf, err := m.file(route)
-	if err != nil {
-		return fmt.Errorf("forward mark: %w", err)
-	}
-	mf.mu.Lock()
-	defer mf.mu.Unlock()
-	if _, err := mf.f.WriteAt(markRecord(id), 0); err != nil {
-		return fmt.Errorf("forward mark: %w", err)
-	}
-	mf.v = id
-	return nil
-}
-
-// Close closes the mark files.
-func (m *ForwardMarks) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var errs []error
-	for _, mf := range m.files {
-		errs = append(errs, mf.f.Close())
-	}
-	m.files = map[string]*markFile{}
-	return errors.Join(errs...)
 }

@@ -2,8 +2,7 @@ package storage
 
 import (
 	"context"
-	"math"
-	"os"
+	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -26,24 +25,25 @@ func insertN(t *testing.T, db *DB, n int, source string) []int64 {
 	return ids
 }
 
-func owedIDs(t *testing.T, db *DB, route string, after, upTo int64) []int64 {
+func pendingIDs(t *testing.T, db *DB, route string, after int64) []int64 {
 	t.Helper()
-	owed, err := db.PendingForwards(context.Background(), route, after, upTo, 100)
+	page, err := db.PendingForwards(context.Background(), route, after, 100, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids []int64
-	for _, o := range owed {
-		ids = append(ids, o.ID)
+	for _, p := range page {
+		ids = append(ids, p.Delivery.ID)
 	}
 	return ids
 }
 
-// TestForwardQueueSessions: a route owes the receiver's deliveries stored
-// during its sessions, above its cursor, without a final attempt; a
-// session a crash left open is closed at the next open; deliveries stored
-// while the route was off, or imported, are not owed.
-func TestForwardQueueSessions(t *testing.T) {
+// TestForwardRouteCursorAndLease: a new route starts after the newest
+// delivery and owes the receiver's deliveries above its cursor (not the
+// imported ones); one process holds its lease at a time, another takes it
+// over once it is released or expired; the cursor and the sending mark
+// move only with the lease, the cursor never back.
+func TestForwardRouteCursorAndLease(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(filepath.Join(t.TempDir(), "f.db"))
 	if err != nil {
@@ -51,58 +51,113 @@ func TestForwardQueueSessions(t *testing.T) {
 	}
 	defer db.Close()
 	insertN(t, db, 3, "")
-	st, err := db.OpenRoute(ctx, "r", true, forward.FromNewest)
-	if err != nil {
-		t.Fatal(err)
+	since := time.Now()
+	a, err := db.ClaimRoute(ctx, "r", "A", since, time.Minute)
+	if err != nil || !a.Held || a.Cursor != 3 || a.Sending != 0 {
+		t.Fatalf("first claim: %+v %v", a, err)
 	}
-	if st.Cursor != 3 || st.Live != 3 || st.Owed != 0 {
-		t.Fatalf("new route: %+v", st)
-	}
-	insertN(t, db, 3, "")       // 4-6, this session's
+	insertN(t, db, 3, "")       // 4-6
 	insertN(t, db, 1, "import") // 7, not the receiver's
-	if got := owedIDs(t, db, "r", 3, 100); !slices.Equal(got, []int64{4, 5, 6}) {
-		t.Errorf("owed %v", got)
+	insertN(t, db, 1, "")       // 8
+	if got := pendingIDs(t, db, "r", 3); !slices.Equal(got, []int64{4, 5, 6, 8}) {
+		t.Errorf("pending %v", got)
 	}
-	// The process dies; the next open closes the session at the newest.
-	st, err = db.OpenRoute(ctx, "r", true, forward.FromNewest)
-	if err != nil {
+	if n, _ := db.PendingCount(ctx, "r", 3); n != 4 {
+		t.Errorf("pending count %d", n)
+	}
+	b, err := db.ClaimRoute(ctx, "r", "B", since, time.Minute)
+	if err != nil || b.Held || b.Holder != "A" {
+		t.Fatalf("second process's claim while A holds: %+v %v", b, err)
+	}
+	if err := db.RecordForward(ctx, "r", "B", nil, 6, 0, time.Minute); !errors.Is(err, forward.ErrLeaseLost) {
+		t.Fatalf("B recorded without the lease: %v", err)
+	}
+	// A sends 4: its mark, then the attempt with the cursor.
+	if err := db.RecordForward(ctx, "r", "A", nil, 0, 4, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if st.Live != 7 || st.Owed != 3 || st.Cursor != 3 {
-		t.Errorf("after a crash: %+v", st)
-	}
-	a := &forward.Attempt{DeliveryID: 5, Route: "r", Kind: forward.KindAck, Outcome: forward.Delivered, Status: 200, Final: true, StartedAt: time.Now()}
-	if err := db.SaveForwards(ctx, []*forward.Attempt{a}, map[string]int64{"r": 4}); err != nil {
+	at := &forward.Attempt{DeliveryID: 4, Route: "r", Kind: forward.KindAck, Outcome: forward.Delivered, Status: 200, Final: true, StartedAt: time.Now()}
+	if err := db.RecordForward(ctx, "r", "A", []*forward.Attempt{at}, 4, 5, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if a.ID == 0 || a.Number != 1 {
-		t.Errorf("attempt saved as id %d number %d", a.ID, a.Number)
+	if at.ID == 0 || at.Number != 1 {
+		t.Errorf("attempt saved as id %d number %d", at.ID, at.Number)
 	}
-	if got := owedIDs(t, db, "r", 4, 100); !slices.Equal(got, []int64{6}) {
-		t.Errorf("owed after 5 was delivered and the cursor moved to 4: %v", got)
-	}
-	// A clean stop at 9; 10 arrives while the route is off.
-	insertN(t, db, 2, "")
-	if err := db.CloseRoute(ctx, "r", 9); err != nil {
+	// A dies while sending 5; B waits for the lease to expire.
+	if err := db.RenewLeases(ctx, "A", -time.Second); err != nil {
 		t.Fatal(err)
 	}
-	insertN(t, db, 1, "")
-	st, err = db.OpenRoute(ctx, "r", true, forward.FromNewest)
-	if err != nil {
+	b, err = db.ClaimRoute(ctx, "r", "B", since, time.Minute)
+	if err != nil || !b.Held || b.Cursor != 4 || b.Sending != 5 {
+		t.Fatalf("takeover after A's lease expired: %+v %v", b, err)
+	}
+	if err := db.RecordForward(ctx, "r", "A", nil, 9, 0, time.Minute); !errors.Is(err, forward.ErrLeaseLost) {
+		t.Errorf("A recorded after B took over: %v", err)
+	}
+	// A cursor never moves back; a release lets A in at once.
+	if err := db.RecordForward(ctx, "r", "B", nil, 2, 0, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if got := owedIDs(t, db, "r", st.Cursor, st.Live); !slices.Equal(got, []int64{6, 8, 9}) || st.Live != 10 || st.Owed != 3 {
-		t.Errorf("after a clean stop: owed %v, state %+v", got, st)
+	if err := db.ReleaseRoute(ctx, "r", "B", false); err != nil {
+		t.Fatal(err)
+	}
+	a, err = db.ClaimRoute(ctx, "r", "A", since, time.Minute)
+	if err != nil || !a.Held || a.Cursor != 4 || a.Sending != 0 {
+		t.Errorf("claim after B released: %+v %v", a, err)
 	}
 	if w, err := db.ForwardWaiting(ctx); err != nil || w["r"] != 3 {
 		t.Errorf("waiting %v %v, want r: 3", w, err)
 	}
-	// A cursor never moves back.
-	if err := db.SaveForwards(ctx, nil, map[string]int64{"r": 2}); err != nil {
+}
+
+// TestForwardRouteTurnedOff: a route turned off and on again starts after
+// the newest delivery (what arrived while it was off is not owed, nor is
+// what waited); a route a process had on all along stays where it was
+// when another process turns it off.
+func TestForwardRouteTurnedOff(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(filepath.Join(t.TempDir(), "f.db"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := db.OpenRoute(ctx, "r", false, forward.FromNewest); st.Cursor != 4 {
-		t.Errorf("cursor %d after a move back", st.Cursor)
+	defer db.Close()
+	insertN(t, db, 2, "")
+	aSince := time.Now()
+	if _, err := db.ClaimRoute(ctx, "r", "A", aSince, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	insertN(t, db, 2, "") // 3, 4 owed
+	bSince := time.Now()
+	if err := db.ReleaseRoute(ctx, "r", "A", true); err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := db.ForwardWaiting(ctx); len(w) != 0 {
+		t.Errorf("a route turned off still waits: %v", w)
+	}
+	insertN(t, db, 1, "") // 5, while off
+	// B had the route on since before A turned it off: it keeps it.
+	b, err := db.ClaimRoute(ctx, "r", "B", bSince, time.Minute)
+	if err != nil || !b.Held || b.Cursor != 2 {
+		t.Fatalf("claim by a process that had the route on: %+v %v", b, err)
+	}
+	if err := db.ReleaseRoute(ctx, "r", "B", true); err != nil {
+		t.Fatal(err)
+	}
+	insertN(t, db, 1, "") // 6, while off
+	a, err := db.ClaimRoute(ctx, "r", "A", time.Now(), time.Minute)
+	if err != nil || !a.Held || a.Cursor != 6 {
+		t.Fatalf("turned on again: %+v %v", a, err)
+	}
+	if got := pendingIDs(t, db, "r", a.Cursor); len(got) != 0 {
+		t.Errorf("owed after turned on again: %v", got)
+	}
+	// Ids are never handed out twice, even after the newest are deleted:
+	// a cursor may point past them.
+	if err := db.Delete(ctx, 5, 6); err != nil {
+		t.Fatal(err)
+	}
+	if ids := insertN(t, db, 1, ""); ids[0] != 7 {
+		t.Errorf("new delivery after the newest were deleted got id %d, want 7", ids[0])
 	}
 }
 
@@ -166,36 +221,5 @@ func TestForwardAttemptsSummaryAndCascade(t *testing.T) {
 	}
 	if d, err := db.ForwardDelivery(ctx, ids[0]); d != nil || err != nil {
 		t.Errorf("deleted delivery: %v %v", d, err)
-	}
-}
-
-func TestForwardMarks(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f.db")
-	m, err := OpenForwardMarks(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := m.Started("a"); v != 0 {
-		t.Errorf("new mark %d", v)
-	}
-	if err := m.MarkStarted("a", 42); err != nil {
-		t.Fatal(err)
-	}
-	m.MarkStarted("b", 7)
-	m.Close()
-	m, _ = OpenForwardMarks(path)
-	if a, b := m.Started("a"), m.Started("b"); a != 42 || b != 7 {
-		t.Errorf("reopened marks %d %d", a, b)
-	}
-	m.Close()
-	// A damaged mark counts everything as possibly started.
-	entries, _ := os.ReadDir(path + "-forward")
-	for _, e := range entries {
-		os.WriteFile(filepath.Join(path+"-forward", e.Name()), []byte("garbage-garbage!"), 0o600)
-	}
-	m, _ = OpenForwardMarks(path)
-	defer m.Close()
-	if v := m.Started("a"); v != math.MaxInt64 {
-		t.Errorf("damaged mark read as %d", v)
 	}
 }

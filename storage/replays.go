@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -58,13 +59,15 @@ func (db *DB) SaveReplay(ctx context.Context, r *replay.Result) (int64, error) {
 	if sent.IsZero() {
 		sent = time.Now()
 	}
-	id, err := db.w.do(ctx, bulk, func(ctx context.Context, tx *batchTx) (int64, error) {
-		res, err := tx.exec(ctx, `INSERT INTO replays(delivery_id, sent_at, target, mode, status, latency_ns, error, detail, response_body)
+	var id int64
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO replays(delivery_id, sent_at, target, mode, status, latency_ns, error, detail, response_body)
 			VALUES (?,?,?,?,?,?,?,?,?)`, r.DeliveryID, nanos(sent), r.Target, string(r.Mode), r.Status, int64(r.Latency), r.Error, string(detail), body)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		return res.LastInsertId()
+		id, err = res.LastInsertId()
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store replay of delivery %d: %w", r.DeliveryID, err)

@@ -1,18 +1,14 @@
 package storage
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/hookscope/hookscope/inspector"
-	"github.com/hookscope/hookscope/storage/inbox"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -106,10 +102,8 @@ func drainCheck(rows *sql.Rows) error {
 
 // SalvageReport says what Salvage read and what it could not.
 type SalvageReport struct {
-	// Read counts the deliveries passed on; FromInbox those of them read
-	// from the inbox (received, never moved into the store).
-	Read      int `json:"read"`
-	FromInbox int `json:"from_inbox"`
+	// Read counts the deliveries passed on.
+	Read int `json:"read"`
 	// Skipped says what could not be read and why, one line each
 	// (neighbouring ids that failed alike are one line).
 	Skipped []string `json:"skipped"`
@@ -123,9 +117,7 @@ const salvageChunk = 200
 // damaged, oldest first, and passes each to fn: around a damaged page it
 // reads delivery by delivery, and a delivery whose body or analysis
 // cannot be read comes without it (Delivery.Damaged says why). It writes
-// nothing, neither to the store nor to its inbox, whose deliveries not yet
-// moved into the store it reads too. An error from fn stops it and is
-// returned as is.
+// nothing. An error from fn stops it and is returned as is.
 func Salvage(ctx context.Context, path string, fn func(*inspector.Record) error) (*SalvageReport, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("salvage %s: %w", path, err)
@@ -135,11 +127,8 @@ func Salvage(ctx context.Context, path string, fn func(*inspector.Record) error)
 		return nil, fmt.Errorf("salvage %s: %w", path, err)
 	}
 	defer sqlDB.Close()
-	s := &salvager{ctx: ctx, db: sqlDB, fn: fn, rep: &SalvageReport{}, seen: map[int64]bool{}}
-	err = s.store(path)
-	if err == nil {
-		err = s.inbox(path + "-inbox")
-	}
+	s := &salvager{ctx: ctx, db: sqlDB, fn: fn, rep: &SalvageReport{}}
+	err = s.store()
 	s.flushSkip()
 	if err != nil && !errors.Is(err, errStop) {
 		return s.rep, fmt.Errorf("salvage %s: %w", path, err)
@@ -158,7 +147,6 @@ type salvager struct {
 	db   *sql.DB
 	fn   func(*inspector.Record) error
 	rep  *SalvageReport
-	seen map[int64]bool
 	stop error
 	// skip is the run of ids being skipped for the same reason.
 	skipFrom, skipTo int64
@@ -167,7 +155,6 @@ type salvager struct {
 
 func (s *salvager) emit(r *inspector.Record) error {
 	s.flushSkip()
-	s.seen[r.Delivery.ID] = true
 	s.rep.Read++
 	if err := s.fn(r); err != nil {
 		s.stop = err
@@ -201,8 +188,8 @@ func (s *salvager) flushSkip() {
 
 // store reads the store's deliveries: in chunks while that works, around
 // damage one id at a time, up to the highest id anything records.
-func (s *salvager) store(path string) error {
-	hi := s.highestID(path)
+func (s *salvager) store() error {
+	hi := s.highestID()
 	var after int64
 	for {
 		if err := s.ctx.Err(); err != nil {
@@ -238,23 +225,18 @@ func (s *salvager) store(path string) error {
 	}
 }
 
-// highestID is the highest delivery id the store or its id counter
-// records, whichever can still be read.
-func (s *salvager) highestID(path string) int64 {
+// highestID is the highest delivery id the store records, wherever it can
+// still be read.
+func (s *salvager) highestID() int64 {
 	var hi int64
 	for _, q := range []string{
 		`SELECT coalesce(max(id), 0) FROM deliveries`,
 		`SELECT coalesce(max(id), 0) FROM deliveries INDEXED BY deliveries_received`,
 		`SELECT coalesce(max(delivery_id), 0) FROM bodies`,
-		`SELECT value FROM kv WHERE key = 'inbox_moved'`,
+		`SELECT n FROM counters WHERE name = 'last_id'`,
 	} {
 		var n int64
 		if s.db.QueryRowContext(s.ctx, q).Scan(&n) == nil {
-			hi = max(hi, n)
-		}
-	}
-	if b, err := os.ReadFile(path + "-ids"); err == nil && len(b) >= 8 {
-		if n := int64(binary.LittleEndian.Uint64(b)); n > 0 && n < 1<<62 {
 			hi = max(hi, n)
 		}
 	}
@@ -352,32 +334,5 @@ func (s *salvager) deliveryOnly(id int64) error {
 		return err
 	}
 	s.rep.Skipped = append(s.rep.Skipped, fmt.Sprintf("delivery %d (passed on without them): %s", id, d.Damaged))
-	return nil
-}
-
-// inbox reads the deliveries an inbox holds that the store does not.
-func (s *salvager) inbox(dir string) error {
-	var recs []inbox.Record
-	damage, err := inbox.Read(dir, func(r inbox.Record) { recs = append(recs, r) })
-	s.rep.Skipped = append(s.rep.Skipped, damage...)
-	if err != nil {
-		s.rep.Skipped = append(s.rep.Skipped, fmt.Sprintf("the inbox %s: %v", dir, err))
-		return nil
-	}
-	slices.SortFunc(recs, func(a, b inbox.Record) int { return cmp.Compare(a.ID, b.ID) })
-	for _, r := range recs {
-		if s.seen[r.ID] {
-			continue
-		}
-		d, err := decodeDelivery(r.ID, r.Payload)
-		if err != nil {
-			s.rep.Skipped = append(s.rep.Skipped, fmt.Sprintf("delivery %d in the inbox: %v", r.ID, err))
-			continue
-		}
-		s.rep.FromInbox++
-		if err := s.emit(&inspector.Record{Delivery: d}); err != nil {
-			return err
-		}
-	}
 	return nil
 }

@@ -120,8 +120,8 @@ CREATE TABLE kv (
 // the store. ids_reserved was the highest delivery id handed out or
 // reserved by an inbox (dropped by migration 5); inbox_moved is the
 // highest id moved from an inbox, written in the same transaction as the
-// moved rows: recovery applies only records above it. (A store with this
-// step is refused by older versions, which would ignore both.)
+// moved rows: recovery applies only records above it (legacy.go still
+// reads it, once, when it moves an older version's inbox in).
 const schemaInbox = `
 INSERT OR REPLACE INTO kv(key, value) VALUES ('ids_reserved', (SELECT coalesce(max(id), 0) FROM deliveries));
 INSERT OR REPLACE INTO kv(key, value) VALUES ('inbox_moved', 0);
@@ -131,11 +131,49 @@ INSERT OR REPLACE INTO kv(key, value) VALUES ('inbox_moved', 0);
 // stopped early and how the receiver answered (a bad chunked body showed
 // as "the body is empty" once these were lost on the way into SQLite), and
 // each body the SHA-256 digest it was stored with, checked on every read
-// (NULL for bodies stored before). The reserved id blocks go: ids come
-// from a counter every process on the store shares (ids.go).
+// (NULL for bodies stored before). The reserved id blocks went (to a
+// counter file every process shared, itself replaced by migration 10).
 const schemaFaults = `
 ALTER TABLE deliveries ADD COLUMN read_error TEXT NOT NULL DEFAULT '';
 ALTER TABLE deliveries ADD COLUMN answer TEXT NOT NULL DEFAULT '';
 ALTER TABLE bodies ADD COLUMN digest BLOB;
 DELETE FROM kv WHERE key = 'ids_reserved';
+`
+
+// schemaOneLog is migration 10: SQLite is the one log (docs/storage.md).
+//
+//   - Ids: a new delivery takes the id after counters.last_id, which a
+//     trigger raises with every insert, so an id is never handed out twice
+//     even after the newest rows were deleted (a route's cursor may point
+//     past them). It starts above everything an older version handed out:
+//     stored rows, its inbox's moved watermark and the routes' cursors
+//     (the inbox's remaining records keep their ids as they move in).
+//   - Forwarding: a route's cursor row gains its lease (holder,
+//     lease_until: one process forwards a route at a time), the delivery
+//     being sent (sending: written before the send, so a send a crash cut
+//     short is sent again marked as a re-forward) and off_at (when the
+//     route was turned off: a route turned on again starts after the
+//     newest delivery). The sessions go: a route owes every receiver
+//     delivery above its cursor. Each cursor moves to just below the
+//     first delivery its sessions still owed, or to the newest delivery
+//     when they owed none.
+const schemaOneLog = `
+INSERT OR REPLACE INTO counters(name, n) VALUES ('last_id', max(
+	coalesce((SELECT max(id) FROM deliveries), 0),
+	coalesce((SELECT value FROM kv WHERE key = 'inbox_moved'), 0),
+	coalesce((SELECT max(cursor) FROM forward_routes), 0)));
+CREATE TRIGGER deliveries_last_id AFTER INSERT ON deliveries BEGIN
+	UPDATE counters SET n = max(n, new.id) WHERE name = 'last_id';
+END;
+UPDATE forward_routes SET cursor = coalesce(
+	(SELECT min(d.id) - 1 FROM deliveries d
+		WHERE d.id > forward_routes.cursor AND d.source = 'receiver'
+		AND EXISTS (SELECT 1 FROM forward_sessions s WHERE s.route = forward_routes.route AND d.id > s.from_id AND (s.to_id IS NULL OR d.id <= s.to_id))
+		AND NOT EXISTS (SELECT 1 FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = forward_routes.route AND a.final = 1)),
+	max(cursor, coalesce((SELECT max(id) FROM deliveries), 0)));
+DROP TABLE forward_sessions;
+ALTER TABLE forward_routes ADD COLUMN holder TEXT NOT NULL DEFAULT '';
+ALTER TABLE forward_routes ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE forward_routes ADD COLUMN sending INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE forward_routes ADD COLUMN off_at INTEGER NOT NULL DEFAULT 0;
 `

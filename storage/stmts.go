@@ -8,11 +8,14 @@ import (
 	"sync"
 )
 
+// errClosed is returned for statements asked for after Close.
+var errClosed = errors.New("store is closed")
+
 // stmtCache holds statements prepared once for the life of the store.
 // modernc's driver parses SQL text on every QueryRowContext/ExecContext:
 // for the ledger's lookups (several per delivery analyzed) and the writer's
 // few statements, sqlite3Prepare was a quarter of analysis CPU
-// (docs/benchmarks.md, finding 3). A *sql.Stmt on the pool is prepared
+// (measured when the ledger was written). A *sql.Stmt on the pool is prepared
 // lazily on each connection it runs on and reused there, and
 // Tx.StmtContext reuses the copy already prepared on the transaction's
 // connection, so every statement is parsed once per connection.
@@ -45,6 +48,16 @@ func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
 	}
 	c.m[query] = st
 	return st, nil
+}
+
+// inTx returns query prepared for tx, a transaction on the cache's handle:
+// the copy already prepared on tx's connection when there is one.
+func (c *stmtCache) inTx(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	st, err := c.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st), nil
 }
 
 // queryRow runs a one-row query on its cached statement.

@@ -1,7 +1,9 @@
 // Package storage keeps everything Hookscope records in one SQLite file:
-// deliveries byte-exact, their analysis and events, the dedupe ledger, OAuth
-// profiles, tokens and transcripts. Domain packages define the small
-// interfaces they need; DB implements them.
+// deliveries byte-exact, their analysis and events, the dedupe ledger,
+// forwarding's cursors, leases and attempts, OAuth profiles, tokens and
+// transcripts. The file is the one log: WAL mode, synchronous=FULL, and a
+// delivery is acknowledged only once its row is committed. Domain packages
+// define the small interfaces they need; DB implements them.
 package storage
 
 import (
@@ -11,8 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/hookscope/hookscope/storage/inbox"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
@@ -35,29 +35,32 @@ func DefaultPath() (string, error) {
 type DB struct {
 	path string
 	sql  *sql.DB
-	// stmts are the hot statements, prepared once (see stmtCache).
-	stmts *stmtCache
-	w     *writer
-	// inbox is the ack path's journal when this process owns one.
-	inbox *inbox.Inbox
-	// ids hands out delivery ids shared with every process on the store
-	// (nil where files cannot be mapped; see ids.go).
-	ids  idSource
-	logf func(string, ...any)
+	// relaxed is a second handle on the file whose commits do not wait
+	// for the disk (synchronous=NORMAL): for what is derived from the
+	// deliveries or only records progress (analyses, forward attempts,
+	// cursors, leases). A process crash loses none of it (the WAL is
+	// written before the commit returns), a power cut may lose the last
+	// of it: analysis is then done again, and a forward is sent again. It
+	// keeps the fsync off every commit but the receiver's.
+	relaxed *sql.DB
+	// stmts and rstmts are the hot statements of each handle, prepared
+	// once (see stmtCache).
+	stmts, rstmts *stmtCache
+	// wmu lets one of this process's writers at a time ask SQLite for the
+	// write lock: waiting on a mutex wakes at once, SQLite's busy handler
+	// (which other processes' writers still meet) sleeps in steps of
+	// milliseconds.
+	wmu fifo
+	// inserts and records commit the small writes of each handle in
+	// groups (committer).
+	inserts, marks committer
+	logf           func(string, ...any)
 }
 
 // Options tunes how a store is opened.
 type Options struct {
-	// Inbox makes InsertDelivery durable through an append-only inbox
-	// next to the store (<path>-inbox, package storage/inbox) instead of
-	// a SQLite transaction: a receiver's acks then wait for one
-	// fdatasync, not for SQLite. Only one process uses an inbox at a
-	// time; another one opening the store with Inbox inserts into SQLite
-	// directly.
-	Inbox bool
 	// Logf receives the store's reports (never secrets or bodies): what
-	// recovering an inbox skipped as damaged, and the inbox mover's
-	// faults, once when they start and once when they end. Nil discards.
+	// moving an older version's inbox into the store found. Nil discards.
 	Logf func(format string, args ...any)
 }
 
@@ -81,18 +84,36 @@ func migrations() []migration {
 		{7, "forward", schemaForward},
 		{8, "forward summary", schemaForwardSummary},
 		{9, "oauth-scrub", schemaOAuthScrub},
+		{10, "one log: ids from SQLite, forward cursors with leases", schemaOneLog},
 	}
 }
 
+// dsn opens path in WAL mode with a full fsync per commit (sync "FULL")
+// or none ("NORMAL": see DB.relaxed). busy_timeout comes first: two
+// processes opening one new file at once wait for each other's
+// journal_mode switch instead of failing. Every write transaction takes
+// the write lock when it begins (_txlock=immediate), so a writer never
+// has to give up a read snapshot it cannot upgrade.
+func dsn(path, sync string) string {
+	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")" +
+		"&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-32768)&_txlock=immediate"
+}
+
 // Open opens (creating when needed, with 0600 permissions) the store at
-// path and brings its schema up to date. Deliveries left in the inbox of a
-// process that died are moved into the store first.
+// path and brings its schema up to date. Deliveries an older version left
+// in its inbox folder beside the store are moved into it first.
 func Open(path string) (*DB, error) {
 	return OpenWith(path, Options{})
 }
 
 // OpenWith is Open with options.
 func OpenWith(path string, o Options) (*DB, error) {
+	return openTo(path, o, 0)
+}
+
+// openTo opens the store with its schema at version upTo (0: the latest);
+// tests build an older version's store with it.
+func openTo(path string, o Options, upTo int) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("open store: empty path")
 	}
@@ -108,16 +129,18 @@ func OpenWith(path string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	f.Close()
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-32768)&_pragma=wal_autocheckpoint(0)&_txlock=immediate"
-	sqlDB, err := sql.Open("sqlite", dsn)
+	sqlDB, err := sql.Open("sqlite", dsn(path, "FULL"))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	// Every new connection pays for the pragmas and for parsing the schema
 	// (FTS included); keep a few idle ones for the UI's bursts of reads.
 	sqlDB.SetMaxIdleConns(8)
-	db := &DB{path: path, sql: sqlDB}
-	if err := db.migrate(context.Background()); err != nil {
+	db := &DB{path: path, sql: sqlDB, logf: o.Logf}
+	if db.logf == nil {
+		db.logf = func(string, ...any) {}
+	}
+	if err := db.migrate(context.Background(), upTo); err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, db.damaged(err))
 	}
@@ -131,58 +154,21 @@ func OpenWith(path string, o Options) (*DB, error) {
 			_ = os.Chmod(side, 0o600)
 		}
 	}
-	db.logf = o.Logf
-	if db.logf == nil {
-		db.logf = func(string, ...any) {}
-	}
-	ids, err := openIDs(path + "-ids")
-	switch {
-	case errors.Is(err, errors.ErrUnsupported):
-	case err != nil:
+	if db.relaxed, err = sql.Open("sqlite", dsn(path, "NORMAL")); err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
-	default:
-		db.ids = ids
 	}
-	db.stmts = newStmtCache(sqlDB)
-	db.w = newWriter(db)
-	if err := db.openInbox(o.Inbox); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+	db.relaxed.SetMaxIdleConns(4)
+	db.stmts, db.rstmts = newStmtCache(sqlDB), newStmtCache(db.relaxed)
+	db.inserts = committer{db: db, h: db.sql}
+	db.marks = committer{db: db, h: db.relaxed}
+	if upTo == 0 {
+		if err := db.moveLegacyInbox(context.Background()); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
 	}
 	return db, nil
-}
-
-// openInbox opens the inbox (own: for this process's inserts), or moves
-// what a killed process left in it; then raises the id counter above
-// every id stored or moved.
-func (db *DB) openInbox(own bool) error {
-	dir, sink := db.path+"-inbox", inboxSink{db}
-	if own && db.ids != nil {
-		ib, err := inbox.Open(dir, sink, inbox.Options{NextID: db.ids.next, Logf: db.logf})
-		switch {
-		case errors.Is(err, inbox.ErrLocked), errors.Is(err, errors.ErrUnsupported):
-			// Another process receives into this store through its
-			// inbox, or this platform has no lock: insert into SQLite
-			// directly.
-		case err != nil:
-			return err
-		default:
-			db.inbox = ib
-		}
-	} else if err := inbox.Recover(dir, sink, db.logf); err != nil {
-		return fmt.Errorf("recover inbox %s: %w", dir, err)
-	}
-	if db.ids == nil {
-		return nil
-	}
-	var floor int64
-	if err := db.sql.QueryRowContext(context.Background(), `SELECT max(coalesce((SELECT max(id) FROM deliveries), 0),
-		coalesce((SELECT value FROM kv WHERE key = 'inbox_moved'), 0))`).Scan(&floor); err != nil {
-		return fmt.Errorf("read the highest delivery id: %w", err)
-	}
-	db.ids.raise(floor)
-	return nil
 }
 
 // Path returns the file the store lives in.
@@ -192,62 +178,107 @@ func (db *DB) Path() string { return db.path }
 // their own tables (tests and benchmarks use it too).
 func (db *DB) SQL() *sql.DB { return db.sql }
 
-// Close flushes pending writes and closes the store.
+// Close closes the store. Every write already returned is committed.
 func (db *DB) Close() error {
-	var inboxErr error
-	if db.inbox != nil {
-		inboxErr = db.inbox.Close()
+	for _, c := range []*stmtCache{db.stmts, db.rstmts} {
+		if c != nil {
+			c.close()
+		}
 	}
-	if db.w != nil {
-		db.w.close()
-	}
-	if db.ids != nil {
-		db.ids.close()
-	}
-	if db.stmts != nil {
-		db.stmts.close()
+	if db.relaxed != nil {
+		db.relaxed.Close()
 	}
 	if err := db.sql.Close(); err != nil {
 		return fmt.Errorf("close store %s: %w", db.path, err)
 	}
-	if inboxErr != nil {
-		return fmt.Errorf("close store %s: %w", db.path, inboxErr)
-	}
 	return nil
 }
 
-func (db *DB) migrate(ctx context.Context) error {
-	if _, err := db.sql.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
-		return fmt.Errorf("create migrations table: %w", err)
+// write runs fn in one write transaction and commits it with a full
+// fsync: after this process's other writers (wmu), with SQLite's write
+// lock from the start. fn's error rolls everything back.
+func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return db.writeOn(ctx, db.sql, fn)
+}
+
+// writeRelaxed is write on the relaxed handle: the commit does not wait
+// for the disk (see DB.relaxed).
+func (db *DB) writeRelaxed(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return db.writeOn(ctx, db.relaxed, fn)
+}
+
+func (db *DB) writeOn(ctx context.Context, h *sql.DB, fn func(tx *sql.Tx) error) error {
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	tx, err := h.BeginTx(ctx, nil)
+	if err != nil {
+		return err
 	}
-	var current int
-	if err := db.sql.QueryRowContext(ctx, `SELECT COALESCE(MAX(version),0) FROM schema_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
 	}
+	return tx.Commit()
+}
+
+// migrate applies the steps the store has not applied (up to upTo, 0 for
+// all) in one write transaction that reads what was applied itself: a
+// second process opening the same new file waits for the first one's
+// steps, then finds them applied.
+func (db *DB) migrate(ctx context.Context, upTo int) error {
 	steps := migrations()
-	if latest := steps[len(steps)-1].version; current > latest {
-		return fmt.Errorf("store schema version %d is newer than this Hookscope understands (%d): upgrade Hookscope", current, latest)
+	latest := steps[len(steps)-1].version
+	if upTo == 0 {
+		upTo = latest
 	}
+	want := 0
 	for _, m := range steps {
-		if m.version <= current {
-			continue
-		}
-		tx, err := db.sql.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("migration %d %s: %w", m.version, m.name, err)
-		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %d %s: %w", m.version, m.name, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version,name,applied_at) VALUES(?,?,strftime('%Y-%m-%dT%H:%M:%fZ','now'))`, m.version, m.name); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %d %s: %w", m.version, m.name, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("migration %d %s: %w", m.version, m.name, err)
+		if m.version <= upTo {
+			want++
 		}
 	}
-	return nil
+	// A store with every step applied needs no write lock (steps are only
+	// ever added, so this read cannot be stale the wrong way).
+	var v, n int
+	if db.sql.QueryRowContext(ctx, `SELECT MAX(version), COUNT(*) FROM schema_migrations`).Scan(&v, &n) == nil && v == upTo && n == want {
+		return nil
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+			return fmt.Errorf("create migrations table: %w", err)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+		if err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		applied := map[int]bool{}
+		for rows.Next() {
+			var v int
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return fmt.Errorf("read schema version: %w", err)
+			}
+			if v > latest {
+				rows.Close()
+				return fmt.Errorf("store schema version %d is newer than this Hookscope understands (%d): upgrade Hookscope", v, latest)
+			}
+			applied[v] = true
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		for _, m := range steps {
+			if applied[m.version] || m.version > upTo {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %d %s: %w", m.version, m.name, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version,name,applied_at) VALUES(?,?,strftime('%Y-%m-%dT%H:%M:%fZ','now'))`, m.version, m.name); err != nil {
+				return fmt.Errorf("migration %d %s: %w", m.version, m.name, err)
+			}
+		}
+		return nil
+	})
 }

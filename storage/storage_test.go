@@ -843,3 +843,64 @@ func TestFailedInsertLeavesNothingBehind(t *testing.T) {
 		t.Fatalf("%d delivery rows, %d bodies, counter %d: want 36 of each", rows, bodies, st.Deliveries)
 	}
 }
+
+// Retention never deletes what a forward route still owes: the keep
+// count and the routes' cursors are read together (they were read in two
+// queries, and rows arriving in between let it delete owed deliveries).
+// A route nobody forwards any more (its lease expired) holds nothing back.
+func TestPruneKeepsWhatARouteOwes(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	for i := range 3 {
+		insert(t, db, delivery(i, "{}"))
+	}
+	if _, err := db.ClaimRoute(ctx, "r", "A", time.Now(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		insert(t, db, delivery(i, "{}"))
+	}
+	if n, err := db.Prune(ctx, 5); err != nil || n != 3 {
+		t.Fatalf("Prune(5) with deliveries 4-23 owed = %d, %v; want the 3 below the cursor", n, err)
+	}
+	if got := listIDs(t, db, Filter{}, 100); len(got) != 20 || got[19] != 4 {
+		t.Fatalf("kept %v", got)
+	}
+	if err := db.RenewLeases(ctx, "A", -time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.Prune(ctx, 5); err != nil || n != 15 {
+		t.Fatalf("Prune(5) once the route's lease expired = %d, %v; want 15", n, err)
+	}
+}
+
+// Two processes opening one new store at once (the window and `listen`)
+// both succeed: the schema version is read inside the migration's write
+// transaction (it was read before it, and the second process failed with
+// "table already exists").
+func TestFreshStoreOpenedTogether(t *testing.T) {
+	for round := range 5 {
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("fresh-%d.db", round))
+		var wg sync.WaitGroup
+		errs := make([]error, 6)
+		start := make(chan struct{})
+		for i := range errs {
+			wg.Go(func() {
+				<-start
+				db, err := Open(path)
+				if err == nil {
+					_, err = db.InsertDelivery(context.Background(), delivery(i, "{}"))
+					db.Close()
+				}
+				errs[i] = err
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d, opener %d: %v", round, i, err)
+			}
+		}
+	}
+}

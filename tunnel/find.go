@@ -2,15 +2,19 @@ package tunnel
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -38,43 +42,55 @@ func InstallHelp(goos string) string {
 	return installLinux + "\n" + installMacOS + "\n" + installWindows
 }
 
-// NotInstalledError says there is no cloudflared to run: the configured
-// path is wrong (Configured, and Problem says how), or there is none on
-// PATH (Help tells the user how to install it). Everything else in
-// Hookscope keeps working locally.
+// NotInstalledError says there is no usable cloudflared: none was found
+// (on PATH or at the configured path), or what was found cannot be run, is
+// not cloudflared, or is too old. Problem says which, Fix what to do.
+// Everything else in Hookscope keeps working locally.
 type NotInstalledError struct {
 	// Binary is what was looked for: the configured path or "cloudflared".
 	Binary string
 	// Configured is set when Binary was given by the user (a flag, a
 	// setting) rather than looked up on PATH by default.
 	Configured bool
-	// Problem says what is wrong with Binary, as a predicate: "does not
-	// exist", "is a directory, not a program", "is not executable …",
-	// "is not on PATH".
+	// Path is the file that was found and refused; "" when none was found.
+	Path string
+	// Problem says what is wrong, as a predicate: "does not exist", "is not
+	// on PATH", "is not executable (mode -rw-r--r--)", "is not cloudflared:
+	// …", "is version 2021.3.1, older than 2022.1.0 …".
 	Problem string
+	// Fix says what to do, when the problem has its own remedy (chmod +x,
+	// update); "" means the general one (give another path, or install).
+	Fix string
 	// Help is the install help for the running OS.
 	Help string
-	// Err is the underlying lookup error.
+	// Err is the underlying error.
 	Err error
 }
 
 // Summary names what was looked for and what is wrong with it, without the
-// install help: `cloudflared "/opt/cf" does not exist`.
+// remedy: `cloudflared "/opt/cf" does not exist`, `cloudflared is not on
+// PATH`.
 func (e *NotInstalledError) Summary() string {
-	if e.Binary == "cloudflared" && !e.Configured {
+	switch {
+	case e.Path != "":
+		return fmt.Sprintf("cloudflared %q %s", e.Path, e.Problem)
+	case e.Binary == "cloudflared" && !e.Configured:
 		return "cloudflared " + e.Problem
 	}
 	return fmt.Sprintf("cloudflared %q %s", e.Binary, e.Problem)
 }
 
 func (e *NotInstalledError) Error() string {
-	if e.Configured {
+	switch {
+	case e.Fix != "":
+		return e.Summary() + ": " + e.Fix
+	case e.Configured:
 		return e.Summary() + ": give the path of the cloudflared program, or none to use cloudflared from PATH"
 	}
 	return fmt.Sprintf("%s: install it to get a public URL; the receiver keeps working locally. %s", e.Summary(), e.Help)
 }
 
-// Unwrap returns the lookup error.
+// Unwrap returns the underlying error.
 func (e *NotInstalledError) Unwrap() error { return e.Err }
 
 // Version is a parsed cloudflared release number (releases are named
@@ -132,7 +148,8 @@ func ParseVersion(out string) (Version, error) {
 
 // Find locates cloudflared: binary when set (a path, or a name looked up on
 // PATH), else "cloudflared" on PATH. It returns a *NotInstalledError saying
-// what is wrong when there is nothing to run.
+// what is wrong when there is nothing to run. It only looks at files, so it
+// is cheap enough for a UI to call; Resolve also runs the program.
 func Find(binary, goos string) (string, error) {
 	want := binary
 	if want == "" {
@@ -140,39 +157,128 @@ func Find(binary, goos string) (string, error) {
 	}
 	p, err := exec.LookPath(want)
 	if err != nil {
-		return "", &NotInstalledError{Binary: want, Configured: binary != "", Problem: lookupProblem(want, err), Help: InstallHelp(goos), Err: err}
+		ni := &NotInstalledError{Binary: want, Configured: binary != "", Help: InstallHelp(goos), Err: err}
+		ni.Path, ni.Problem, ni.Fix = lookupProblem(want, err)
+		return "", ni
 	}
 	return p, nil
 }
 
-// lookupProblem says why exec.LookPath found nothing to run at want.
-func lookupProblem(want string, err error) string {
+// lookupProblem says why exec.LookPath found nothing to run at want: the
+// file found (if any), what is wrong with it and, when it has its own
+// remedy, what to do.
+func lookupProblem(want string, err error) (path, problem, fix string) {
 	if !strings.ContainsAny(want, `/\`) {
-		return "is not on PATH"
+		// LookPath skips files it cannot run; one of them is what the user
+		// installed, and "not on PATH" would send them looking elsewhere.
+		for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+			cand := filepath.Join(cmp.Or(dir, "."), want)
+			if fi, serr := os.Stat(cand); serr == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 == 0 {
+				return cand, fmt.Sprintf("is on PATH but not executable (mode %s)", fi.Mode().Perm()), "make it executable with chmod +x " + cand
+			}
+		}
+		return "", "is not on PATH", ""
 	}
 	fi, serr := os.Stat(want)
 	switch {
 	case errors.Is(serr, fs.ErrNotExist):
-		return "does not exist"
+		return "", "does not exist", ""
 	case serr != nil:
-		return fmt.Sprintf("cannot be read: %v", serr)
+		return "", fmt.Sprintf("cannot be read: %v", serr), ""
 	case fi.IsDir():
-		return "is a directory, not the cloudflared program"
+		return "", "is a directory, not the cloudflared program", ""
 	case fi.Mode().Perm()&0o111 == 0:
-		return fmt.Sprintf("is not executable (mode %s): make it executable with chmod +x", fi.Mode().Perm())
+		return "", fmt.Sprintf("is not executable (mode %s)", fi.Mode().Perm()), "make it executable with chmod +x"
 	}
-	return fmt.Sprintf("cannot be run: %v", err)
+	return "", fmt.Sprintf("cannot be run: %v", err), ""
+}
+
+// versionTimeout bounds `cloudflared --version`; the real one answers in
+// milliseconds.
+const versionTimeout = 10 * time.Second
+
+// Resolve finds cloudflared (as Find) and checks it is one Hookscope can
+// drive: it runs `cloudflared --version` and refuses a program that cannot
+// run here, that does not say it is cloudflared (so /bin/true is not taken
+// for it), or that is older than MinVersion. Every refusal is a
+// *NotInstalledError. env is extra environment for the run (KEY=VALUE).
+// A cloudflared built without a release number ("cloudflared version DEV")
+// is accepted with an unknown version.
+func Resolve(ctx context.Context, binary, goos string, env []string) (string, Version, error) {
+	path, err := Find(binary, goos)
+	if err != nil {
+		return "", Version{}, err
+	}
+	refuse := func(problem, fix string, err error) (string, Version, error) {
+		return "", Version{}, &NotInstalledError{Binary: cmp.Or(binary, "cloudflared"), Configured: binary != "", Path: path,
+			Problem: problem, Fix: fix, Help: InstallHelp(goos), Err: err}
+	}
+	out, err := runVersion(ctx, path, env)
+	var ee *exec.ExitError
+	switch {
+	case errors.Is(err, syscall.ENOEXEC):
+		return refuse("cannot be run on this machine (exec format error: a program for another system or processor?)",
+			fmt.Sprintf("install the cloudflared built for %s/%s. %s", goos, runtime.GOARCH, InstallHelp(goos)), err)
+	case errors.Is(err, fs.ErrPermission):
+		return refuse("cannot be run (permission denied)", "make it executable with chmod +x, on a file system that allows programs", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return refuse(fmt.Sprintf("did not answer `--version` within %s", versionTimeout), notCloudflaredFix(binary, goos), err)
+	case errors.As(err, &ee):
+		return refuse(fmt.Sprintf("is not cloudflared: `%s --version` exited with code %d (%s)", filepath.Base(path), ee.ExitCode(), quoteOutput(out)),
+			notCloudflaredFix(binary, goos), err)
+	case err != nil:
+		return refuse(fmt.Sprintf("cannot be run: %v", err), notCloudflaredFix(binary, goos), err)
+	}
+	v, err := ParseVersion(out)
+	if err != nil {
+		if !strings.Contains(out, "cloudflared version") {
+			return refuse(fmt.Sprintf("is not cloudflared: `%s --version` printed %s, not \"cloudflared version …\"", filepath.Base(path), quoteOutput(out)),
+				notCloudflaredFix(binary, goos), err)
+		}
+		return path, v, nil
+	}
+	if v.Less(MinVersion()) {
+		return refuse(fmt.Sprintf("is version %s, older than %s, the oldest Hookscope drives", v, MinVersion()),
+			"update cloudflared. "+InstallHelp(goos), nil)
+	}
+	return path, v, nil
+}
+
+// notCloudflaredFix is what to do when the program found is not a
+// cloudflared that runs here.
+func notCloudflaredFix(binary, goos string) string {
+	if binary != "" {
+		return "give the path of the cloudflared program, or none to use cloudflared from PATH"
+	}
+	return "install cloudflared ahead of it on PATH. " + InstallHelp(goos)
+}
+
+// quoteOutput shows a program's output in a message: quoted, one line,
+// short; "nothing" when empty.
+func quoteOutput(out string) string {
+	out = strings.TrimSpace(out)
+	if out == "" {
+		return "nothing"
+	}
+	if i := strings.IndexByte(out, '\n'); i >= 0 {
+		out = out[:i] + " …"
+	}
+	return strconv.Quote(truncate(out, 80))
 }
 
 // ReadVersion runs `path --version` and parses its answer.
 func ReadVersion(ctx context.Context, path string) (Version, error) {
-	return readVersion(ctx, path, nil)
+	out, err := runVersion(ctx, path, nil)
+	if err != nil {
+		return Version{}, fmt.Errorf("%s --version: %w", path, err)
+	}
+	return ParseVersion(out)
 }
 
-// readVersion is ReadVersion with extra environment (Config.Env), so the
-// version check sees the same environment as the tunnel run.
-func readVersion(ctx context.Context, path string, env []string) (Version, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+// runVersion runs `path --version` with extra environment (so the check
+// sees the environment of the tunnel run) and returns its output.
+func runVersion(ctx context.Context, path string, env []string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
 	defer cancel()
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, path, "--version")
@@ -181,14 +287,13 @@ func readVersion(ctx context.Context, path string, env []string) (Version, error
 	}
 	cmd.Stdout = &out
 	cmd.Stderr = &out
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return Version{}, fmt.Errorf("%s --version: exited with code %d: %s", path, ee.ExitCode(), truncate(strings.TrimSpace(out.String()), 200))
-		}
-		return Version{}, fmt.Errorf("%s --version: %w", path, err)
+	// A wrapper script's own children must not hold the output open.
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	if ctx.Err() != nil && err != nil {
+		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}
-	return ParseVersion(out.String())
+	return out.String(), err
 }
 
 func truncate(s string, n int) string {

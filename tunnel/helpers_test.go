@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cenkalti/backoff/v5"
 )
 
 // fakeBinary is the fake cloudflared, built once by TestMain. It is set
@@ -42,16 +44,20 @@ func TestMain(m *testing.M) {
 }
 
 // helperParent plays Hookscope in TestKilledParentLeavesNoOrphan: it starts
-// a supervised fake, prints the child's pid and waits to be killed.
+// a supervised fake, says when it is ready and waits to be killed.
 func helperParent() int {
 	s := New(Config{Binary: os.Getenv("HELPER_BINARY"), LocalURL: "http://127.0.0.1:1", PollInterval: 20 * time.Millisecond})
+	ready := make(chan struct{})
+	s.Subscribe(func(e Event) {
+		if e.Kind == StateChanged && e.Status.State == Ready {
+			close(ready)
+		}
+	})
 	if err := s.Start(context.Background()); err != nil {
 		fmt.Println("error", err)
 		return 1
 	}
-	for s.State().PID == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	<-ready
 	fmt.Println(s.State().PID)
 	select {}
 }
@@ -91,13 +97,16 @@ func isState(st State) func(Event) bool {
 	return func(e Event) bool { return e.Kind == StateChanged && e.Status.State == st }
 }
 
+// fastBackoff restarts after 10 ms.
+func fastBackoff() backoff.BackOff { return backoff.NewConstantBackOff(10 * time.Millisecond) }
+
 // testConfig is a fast configuration for the fake.
 func testConfig(t *testing.T, env ...string) Config {
 	t.Helper()
 	return Config{
 		Binary:       fakeBinary,
 		LocalURL:     "http://127.0.0.1:9",
-		Backoff:      func(int) time.Duration { return 10 * time.Millisecond },
+		Backoff:      fastBackoff,
 		GracePeriod:  2 * time.Second,
 		PollInterval: 20 * time.Millisecond,
 		Env:          env,

@@ -1,7 +1,9 @@
 package tunnel
 
 import (
+	"cmp"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -15,13 +17,23 @@ type LogInfo struct {
 	// Registered is set when an edge connection was registered: the tunnel
 	// can carry traffic.
 	Registered bool
-	// RateLimited is set when Cloudflare refused a quick tunnel for rate
-	// limiting (error code 1015 / HTTP 429).
-	RateLimited bool
-	// NoNetwork is set when cloudflared could not reach Cloudflare.
-	NoNetwork bool
-	// BadToken is set when a named tunnel's token was rejected.
-	BadToken bool
+	// Failure is set when the line reports why cloudflared cannot make a
+	// tunnel: the quick-tunnel request failed (rate limit, captive portal,
+	// timeout, DNS, refused), edge discovery failed, or the token was
+	// refused. Lines cloudflared logs on every offline start and then
+	// carries on from (its feature lookup, its DNS resolver) are not.
+	Failure Cause
+	// EdgeDial is set when a connection attempt to Cloudflare's edge
+	// failed (cloudflared keeps trying); Detail holds its error.
+	EdgeDial bool
+	// Detail is cloudflared's own words for Failure or EdgeDial: the
+	// error text, or the host a DNS lookup failed for.
+	Detail string
+	// Precheck names a connectivity pre-check component ("UDP
+	// Connectivity", "TCP Connectivity", ...) when the line reports its
+	// result; PrecheckFailed says it failed.
+	Precheck       string
+	PrecheckFailed bool
 	// OriginUnreachable is set when cloudflared could not reach the local
 	// receiver (the tunnel itself is fine).
 	OriginUnreachable bool
@@ -31,10 +43,17 @@ var (
 	// The URL row of the creation box: "|  https://a-b-c.trycloudflare.com   |".
 	boxURLRE = regexp.MustCompile(`\|\s+(https://[A-Za-z0-9.-]+)/?\s+\|`)
 	levelRE  = regexp.MustCompile(`^\S+Z\s+(DBG|INF|WRN|ERR|FTL|PNC)\s`)
+	// The structured line logged for each pre-check result.
+	precheckRE = regexp.MustCompile(`\bprecheck component="([^"]+)".*\bstatus=(\w+)`)
+	// The host of a failed DNS lookup: "lookup api.trycloudflare.com on …".
+	lookupRE = regexp.MustCompile(`lookup ([A-Za-z0-9._-]+)`)
+	// An error="…" field of a log line.
+	errFieldRE = regexp.MustCompile(`error="((?:[^"\\]|\\.)*)"`)
 )
 
-// ParseLogLine classifies one line of cloudflared's stderr. It never fails:
-// lines it does not recognise give a zero LogInfo.
+// ParseLogLine classifies one line of cloudflared's output (its zerolog
+// lines and the plain line it prints when it exits on an error). It never
+// fails: lines it does not recognise give a zero LogInfo.
 func ParseLogLine(line string) LogInfo {
 	var li LogInfo
 	if m := levelRE.FindStringSubmatch(line); m != nil {
@@ -46,33 +65,88 @@ func ParseLogLine(line string) LogInfo {
 		li.URL = boxURL(line)
 	}
 	lower := strings.ToLower(line)
+	if m := precheckRE.FindStringSubmatch(line); m != nil {
+		li.Precheck, li.PrecheckFailed = m[1], strings.EqualFold(m[2], "fail")
+		return li
+	}
 	if strings.Contains(lower, "registered tunnel connection") ||
 		(strings.Contains(lower, "connection ") && strings.Contains(lower, " registered") && strings.Contains(lower, "connindex=")) {
 		li.Registered = true
-	}
-	if strings.Contains(lower, "error code: 1015") || strings.Contains(lower, "429 too many requests") ||
-		strings.Contains(lower, "status_code=\"429") || strings.Contains(lower, "rate limit") {
-		li.RateLimited = true
+		return li
 	}
 	if strings.Contains(lower, "origin") && (strings.Contains(lower, "connection refused") || strings.Contains(lower, "unable to reach")) {
 		li.OriginUnreachable = true
 		return li
 	}
-	for _, s := range []string{"no such host", "network is unreachable", "connection refused",
-		"i/o timeout", "failed to dial to edge", "dial tcp", "temporary failure in name resolution",
-		"no route to host", "tls handshake timeout"} {
-		if strings.Contains(lower, s) {
-			li.NoNetwork = true
-			break
-		}
-	}
-	for _, s := range []string{"unauthorized", "invalid tunnel secret", "token is not valid", "provided tunnel token"} {
-		if strings.Contains(lower, s) {
-			li.BadToken = true
-			break
+	li.Failure, li.Detail = failure(line, lower)
+	if li.Failure == CauseNone {
+		for _, s := range []string{"failed to dial to edge", "failed to dial a quic connection",
+			"unable to establish connection with cloudflare edge", "tls handshake with edge"} {
+			if strings.Contains(lower, s) {
+				li.EdgeDial, li.Detail = true, errorField(line)
+				break
+			}
 		}
 	}
 	return li
+}
+
+// failure recognises the lines that say why cloudflared cannot make a
+// tunnel, as cloudflared 2026.8 writes them (the tests hold real samples).
+func failure(line, lower string) (Cause, string) {
+	quickAnswer := strings.Contains(lower, "unmarshal") && strings.Contains(lower, "quick")
+	quickRequest := strings.Contains(lower, "failed to request quick tunnel")
+	switch {
+	case strings.Contains(lower, "provided tunnel token is not valid"):
+		return CauseBadToken, strings.TrimSpace(line)
+	case strings.Contains(lower, "error code: 1015") || strings.Contains(lower, `status_code="429`) ||
+		strings.Contains(lower, "429 too many requests"):
+		return CauseRateLimited, ""
+	case quickAnswer && (strings.Contains(lower, "invalid character '<'") || strings.Contains(lower, "response: <")):
+		return CauseCaptivePortal, ""
+	case quickAnswer:
+		return CauseBadAnswer, strings.TrimSpace(line)
+	case quickRequest && (strings.Contains(lower, "timeout") || strings.Contains(lower, "deadline exceeded")):
+		return CauseAPITimeout, ""
+	case quickRequest && isDNSFailure(lower):
+		return CauseDNS, lookupHost(line, "api.trycloudflare.com")
+	case quickRequest:
+		return CauseAPIUnreachable, line[strings.Index(lower, "failed to request quick tunnel"):]
+	case strings.Contains(lower, "could not lookup srv records"):
+		return CauseDNS, "_v2-origintunneld._tcp.argotunnel.com"
+	case strings.Contains(lower, "unauthorized") || strings.Contains(lower, "invalid tunnel secret"):
+		return CauseTokenRejected, cmp.Or(errorField(line), strings.TrimSpace(line))
+	}
+	return CauseNone, ""
+}
+
+func isDNSFailure(lower string) bool {
+	for _, s := range []string{"no such host", "server misbehaving", "temporary failure in name resolution", "lookup "} {
+		if strings.Contains(lower, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookupHost is the host of a failed DNS lookup in line, else def.
+func lookupHost(line, def string) string {
+	if m := lookupRE.FindStringSubmatch(line); m != nil {
+		return m[1]
+	}
+	return def
+}
+
+// errorField is the error="…" of a log line, "" when it has none.
+func errorField(line string) string {
+	m := errFieldRE.FindStringSubmatch(line)
+	if m == nil {
+		return ""
+	}
+	if s, err := strconv.Unquote(`"` + m[1] + `"`); err == nil {
+		return s
+	}
+	return m[1]
 }
 
 // boxURL returns the tunnel URL from a box row, or "".
@@ -88,34 +162,4 @@ func boxURL(line string) string {
 		return ""
 	}
 	return "https://" + host
-}
-
-// tokenLikeRE matches cloudflared tunnel tokens (base64 JSON, so they start
-// with "eyJ") and `--token VALUE` arguments, so a log line never carries a
-// secret even when it is not the configured one.
-var tokenLikeRE = regexp.MustCompile(`eyJ[A-Za-z0-9_\-+/=]{20,}|(--token[ =])\S+|(TUNNEL_TOKEN=)\S+`)
-
-// minTokenLen is the shortest configured token redacted by value wherever
-// it appears (the rule of oauthflow's redaction): a shorter value would
-// blank out ordinary words of the log. Real tunnel tokens are base64 JSON,
-// far longer, and a token shaped like one is redacted by tokenLikeRE, or
-// by where it stands (--token VALUE, TUNNEL_TOKEN=VALUE).
-const minTokenLen = 12
-
-// redact removes secrets from a log line: the configured token wherever it
-// appears (when it is long enough to be one), the values of --token and
-// TUNNEL_TOKEN=, and anything shaped like a tunnel token.
-func redact(line, token string) string {
-	if len(token) >= minTokenLen {
-		line = strings.ReplaceAll(line, token, "[redacted]")
-	}
-	return tokenLikeRE.ReplaceAllStringFunc(line, func(m string) string {
-		switch {
-		case strings.HasPrefix(m, "--token"):
-			return m[:len("--token")+1] + "[redacted]"
-		case strings.HasPrefix(m, "TUNNEL_TOKEN="):
-			return "TUNNEL_TOKEN=[redacted]"
-		}
-		return "[redacted]"
-	})
 }

@@ -6,7 +6,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
-	"runtime"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -64,46 +64,61 @@ func TestSIGTERMIgnoredIsKilledAfterGrace(t *testing.T) {
 	}
 }
 
-// TestKilledParentLeavesNoOrphan kills a Hookscope stand-in with SIGKILL, so
-// no Stop runs, and checks the kernel ends cloudflared (Pdeathsig).
+// TestKilledParentLeavesNoOrphan kills a Hookscope stand-in with SIGKILL,
+// so no Stop runs, and checks cloudflared ends too: run directly, and run
+// by a wrapper script that does not exec it (the parent-death signal
+// reaches only the wrapper; the guard ends the rest of the group).
 func TestKilledParentLeavesNoOrphan(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("parent-death signal exists on Linux only")
-	}
-	exe, err := os.Executable()
-	if err != nil {
+	dir := t.TempDir()
+	wrapper := filepath.Join(dir, "cloudflared-wrapper")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\n"+fakeBinary+" \"$@\"\necho wrapper done\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), "HOOKSCOPE_TUNNEL_HELPER=1", "HELPER_BINARY="+fakeBinary)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct{ name, binary string }{
+		{"direct", fakeBinary},
+		{"wrapper without exec", wrapper},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pids")
+			exe, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(exe, "-test.run=^$")
+			cmd.Env = append(os.Environ(), "HOOKSCOPE_TUNNEL_HELPER=1", "HELPER_BINARY="+tc.binary, "FAKECF_PID_FILE="+pidFile)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if err != nil || strings.HasPrefix(line, "error") {
+				_ = cmd.Process.Kill()
+				t.Fatalf("helper: %q %v", line, err)
+			}
+			// The fake writes its pid as it starts, before the helper's
+			// cloudflared is ready, so it is there.
+			b, err := os.ReadFile(pidFile)
+			pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil || perr != nil {
+				_ = cmd.Process.Kill()
+				t.Fatalf("fake pid file %q: %v %v", b, err, perr)
+			}
+			t.Cleanup(func() { // never leave an orphan behind, even when failing
+				if !processGone(pid) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			if processGone(pid) {
+				t.Fatalf("cloudflared %d not running", pid)
+			}
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			waitGone(t, pid, 10*time.Second)
+		})
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		_ = cmd.Process.Kill()
-		t.Fatalf("helper: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil {
-		_ = cmd.Process.Kill()
-		t.Fatalf("helper said %q", line)
-	}
-	t.Cleanup(func() { // never leave an orphan behind, even when failing
-		if !processGone(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
-	if processGone(pid) {
-		t.Fatalf("child %d not running", pid)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	waitGone(t, pid, 10*time.Second)
 }

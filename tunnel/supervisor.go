@@ -1,8 +1,9 @@
 // Package tunnel runs and supervises the developer's own cloudflared binary
 // so the local webhook receiver (and the OAuth callback) get a public HTTPS
 // address. It finds the binary, starts a quick or named tunnel, discovers
-// the public URL, restarts cloudflared when it exits, reports state changes
-// and keeps a redacted log. It never imports Fyne: the UI and the CLI
+// the public URL, says in plain words why a tunnel is not ready (and what
+// to do), restarts cloudflared when it exits, reports state changes and
+// keeps a redacted log. It never imports Fyne: the UI and the CLI
 // subscribe to events.
 package tunnel
 
@@ -13,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -20,9 +23,12 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/hookscope/hookscope/internal/pubsub"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // State is the tunnel's life-cycle state.
@@ -30,14 +36,18 @@ type State string
 
 // The states a tunnel goes through.
 const (
-	// NotInstalled: no cloudflared binary was found; see InstallHelp.
+	// NotInstalled: there is no usable cloudflared (none found, or what
+	// was found cannot run, is not cloudflared, or is too old); Reason
+	// says which and what to do.
 	NotInstalled State = "not-installed"
-	// Starting: cloudflared runs but has no public URL or connection yet.
+	// Starting: the tunnel has not been ready yet. cloudflared runs, or is
+	// about to be started again (NextRetry); Reason says what went wrong
+	// so far, "" while nothing has.
 	Starting State = "starting"
 	// Ready: the public URL is known and an edge connection is registered.
 	Ready State = "ready"
-	// Reconnecting: cloudflared exited or lost its connection; the
-	// supervisor is restarting it.
+	// Reconnecting: the tunnel was ready and is not any more: cloudflared
+	// lost its connection, or exited and is being started again.
 	Reconnecting State = "reconnecting"
 	// Stopped: Stop was called (or the context ended).
 	Stopped State = "stopped"
@@ -48,10 +58,24 @@ const (
 // Status is a snapshot of the tunnel.
 type Status struct {
 	State State
-	// PublicURL is the tunnel's base URL (https://host), without a path.
+	// PublicURL is the tunnel's base URL (https://host), without a path;
+	// set only while Ready.
 	PublicURL string
-	// Reason explains Reconnecting and Failed (and NotInstalled) in plain words.
+	// Reason says, in plain words, what is wrong and what to do: why the
+	// tunnel is not ready yet (Starting), not any more (Reconnecting), or
+	// given up (Failed, NotInstalled). "" when nothing is wrong.
 	Reason string
+	// Cause classifies Reason.
+	Cause Cause
+	// Attempt counts the cloudflared runs in a row that ended without the
+	// tunnel getting ready (0 while none has).
+	Attempt int
+	// NextRetry is when cloudflared is started again; zero while it runs
+	// or when it will not be.
+	NextRetry time.Time
+	// Protocol is the edge protocol Hookscope asked for ("" lets
+	// cloudflared choose; "http2" after QUIC was found blocked).
+	Protocol string
 	// Version is cloudflared's version.
 	Version Version
 	// Binary is the cloudflared path in use.
@@ -71,7 +95,8 @@ type EventKind int
 
 // Event kinds.
 const (
-	// StateChanged: Status.State changed (or its Reason did).
+	// StateChanged: the Status changed: its State, Reason, Cause,
+	// NextRetry or PID (a new run).
 	StateChanged EventKind = iota + 1
 	// URLChanged: a restarted quick tunnel got a new hostname; the POST
 	// URL in the service's webhook settings must be updated.
@@ -102,9 +127,21 @@ type Config struct {
 	// Hostname is the named tunnel's public hostname (the user configured
 	// it in Cloudflare); required with Token.
 	Hostname string
-	// Backoff returns the wait before restart number attempt (1, 2, ...).
-	// Nil means 1s doubling up to 60s.
-	Backoff func(attempt int) time.Duration
+	// Protocol is cloudflared's edge protocol: "" lets cloudflared choose
+	// (QUIC), and Hookscope switches to HTTP/2 once when QUIC (UDP port
+	// 7844) is found blocked; "quic" or "http2" force one (--protocol).
+	Protocol string
+	// Backoff returns a fresh restart schedule for one supervision; it is
+	// reset after a run that got ready. Nil means DefaultBackoff.
+	Backoff func() backoff.BackOff
+	// RateLimitWait is the least wait before asking for a quick tunnel
+	// again after Cloudflare rate-limited one. Zero means 5 minutes.
+	RateLimitWait time.Duration
+	// EdgeTimeout is how long a run may go without an edge connection,
+	// while its connection attempts fail, before the supervisor says why
+	// (cloudflared's own connectivity pre-checks usually say it sooner).
+	// Zero means 20 s.
+	EdgeTimeout time.Duration
 	// GracePeriod is how long cloudflared gets to exit after SIGTERM
 	// before it is killed. Zero means 5s.
 	GracePeriod time.Duration
@@ -113,10 +150,14 @@ type Config struct {
 	PollInterval time.Duration
 	// MaxFailures is how many runs in a row may end without ever being
 	// ready before the supervisor gives up (Failed). Zero means 8;
-	// negative means never give up.
+	// negative means never give up. Permanent causes give up at once.
 	MaxFailures int
 	// LogLines is how many log lines to keep. Zero means 500.
 	LogLines int
+	// OnLog, when set, receives every log line as it comes: cloudflared's
+	// (redacted) and the supervisor's own ("hookscope: …"). It runs on the
+	// goroutine reading cloudflared's output and must not block.
+	OnLog func(line string)
 	// Logf, when set, receives the supervisor's own diagnostics.
 	Logf func(format string, args ...any)
 	// Env is extra environment for cloudflared (KEY=VALUE), on top of
@@ -150,6 +191,12 @@ func New(cfg Config) *Supervisor {
 	if cfg.Backoff == nil {
 		cfg.Backoff = DefaultBackoff
 	}
+	if cfg.RateLimitWait <= 0 {
+		cfg.RateLimitWait = 5 * time.Minute
+	}
+	if cfg.EdgeTimeout <= 0 {
+		cfg.EdgeTimeout = 20 * time.Second
+	}
 	if cfg.GracePeriod <= 0 {
 		cfg.GracePeriod = 5 * time.Second
 	}
@@ -168,22 +215,26 @@ func New(cfg Config) *Supervisor {
 	return &Supervisor{
 		cfg:      cfg,
 		logs:     newRing(cfg.LogLines),
-		status:   Status{State: Stopped, Since: time.Now()},
+		status:   Status{State: Stopped, Since: time.Now(), Protocol: cfg.Protocol},
 		queueSig: make(chan struct{}, 1),
 	}
 }
 
-// DefaultBackoff waits 1s, 2s, 4s ... up to 60s between restarts.
-func DefaultBackoff(attempt int) time.Duration {
-	if attempt < 1 {
-		attempt = 1
+// DefaultBackoff is the restart schedule: about 2 s, doubling up to 5
+// minutes, with ±20 % jitter so many Hookscopes behind one network do not
+// ask Cloudflare in step. Every quick-tunnel run asks Cloudflare's API for
+// a new tunnel (cloudflared cannot reuse one), so the schedule is slow.
+func DefaultBackoff() backoff.BackOff {
+	return &backoff.ExponentialBackOff{
+		InitialInterval:     2 * time.Second,
+		RandomizationFactor: 0.2,
+		Multiplier:          2,
+		MaxInterval:         5 * time.Minute,
 	}
-	d := time.Second
-	for i := 1; i < attempt && d < time.Minute; i++ {
-		d *= 2
-	}
-	return min(d, time.Minute)
 }
+
+// Protocols are the values Config.Protocol accepts ("" included).
+func Protocols() []string { return []string{"", "auto", "quic", "http2"} }
 
 // ConsumerURL joins the public URL and the receiver path into the URL to
 // paste as the webhook's POST URL.
@@ -219,13 +270,27 @@ func (s *Supervisor) State() Status {
 	return s.status
 }
 
-// Logs returns the kept cloudflared log lines (secrets redacted), oldest
-// first.
+// Logs returns the kept log lines, oldest first: cloudflared's (secrets
+// redacted) and the supervisor's own ("hookscope: …": each start, each
+// failed try and when the next is due).
 func (s *Supervisor) Logs() []string { return s.logs.snapshot() }
 
-// Start finds cloudflared and starts supervising it. A missing binary gives
-// the NotInstalled state and a *NotInstalledError; an unsupported version
-// gives Failed and an error. Supervision ends with ctx or Stop.
+// note keeps one of the supervisor's own lines with cloudflared's.
+func (s *Supervisor) note(format string, args ...any) {
+	s.addLog("hookscope: " + fmt.Sprintf(format, args...))
+}
+
+func (s *Supervisor) addLog(line string) {
+	s.logs.add(line)
+	if s.cfg.OnLog != nil {
+		s.cfg.OnLog(line)
+	}
+}
+
+// Start finds cloudflared, checks it (Resolve) and starts supervising it.
+// No usable cloudflared gives the NotInstalled state and a
+// *NotInstalledError; a configuration that cannot work gives Failed and an
+// error. Supervision ends with ctx or Stop.
 func (s *Supervisor) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.started {
@@ -237,34 +302,23 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	s.mu.Unlock()
 	go s.dispatch()
 
-	if s.cfg.Token != "" && s.cfg.Hostname == "" {
-		err := errors.New("tunnel: a named tunnel needs its public hostname")
-		s.setState(Failed, err.Error(), nil)
+	fail := func(st State, cause Cause, err error) error {
+		s.note("%v", err)
+		s.setState(st, cause, err.Error(), nil)
 		s.finishDispatch()
 		return err
 	}
-	if s.cfg.Token == "" && s.cfg.LocalURL == "" {
-		err := errors.New("tunnel: no local URL to expose")
-		s.setState(Failed, err.Error(), nil)
-		s.finishDispatch()
-		return err
+	switch {
+	case s.cfg.Token != "" && s.cfg.Hostname == "":
+		return fail(Failed, CauseConfig, errors.New("tunnel: a named tunnel needs its public hostname"))
+	case s.cfg.Token == "" && s.cfg.LocalURL == "":
+		return fail(Failed, CauseConfig, errors.New("tunnel: no local URL to expose"))
+	case s.cfg.Protocol != "" && !isProtocol(s.cfg.Protocol):
+		return fail(Failed, CauseConfig, fmt.Errorf("tunnel: protocol %q is not one cloudflared knows (auto, quic, http2)", s.cfg.Protocol))
 	}
-	path, err := Find(s.cfg.Binary, s.cfg.GOOS)
+	path, v, err := Resolve(ctx, s.cfg.Binary, s.cfg.GOOS, s.cfg.Env)
 	if err != nil {
-		s.setState(NotInstalled, err.Error(), nil)
-		s.finishDispatch()
-		return err
-	}
-	v, err := readVersion(ctx, path, s.cfg.Env)
-	if err != nil {
-		s.logf("tunnel: %v", err)
-		// An unreadable version is reported but not fatal: the binary may
-		// still work, and the log view shows what happened.
-	} else if v.Less(MinVersion()) {
-		err := fmt.Errorf("unsupported cloudflared version %s (need %s or newer): update cloudflared", v, MinVersion())
-		s.setState(Failed, err.Error(), func(st *Status) { st.Version = v; st.Binary = path })
-		s.finishDispatch()
-		return err
+		return fail(NotInstalled, CauseNotInstalled, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
@@ -275,6 +329,15 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	s.mu.Unlock()
 	go s.run(ctx, path)
 	return nil
+}
+
+func isProtocol(p string) bool {
+	for _, q := range Protocols() {
+		if p == q {
+			return true
+		}
+	}
+	return false
 }
 
 // Stop stops cloudflared (SIGTERM, then a kill after the grace period) and
@@ -304,25 +367,27 @@ func (s *Supervisor) logf(format string, args ...any) {
 	}
 }
 
-// setState changes the state (and lets edit adjust other fields under the
-// lock) and queues a StateChanged event when state or reason changed.
-func (s *Supervisor) setState(st State, reason string, edit func(*Status)) {
+// setState changes the state, cause and reason (and lets edit adjust other
+// fields under the lock) and queues a StateChanged event when anything a
+// face shows changed.
+func (s *Supervisor) setState(st State, cause Cause, reason string, edit func(*Status)) {
 	s.mu.Lock()
 	old := s.status
 	s.status.State = st
-	s.status.Reason = reason
+	s.status.Cause, s.status.Reason = cause, reason
 	if st == Ready {
-		s.status.Reason = ""
+		s.status.Cause, s.status.Reason = CauseNone, ""
 	}
 	if edit != nil {
 		edit(&s.status)
 	}
-	changed := old.State != s.status.State || old.Reason != s.status.Reason
-	if changed {
+	if old.State != s.status.State {
 		s.status.Since = time.Now()
 	}
+	changed := old.State != s.status.State || old.Reason != s.status.Reason || old.Cause != s.status.Cause ||
+		!old.NextRetry.Equal(s.status.NextRetry) || old.PID != s.status.PID
 	var evs []Event
-	if st == Ready && changed {
+	if st == Ready && old.State != Ready {
 		if s.lastURL != "" && s.lastURL != s.status.PublicURL {
 			evs = append(evs, Event{Kind: URLChanged, Status: s.status, PreviousURL: s.lastURL})
 		}
@@ -377,7 +442,8 @@ func (s *Supervisor) finishDispatch() {
 	<-s.dispDone
 }
 
-// run is the supervision loop: start cloudflared, watch it, restart it.
+// run is the supervision loop: start cloudflared, watch it, restart it
+// after a wait, give up on a permanent cause or too many failures.
 func (s *Supervisor) run(ctx context.Context, path string) {
 	// Every event, Stopped included, is delivered before Done closes, so
 	// a caller of Stop has seen the whole story when Stop returns.
@@ -385,54 +451,111 @@ func (s *Supervisor) run(ctx context.Context, path string) {
 		s.finishDispatch()
 		close(s.done)
 	}()
+	stopped := func() {
+		s.setState(Stopped, CauseNone, "", func(st *Status) { st.PID, st.PublicURL, st.NextRetry = 0, "", time.Time{} })
+	}
+	schedule := s.cfg.Backoff()
+	schedule.Reset()
 	failures := 0
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			wait := s.cfg.Backoff(attempt)
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				s.setState(Stopped, "", func(st *Status) { st.PID, st.PublicURL = 0, "" })
-				return
-			case <-t.C:
-			}
-		}
-		res := s.runOnce(ctx, path, attempt)
+	everReady := false
+	protocol := s.cfg.Protocol
+	for {
+		res := s.runOnce(ctx, path, protocol, everReady)
 		if ctx.Err() != nil {
-			s.setState(Stopped, "", func(st *Status) { st.PID, st.PublicURL = 0, "" })
+			stopped()
 			return
+		}
+		everReady = everReady || res.wasReady
+		if res.switchTo != "" {
+			// Not a failure: the same tunnel, another protocol, at once.
+			protocol = res.switchTo
+			s.note("QUIC (UDP port 7844) looks blocked; starting cloudflared again with --protocol %s", protocol)
+			continue
 		}
 		if res.wasReady {
 			failures = 0
-		} else {
-			failures++
+			schedule.Reset()
 		}
-		if s.cfg.MaxFailures > 0 && failures >= s.cfg.MaxFailures {
-			s.setState(Failed, fmt.Sprintf("%s; gave up after %d attempts in a row", res.reason, failures), func(st *Status) { st.PID, st.PublicURL = 0, "" })
+		failures++
+		state := Starting
+		if everReady {
+			state = Reconnecting
+		}
+		wait := schedule.NextBackOff()
+		give := ""
+		switch {
+		case res.cause.Permanent():
+			give = res.reason
+		case s.cfg.MaxFailures > 0 && failures >= s.cfg.MaxFailures:
+			give = fmt.Sprintf("%s; gave up after %d tries in a row", res.reason, failures)
+		case wait == backoff.Stop:
+			give = fmt.Sprintf("%s; gave up after %d tries", res.reason, failures)
+		}
+		if give != "" {
+			s.note("gave up: %s", give)
+			s.setState(Failed, res.cause, give, func(st *Status) {
+				st.PID, st.PublicURL, st.NextRetry, st.Attempt = 0, "", time.Time{}, failures
+			})
 			return
 		}
-		// The old URL is dead with its process (a quick tunnel's hostname
-		// never comes back), so it is not shown while reconnecting.
-		s.setState(Reconnecting, res.reason+"; restarting", func(st *Status) {
+		if res.cause == CauseRateLimited {
+			wait = max(wait, s.cfg.RateLimitWait)
+		}
+		next := time.Now().Add(wait)
+		s.note("try %d failed: %s; next try at %s (in %s)", failures, res.reason, next.Format(time.TimeOnly), wait.Round(time.Second))
+		s.setState(state, res.cause, res.reason, func(st *Status) {
 			st.PID, st.PublicURL = 0, ""
+			st.Attempt, st.NextRetry = failures, next
 			st.Restarts++
 		})
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			stopped()
+			return
+		case <-t.C:
+		}
 	}
 }
 
 // runResult is how one cloudflared run ended.
 type runResult struct {
+	cause    Cause
 	reason   string
 	wasReady bool
+	// switchTo is the protocol to run again with at once, "" for none.
+	switchTo string
 }
 
-// logHints is what the log said about a run: the URL from the box and why
-// it might be failing.
+// precheckResult is one connectivity pre-check's outcome.
+type precheckResult int
+
+const (
+	precheckUnknown precheckResult = iota
+	precheckPassed
+	precheckFailed
+)
+
+// logHints is what the log said during one run: the URL from the box, the
+// registration, why it is failing and what cloudflared's pre-checks found.
 type logHints struct {
-	url                                             string
-	registered                                      bool
-	rateLimited, noNetwork, badToken, originTrouble bool
+	url        string
+	registered bool
+	// failure is the first failure line's cause (cloudflared repeats it
+	// in other words as it exits), failureDetail its detail.
+	failure       Cause
+	failureDetail string
+	// edgeDials counts failed connection attempts to the edge;
+	// lastEdgeError is the last one's error.
+	edgeDials     int
+	lastEdgeError string
+	// precheck holds each pre-check component's result.
+	precheck map[string]precheckResult
+	// lastError is the last error line: the plain line cloudflared prints
+	// as it exits on an error, else the last ERR line's error.
+	lastError string
+	lastPlain string
 }
 
 // hints collects logHints from the output goroutine for the watcher.
@@ -441,23 +564,50 @@ type hints struct {
 	h  logHints
 }
 
-func (h *hints) note(li LogInfo) {
+func (h *hints) note(line string, li LogInfo) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if li.URL != "" && h.h.url == "" {
 		h.h.url = li.URL
 	}
 	h.h.registered = h.h.registered || li.Registered
-	h.h.rateLimited = h.h.rateLimited || li.RateLimited
-	h.h.noNetwork = h.h.noNetwork || li.NoNetwork
-	h.h.badToken = h.h.badToken || li.BadToken
-	h.h.originTrouble = h.h.originTrouble || li.OriginUnreachable
+	if li.Failure != CauseNone && h.h.failure == CauseNone {
+		h.h.failure, h.h.failureDetail = li.Failure, li.Detail
+	}
+	if li.EdgeDial {
+		h.h.edgeDials++
+		h.h.lastEdgeError = li.Detail
+	}
+	if li.Precheck != "" {
+		if h.h.precheck == nil {
+			h.h.precheck = map[string]precheckResult{}
+		}
+		h.h.precheck[li.Precheck] = precheckPassed
+		if li.PrecheckFailed {
+			h.h.precheck[li.Precheck] = precheckFailed
+		}
+	}
+	line = strings.TrimSpace(line)
+	switch {
+	case line == "" || li.URL != "":
+	case li.Level == "ERR" || li.Level == "FTL":
+		if e := errorField(line); e != "" {
+			h.h.lastError = e
+		}
+	case li.Level == "" && !strings.HasPrefix(line, "See '"):
+		h.h.lastPlain = line
+	}
 }
 
 func (h *hints) snapshot() logHints {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.h
+	c := h.h
+	c.precheck = maps.Clone(h.h.precheck)
+	if c.lastPlain != "" {
+		c.lastError = c.lastPlain
+	}
+	return c
 }
 
 // freeLoopbackAddr picks a free 127.0.0.1 port for cloudflared's metrics
@@ -480,14 +630,21 @@ func freeLoopbackAddr() (string, error) {
 // TUNNEL_TOKEN environment variable, which `cloudflared tunnel run` reads,
 // so it is not visible in ps.
 func (c Config) Args(metricsAddr string) []string {
+	return c.args(metricsAddr, c.Protocol)
+}
+
+func (c Config) args(metricsAddr, protocol string) []string {
 	args := []string{"tunnel", "--no-autoupdate", "--metrics", metricsAddr}
+	if protocol != "" {
+		args = append(args, "--protocol", protocol)
+	}
 	if c.Token != "" {
 		return append(args, "run")
 	}
 	return append(args, "--url", c.LocalURL)
 }
 
-func (s *Supervisor) runOnce(ctx context.Context, path string, attempt int) runResult {
+func (s *Supervisor) runOnce(ctx context.Context, path, protocol string, everReady bool) runResult {
 	// Linux's parent-death signal fires when the OS thread that started
 	// the child exits, not the process. Holding this goroutine on its
 	// thread until the child is reaped keeps that thread alive (nothing
@@ -497,89 +654,141 @@ func (s *Supervisor) runOnce(ctx context.Context, path string, attempt int) runR
 	defer runtime.UnlockOSThread()
 	metrics, err := freeLoopbackAddr()
 	if err != nil {
-		return runResult{reason: err.Error()}
+		return runResult{cause: CauseExited, reason: err.Error()}
 	}
-	cmd := exec.Command(path, s.cfg.Args(metrics)...)
+	args := s.cfg.args(metrics, protocol)
+	cmd, guard, err := guardedCommand(path, args)
+	if err != nil {
+		return runResult{cause: CauseCannotRun, reason: fmt.Sprintf("could not start cloudflared: %v", err)}
+	}
 	cmd.Env = append(os.Environ(), s.cfg.Env...)
 	if s.cfg.Token != "" {
 		cmd.Env = append(cmd.Env, "TUNNEL_TOKEN="+s.cfg.Token)
 	}
 	h := &hints{}
+	red := redact.New(s.cfg.Token)
 	lw := &lineWriter{fn: func(line string) {
-		line = redact(line, s.cfg.Token)
-		s.logs.add(line)
-		h.note(ParseLogLine(line))
+		line = red.Text(line)
+		s.addLog(line)
+		h.note(line, ParseLogLine(line))
 	}}
 	cmd.Stdout = lw
 	cmd.Stderr = lw
 	// If a grandchild keeps the pipes open, Wait still returns.
 	cmd.WaitDelay = s.cfg.GracePeriod
-	setProcAttrs(cmd)
 	if err := cmd.Start(); err != nil {
-		return runResult{reason: fmt.Sprintf("could not start cloudflared: %v", err)}
+		guard.abandon()
+		return startFailure(err)
 	}
-	release, err := afterStart(cmd)
-	if err != nil {
+	if err := guard.started(cmd); err != nil {
 		s.logf("tunnel: %v (cloudflared may outlive a crashed Hookscope)", err)
 	}
-	defer release()
-	s.logs.add(fmt.Sprintf("hookscope: started %s %s (pid %d)", path, strings.Join(s.cfg.Args(metrics), " "), cmd.Process.Pid))
+	defer guard.reaped(cmd)
+	s.note("started %s %s (pid %d)", path, strings.Join(args, " "), cmd.Process.Pid)
 	state := Starting
-	if attempt > 0 {
+	if everReady {
 		state = Reconnecting
 	}
+	// The previous try's reason stays until this one says more.
 	s.mu.Lock()
-	reason := s.status.Reason
+	cause, reason := s.status.Cause, s.status.Reason
 	s.mu.Unlock()
-	if state == Starting {
-		reason = ""
-	}
-	s.setState(state, reason, func(st *Status) {
+	s.setState(state, cause, reason, func(st *Status) {
 		st.PID = cmd.Process.Pid
 		st.MetricsAddr = metrics
 		st.PublicURL = ""
+		st.NextRetry = time.Time{}
+		st.Protocol = protocol
 	})
 
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
-	wasReady := s.watch(ctx, metrics, h, exited)
-	var waitErr error
+	w := s.watch(ctx, metrics, protocol, everReady, h, exited)
 	select {
-	case waitErr = <-exited:
+	case waitErr := <-exited:
+		lw.flush()
+		code, signaled := exitStatus(waitErr)
+		cause, reason := exitReason(code, signaled, h.snapshot())
+		if cause == CauseExited && (code == 126 || code == 127) {
+			// The guard shell could not exec cloudflared (it was removed
+			// or replaced since the version check).
+			cause = CauseCannotRun
+		}
+		return runResult{cause: cause, reason: reason, wasReady: w.wasReady}
 	default:
-		// ctx ended: stop cloudflared in order.
+		// ctx ended, or another protocol is due: stop cloudflared in order.
 		_ = s.stopProcess(cmd, exited)
 		lw.flush()
-		return runResult{reason: "stopped", wasReady: wasReady}
+		return runResult{cause: CauseEdgeBlocked, reason: w.reason, wasReady: w.wasReady, switchTo: w.switchTo}
 	}
-	lw.flush()
-	return runResult{reason: s.exitReason(waitErr, h.snapshot()), wasReady: wasReady}
+}
+
+// startFailure classifies an exec failure: a program that cannot be run
+// here will not run on the next try either.
+func startFailure(err error) runResult {
+	reason := fmt.Sprintf("could not start cloudflared: %v", err)
+	switch {
+	case errors.Is(err, syscall.ENOEXEC), errors.Is(err, fs.ErrPermission):
+		return runResult{cause: CauseCannotRun, reason: reason}
+	case errors.Is(err, fs.ErrNotExist):
+		return runResult{cause: CauseNotInstalled, reason: reason}
+	}
+	return runResult{cause: CauseExited, reason: reason}
+}
+
+// exitStatus reads a Wait error: the exit code, and whether a signal ended
+// the process.
+func exitStatus(err error) (code int, signaled bool) {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.As(err, &ee):
+		return ee.ExitCode(), ee.ExitCode() < 0
+	}
+	return -1, false
+}
+
+// watchResult is how watch ended.
+type watchResult struct {
+	wasReady bool
+	// switchTo and reason: stop this run and start one with that
+	// protocol at once.
+	switchTo, reason string
 }
 
 // watch polls the metrics endpoints (and reads the log hints) until
 // cloudflared exits or ctx ends, moving between Starting/Reconnecting and
-// Ready. It reports whether the run ever became ready. It returns with the
-// exit still in the channel when ctx ended, and having consumed nothing
-// otherwise: the exit error is put back.
-func (s *Supervisor) watch(ctx context.Context, metrics string, h *hints, exited chan error) bool {
+// Ready, and saying why it is not ready when the edge cannot be reached.
+// It reports whether the run ever became ready. It returns with the exit
+// still in the channel when cloudflared exited (the exit error is put
+// back), else having consumed nothing.
+func (s *Supervisor) watch(ctx context.Context, metrics, protocol string, everReady bool, h *hints, exited chan error) watchResult {
 	client := &http.Client{Timeout: 2 * time.Second}
 	tick := time.NewTicker(s.cfg.PollInterval)
 	defer tick.Stop()
-	wasReady := false
+	started := time.Now()
+	var res watchResult
 	ready := false
 	publicURL := ""
 	if s.cfg.Token != "" {
 		publicURL = ConsumerURL(s.cfg.Hostname, "")
 		publicURL = strings.TrimRight(publicURL, "/")
 	}
+	notReady := func() State {
+		if everReady || res.wasReady {
+			return Reconnecting
+		}
+		return Starting
+	}
 	for {
 		select {
 		case <-ctx.Done():
-			return wasReady
+			return res
 		case err := <-exited:
 			exited <- err
-			return wasReady
+			return res
 		case <-tick.C:
 		}
 		hs := h.snapshot()
@@ -591,25 +800,62 @@ func (s *Supervisor) watch(ctx context.Context, metrics string, h *hints, exited
 			}
 		}
 		nowReady := metricsReady(ctx, client, metrics)
-		if !nowReady && hs.registered && !ready && !wasReady {
+		if !nowReady && hs.registered && !ready && !res.wasReady {
 			// Old cloudflared or a metrics server that did not come up:
 			// trust the log's "Registered tunnel connection".
 			nowReady = metricsUnreachable(ctx, client, metrics)
 		}
 		if ctx.Err() != nil {
 			// A poll cut short by Stop says nothing about the tunnel.
-			return wasReady
+			return res
 		}
 		switch {
 		case nowReady && publicURL != "" && !ready:
-			ready, wasReady = true, true
+			ready, res.wasReady = true, true
 			u := publicURL
-			s.setState(Ready, "", func(st *Status) { st.PublicURL = u })
+			s.setState(Ready, CauseNone, "", func(st *Status) { st.PublicURL = u; st.Attempt = 0 })
 		case !nowReady && ready:
 			ready = false
-			s.setState(Reconnecting, "cloudflared lost its connection to Cloudflare", nil)
+			s.setState(Reconnecting, CauseLostConnection, describe(CauseLostConnection, ""), func(st *Status) { st.PublicURL = "" })
+		case !nowReady && !ready:
+			waited := time.Since(started)
+			if s.shouldSwitch(hs, protocol, waited) {
+				res.switchTo, res.reason = "http2", edgeReason(hs, protocol, s.cfg.EdgeTimeout, true)
+				s.setState(notReady(), CauseEdgeBlocked, res.reason, nil)
+				return res
+			}
+			if edgeBlocked(hs, protocol, waited >= s.cfg.EdgeTimeout) {
+				s.setState(notReady(), CauseEdgeBlocked, edgeReason(hs, protocol, s.cfg.EdgeTimeout, false), nil)
+			}
 		}
 	}
+}
+
+// edgeBlocked reports a run that cannot reach Cloudflare's edge: the
+// pre-check of its protocol's transport failed, or its connection attempts
+// have failed for long enough (timedOut).
+func edgeBlocked(h logHints, protocol string, timedOut bool) bool {
+	transport := "UDP Connectivity"
+	if protocol == "http2" {
+		transport = "TCP Connectivity"
+	}
+	return h.precheck[transport] == precheckFailed || (timedOut && h.edgeDials > 0)
+}
+
+// shouldSwitch reports that QUIC cannot reach the edge and HTTP/2 may, when
+// cloudflared's protocol is left to choose: the pre-checks found UDP
+// blocked and TCP open, or, without pre-checks, QUIC attempts have failed
+// for EdgeTimeout. It switches once: HTTP/2 is never switched back.
+func (s *Supervisor) shouldSwitch(h logHints, protocol string, waited time.Duration) bool {
+	if protocol != "" && protocol != "auto" {
+		return false
+	}
+	udp, tcp := h.precheck["UDP Connectivity"], h.precheck["TCP Connectivity"]
+	if udp == precheckFailed {
+		return tcp == precheckPassed
+	}
+	return len(h.precheck) == 0 && waited >= s.cfg.EdgeTimeout && h.edgeDials > 0 &&
+		strings.Contains(strings.ToLower(h.lastEdgeError), "quic")
 }
 
 // quickTunnelURL asks GET /quicktunnel for the hostname. cloudflared
@@ -674,45 +920,14 @@ func (s *Supervisor) stopProcess(cmd *exec.Cmd, exited chan error) error {
 	defer t.Stop()
 	select {
 	case err := <-exited:
-		// The group may still hold stragglers that ignored SIGTERM.
-		_ = kill(cmd)
 		return err
 	case <-t.C:
 	}
-	s.logs.add(fmt.Sprintf("hookscope: cloudflared (pid %d) did not exit %s after SIGTERM; killing it", cmd.Process.Pid, s.cfg.GracePeriod))
+	s.note("cloudflared (pid %d) did not exit %s after SIGTERM; killing it", cmd.Process.Pid, s.cfg.GracePeriod)
 	if err := kill(cmd); err != nil {
 		s.logf("tunnel: kill cloudflared (pid %d): %v", cmd.Process.Pid, err)
 	}
 	return <-exited
-}
-
-// exitReason turns how cloudflared ended into plain words.
-func (s *Supervisor) exitReason(err error, h logHints) string {
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		return fmt.Sprintf("cloudflared stopped: %v", err)
-	}
-	switch {
-	case code == 11:
-		return "cloudflared exited with code 11: it tried to update itself (auto-update). " +
-			"Hookscope passes --no-autoupdate, so this cloudflared may ignore it or be wrapped by a script; " +
-			"update cloudflared with your package manager instead"
-	case h.rateLimited:
-		return fmt.Sprintf("rate limited by Cloudflare (error code 1015 / 429 Too Many Requests): too many quick tunnels were requested; wait a few minutes (cloudflared exited with code %d)", code)
-	case h.badToken:
-		return fmt.Sprintf("Cloudflare rejected the tunnel token: check the token of the named tunnel (cloudflared exited with code %d)", code)
-	case h.noNetwork:
-		return fmt.Sprintf("no network: cloudflared cannot reach Cloudflare (cloudflared exited with code %d)", code)
-	case code < 0:
-		return "cloudflared was killed by a signal"
-	default:
-		return fmt.Sprintf("cloudflared exited with code %d", code)
-	}
 }
 
 // lineWriter turns cloudflared's output stream into lines.

@@ -11,8 +11,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 var quickURLRE = regexp.MustCompile(`^https://[a-z-]+-[0-9a-f]+\.trycloudflare\.com$`)
@@ -106,42 +109,134 @@ func TestCrashRestartsWithNewHostname(t *testing.T) {
 	}
 }
 
+// TestFailureReasons: what only the fake can play (the real cloudflared's
+// failures are in realcf_test.go). A tunnel that never got ready stays
+// "starting", with the reason and when the next try is.
 func TestFailureReasons(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		env  []string
-		want []string
+		name  string
+		env   []string
+		cause Cause
+		want  []string
 	}{
-		{"auto-update exit 11", []string{"FAKECF_EXIT_CODE=11"}, []string{"code 11", "update itself"}},
-		{"rate limited", []string{"FAKECF_RATE_LIMIT=1"}, []string{"rate limited", "1015", "429"}},
-		{"no network", []string{"FAKECF_NO_NETWORK=1"}, []string{"no network", "cannot reach Cloudflare"}},
-		{"plain exit", []string{"FAKECF_EXIT_CODE=3"}, []string{"exited with code 3"}},
+		{"auto-update exit 11", []string{"FAKECF_EXIT_CODE=11"}, CauseAutoUpdate, []string{"code 11", "update itself"}},
+		{"plain exit", []string{"FAKECF_EXIT_CODE=3"}, CauseExited, []string{"exited with code 3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(t, tc.env...)
 			cfg.MaxFailures = 2
 			s, r := startSupervisor(t, cfg)
-			notReady := func(want State) func(Event) bool {
+			notReady := func(pred func(Event) bool) func(Event) bool {
 				return func(e Event) bool {
-					if e.Kind == StateChanged && e.Status.State == Ready {
-						// e.g. api.trycloudflare.com taken for the tunnel URL
-						t.Fatalf("a failing cloudflared was called ready: %+v", e.Status)
+					if e.Kind == StateChanged && (e.Status.State == Ready || e.Status.State == Reconnecting) {
+						t.Fatalf("a cloudflared that never got ready was called %s: %+v", e.Status.State, e.Status)
 					}
-					return isState(want)(e)
+					return pred(e)
 				}
 			}
-			rec := r.waitFor(t, "reconnecting", notReady(Reconnecting))
-			e := r.waitFor(t, "failed", notReady(Failed))
-			for _, w := range tc.want {
-				if !strings.Contains(rec.Status.Reason, w) || !strings.Contains(e.Status.Reason, w) {
-					t.Errorf("reasons %q / %q lack %q", rec.Status.Reason, e.Status.Reason, w)
+			retry := r.waitFor(t, "starting, next try due", notReady(func(e Event) bool {
+				return isState(Starting)(e) && !e.Status.NextRetry.IsZero()
+			}))
+			e := r.waitFor(t, "failed", notReady(isState(Failed)))
+			for _, ev := range []Event{retry, e} {
+				if ev.Status.Cause != tc.cause {
+					t.Errorf("%s: cause %q, want %q", ev.Status.State, ev.Status.Cause, tc.cause)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(ev.Status.Reason, w) {
+						t.Errorf("%s reason %q lacks %q", ev.Status.State, ev.Status.Reason, w)
+					}
 				}
 			}
-			if e.Status.PublicURL != "" {
-				t.Errorf("failed tunnel has URL %q", e.Status.PublicURL)
+			if retry.Status.Attempt != 1 || e.Status.Attempt != 2 || !strings.Contains(e.Status.Reason, "gave up after 2 tries") {
+				t.Errorf("attempts %d, %d; reason %q", retry.Status.Attempt, e.Status.Attempt, e.Status.Reason)
+			}
+			if e.Status.PublicURL != "" || !e.Status.NextRetry.IsZero() {
+				t.Errorf("failed tunnel has URL %q, next try %s", e.Status.PublicURL, e.Status.NextRetry)
 			}
 			<-s.Done()
+			if !logsContain(s, "hookscope: try 1 failed") || !logsContain(s, "next try at") {
+				t.Errorf("the log does not say when the next try is: %q", s.Logs())
+			}
 		})
+	}
+}
+
+// TestQUICBlockedSwitchesToHTTP2: cloudflared's pre-checks find UDP port
+// 7844 blocked and TCP open; Hookscope starts it again with --protocol
+// http2, once, and the tunnel gets ready.
+func TestQUICBlockedSwitchesToHTTP2(t *testing.T) {
+	argsFile := filepath.Join(t.TempDir(), "args.json")
+	s, r := startSupervisor(t, testConfig(t, "FAKECF_QUIC_BLOCKED=1", "FAKECF_ARGS_FILE="+argsFile))
+	blocked := r.waitFor(t, "the edge reason", func(e Event) bool {
+		return isState(Starting)(e) && e.Status.Cause == CauseEdgeBlocked
+	})
+	for _, w := range []string{"QUIC (UDP port 7844) to Cloudflare's edge is blocked", "restarting cloudflared with HTTP/2", "--protocol http2"} {
+		if !strings.Contains(blocked.Status.Reason, w) {
+			t.Errorf("reason %q lacks %q", blocked.Status.Reason, w)
+		}
+	}
+	e := r.waitFor(t, "ready", isState(Ready))
+	if e.Status.Protocol != "http2" || e.Status.Reason != "" || e.Status.Attempt != 0 {
+		t.Fatalf("ready status %+v", e.Status)
+	}
+	b, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"--protocol","http2"`) {
+		t.Fatalf("last run's args %s", b)
+	}
+	if st := s.State(); st.Restarts != 0 {
+		t.Fatalf("the switch counted as a failed try: %+v", st)
+	}
+}
+
+// TestEdgeTimeoutWithoutPrechecks: a cloudflared without pre-checks whose
+// QUIC dials keep failing is said to be blocked after EdgeTimeout, quoting
+// its error; left to choose, it is started again with HTTP/2 and gets
+// ready; with QUIC forced, it is left to keep trying.
+func TestEdgeTimeoutWithoutPrechecks(t *testing.T) {
+	for _, forced := range []bool{false, true} {
+		t.Run(map[bool]string{false: "auto", true: "quic forced"}[forced], func(t *testing.T) {
+			cfg := testConfig(t, "FAKECF_QUIC_BLOCKED=old")
+			cfg.EdgeTimeout = 300 * time.Millisecond
+			if forced {
+				cfg.Protocol = "quic"
+			}
+			s, r := startSupervisor(t, cfg)
+			e := r.waitFor(t, "the edge reason", func(e Event) bool { return e.Status.Cause == CauseEdgeBlocked })
+			if !strings.Contains(e.Status.Reason, "(no connection in 300ms: failed to dial to edge with quic: timeout: no recent network activity)") {
+				t.Errorf("reason %q", e.Status.Reason)
+			}
+			if !forced {
+				if ready := r.waitFor(t, "ready", isState(Ready)); ready.Status.Protocol != "http2" {
+					t.Fatalf("ready with %+v", ready.Status)
+				}
+				return
+			}
+			if !strings.Contains(e.Status.Reason, "Allow outbound UDP port 7844, or use HTTP/2 over TCP port 7844 (--protocol http2)") ||
+				s.State().PID != e.Status.PID {
+				t.Fatalf("reason %q, status %+v", e.Status.Reason, s.State())
+			}
+		})
+	}
+}
+
+// TestForcedProtocolIsNotSwitched: with --protocol quic asked for, a
+// blocked QUIC is said, and cloudflared is left to keep trying.
+func TestForcedProtocolIsNotSwitched(t *testing.T) {
+	cfg := testConfig(t, "FAKECF_QUIC_BLOCKED=1")
+	cfg.Protocol = "quic"
+	s, r := startSupervisor(t, cfg)
+	e := r.waitFor(t, "the edge reason", func(e Event) bool {
+		return isState(Starting)(e) && e.Status.Cause == CauseEdgeBlocked
+	})
+	if !strings.Contains(e.Status.Reason, "Allow outbound UDP port 7844") || !strings.Contains(e.Status.Reason, "Still trying") {
+		t.Fatalf("reason %q", e.Status.Reason)
+	}
+	if st := s.State(); st.PID != e.Status.PID || st.Protocol != "quic" {
+		t.Fatalf("cloudflared was restarted: %+v", st)
 	}
 }
 
@@ -183,10 +278,11 @@ func TestInstallHelpPerOS(t *testing.T) {
 func TestUnsupportedVersion(t *testing.T) {
 	s := New(testConfig(t, "FAKECF_VERSION=2021.3.1"))
 	err := s.Start(t.Context())
-	if err == nil || !strings.Contains(err.Error(), "unsupported cloudflared version 2021.3.1") {
+	var ni *NotInstalledError
+	if !errors.As(err, &ni) || !strings.Contains(err.Error(), "is version 2021.3.1, older than 2022.1.0") {
 		t.Fatalf("Start = %v", err)
 	}
-	if st := s.State(); st.State != Failed || !strings.Contains(st.Reason, "update cloudflared") {
+	if st := s.State(); st.State != NotInstalled || st.Cause != CauseNotInstalled || !strings.Contains(st.Reason, "update cloudflared") {
 		t.Fatalf("state = %+v", st)
 	}
 }
@@ -234,10 +330,47 @@ func TestNamedTunnelKeepsTokenOutOfArgv(t *testing.T) {
 	}
 }
 
+// TestOnLogGetsEveryLineRedacted: OnLog (listen --tunnel-log) gets
+// cloudflared's lines and the supervisor's own as they come, with the
+// token hidden, the same lines Logs keeps.
+func TestOnLogGetsEveryLineRedacted(t *testing.T) {
+	const token = "eyJhIjoiMDEyMzQ1Njc4OWFiY2RlZiIsInQiOiJzZWNyZXQtdHVubmVsIn0="
+	var mu sync.Mutex
+	var got []string
+	cfg := testConfig(t, "FAKECF_LOG_TOKEN=1")
+	cfg.Token, cfg.Hostname = token, "hooks.example.com"
+	cfg.OnLog = func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, line)
+	}
+	s, r := startSupervisor(t, cfg)
+	r.waitFor(t, "ready", isState(Ready))
+	s.Stop()
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(got, "\n")
+	for _, w := range []string{"hookscope: started", "Starting tunnel with token " + redact.Placeholder, "Registered tunnel connection"} {
+		if !strings.Contains(all, w) {
+			t.Errorf("OnLog lines lack %q:\n%s", w, all)
+		}
+	}
+	if strings.Contains(all, token) || strings.Contains(all, "secret-tunnel") {
+		t.Fatalf("token in OnLog lines:\n%s", all)
+	}
+	if kept := s.Logs(); strings.Join(kept, "\n") != all {
+		t.Fatalf("Logs %q, OnLog %q", kept, got)
+	}
+}
+
 func TestQuickTunnelArgs(t *testing.T) {
 	cfg := Config{LocalURL: "http://127.0.0.1:8080"}
 	got := strings.Join(cfg.Args("127.0.0.1:4000"), " ")
 	if got != "tunnel --no-autoupdate --metrics 127.0.0.1:4000 --url http://127.0.0.1:8080" {
+		t.Fatalf("args = %q", got)
+	}
+	cfg.Protocol = "http2"
+	if got := strings.Join(cfg.Args("127.0.0.1:4000"), " "); got != "tunnel --no-autoupdate --metrics 127.0.0.1:4000 --protocol http2 --url http://127.0.0.1:8080" {
 		t.Fatalf("args = %q", got)
 	}
 }

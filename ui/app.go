@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -276,6 +275,9 @@ type stationTunnel struct {
 
 	mu     sync.Mutex
 	binary string
+	// last is the supervisor Start made, kept when it stops or was
+	// refused (its status and log say why).
+	last *tunnel.Supervisor
 }
 
 func (t *stationTunnel) Installed() (bool, string) {
@@ -301,23 +303,47 @@ func (t *stationTunnel) Configure(binary, _ string) {
 }
 
 func (t *stationTunnel) Start() error {
-	if t.st.Tunnel() != nil {
+	if sup := t.st.Tunnel(); sup != nil && tunnelRunning(sup.State().State) {
 		return nil
 	}
 	t.mu.Lock()
 	bin := t.binary
 	t.mu.Unlock()
-	_, err := t.st.StartTunnel(context.Background(), tunnel.Config{Binary: bin, Logf: t.logf})
+	sup, err := t.st.StartTunnel(context.Background(), tunnel.Config{Binary: bin, Logf: t.logf})
+	if sup != nil {
+		t.mu.Lock()
+		t.last = sup
+		t.mu.Unlock()
+	}
 	return err
 }
 
 func (t *stationTunnel) Stop() { t.st.StopTunnel() }
 
-func (t *stationTunnel) Status() tunnel.Status {
+// current is the station's supervisor, else the last one Start made.
+func (t *stationTunnel) current() *tunnel.Supervisor {
 	if sup := t.st.Tunnel(); sup != nil {
+		return sup
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last
+}
+
+func (t *stationTunnel) Status() tunnel.Status {
+	if sup := t.current(); sup != nil {
 		return sup.State()
 	}
 	return tunnel.Status{State: tunnel.Stopped}
+}
+
+// Logs is the tunnel's log: cloudflared's recent lines and the
+// supervisor's own (the header's Log button shows them).
+func (t *stationTunnel) Logs() []string {
+	if sup := t.current(); sup != nil {
+		return sup.Logs()
+	}
+	return nil
 }
 
 // Subscribe reports every tunnel event, on the supervisor's event goroutine.
@@ -327,7 +353,8 @@ func (t *stationTunnel) Subscribe(fn func(tunnel.Event)) func() { return t.st.Su
 // one message per event type, an at-least-once scenario (duplicates,
 // shuffled order, batches), a divergent copy and one badly signed message.
 // Messages are signed with the first secret (unsigned when there is none).
-// It returns how many were sent.
+// It returns how many were answered; an answer other than 2xx, or none,
+// is a failure, as for hookscope send.
 func SendTestDeliveries(ctx context.Context, url string, secrets [][]byte) (int, error) {
 	var secret []byte
 	if len(secrets) > 0 {
@@ -341,40 +368,17 @@ func SendTestDeliveries(ctx context.Context, url string, secrets [][]byte) (int,
 	if more, err := g.Scenario(simulate.ScenarioAtLeastOnce, simulate.ScenarioOptions{Batch: 2, Duplicates: 1, Shuffle: true}); err == nil {
 		msgs = append(msgs, more...)
 	}
-	client := &http.Client{Timeout: 20 * time.Second}
-	sent := 0
-	post := func(body, key []byte) error {
-		req, err := simulate.NewRequest(ctx, url, body, key)
-		if err != nil {
-			return err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return fmt.Errorf("post to %s: %w", url, err)
-		}
-		resp.Body.Close()
-		sent++
-		return nil
-	}
-	for _, m := range msgs {
-		if err := post(m.Body(), secret); err != nil {
-			return sent, err
-		}
-	}
 	// A divergent duplicate: the first event again, same uuid, its media
 	// renamed, as a sender that re-sends after an edit would.
-	if len(msgs) > 0 && len(msgs[0].Events) > 0 {
-		ev := msgs[0].Events[0]
-		ev.Payload = renamedMedia(ev.Payload)
-		if err := post(g.Message(ev).Body(), secret); err != nil {
-			return sent, err
-		}
-	}
+	ev := msgs[0].Events[0]
+	ev.Payload = renamedMedia(ev.Payload)
+	msgs = append(msgs, g.Message(ev))
+	out := simulate.SignedWith(secret, msgs...)
 	// A message signed with the wrong key shows what an invalid signature looks like.
-	if err := post(g.Message(g.Event("media.ready")).Body(), []byte("not-the-configured-secret")); err != nil {
-		return sent, err
-	}
-	return sent, nil
+	out = append(out, simulate.Outgoing{Message: g.Message(g.Event("media.ready")), Secret: []byte("not-the-configured-secret")})
+	rep := simulate.Send(ctx, url, out, simulate.SendOptions{Timeout: 20 * time.Second})
+	ok, notOK, _ := rep.Counts()
+	return ok + notOK, rep.Err()
 }
 
 // renamedMedia returns payload with its media's name changed; a payload

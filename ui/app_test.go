@@ -41,6 +41,20 @@ func TestTrimMemoryRepaintsFirst(t *testing.T) {
 	}
 }
 
+// TestSendTestDeliveriesCountsNon2xxAsFailures: a receiver that answers
+// 500 (an answer mode, or a broken app) did not take the test deliveries,
+// and the window must say so, as hookscope send does.
+func TestSendTestDeliveriesCountsNon2xxAsFailures(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	n, err := SendTestDeliveries(context.Background(), srv.URL, nil)
+	if err == nil || !strings.Contains(err.Error(), "answers were not 2xx") || n < 3 {
+		t.Fatalf("sent %d, err %v", n, err)
+	}
+}
+
 // TestSendTestDeliveriesDivergentCopyDiffersInOneField: the test set's
 // divergent copy is the first event with its media renamed, so its card
 // shows one clear change.

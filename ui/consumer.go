@@ -280,7 +280,7 @@ func (v *consumerView) start() {
 				v.mu.Unlock()
 				v.showCases(done)
 				v.Summary.Importance = widget.DangerImportance
-				v.Summary.SetText("The check did not finish: " + plainError(err.Error()))
+				v.Summary.SetText("The check did not finish: " + err.Error())
 				return
 			}
 			v.report = report

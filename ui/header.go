@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -38,6 +40,11 @@ type headerView struct {
 	// Forward is the Forward to row (nil without forwarding).
 	Forward *forwardRow
 
+	// TunnelLog opens the cloudflared log (when the tunnel control keeps
+	// one); LogView is the last one opened.
+	TunnelLog *widget.Button
+	LogView   *tunnelLogView
+
 	content fyne.CanvasObject
 }
 
@@ -55,6 +62,9 @@ func newHeaderView(win *mainWindow) *headerView {
 	h.CopyPublic = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { win.copy(win.publicURL(), "public consumer URL") })
 	h.TunnelButton = widget.NewButtonWithIcon("Start tunnel", theme.MediaPlayIcon(), win.toggleTunnel)
 	h.TunnelState = newBadge(0)
+	h.TunnelLog = widget.NewButtonWithIcon("Log", theme.ListIcon(), win.showTunnelLog)
+	h.TunnelLog.Importance = widget.LowImportance
+	h.TunnelLog.Hide()
 	h.Receiver = newBadge(0)
 	h.AnswerMode = widget.NewButtonWithIcon("Answer mode…", theme.SettingsIcon(), win.showAnswerSettings)
 	h.AnswerMode.Importance = widget.LowImportance
@@ -64,7 +74,6 @@ func newHeaderView(win *mainWindow) *headerView {
 	h.SecretButton.Importance = widget.LowImportance
 	h.Counts = widget.NewLabel("")
 	h.SendTest = widget.NewButtonWithIcon("Send test deliveries", theme.MailSendIcon(), win.sendTest)
-	h.PublicURL.Truncation = fyne.TextTruncateEllipsis
 	h.SendTest.Importance = widget.HighImportance
 	if win.svc.SendTest == nil {
 		h.SendTest.Hide()
@@ -82,7 +91,8 @@ func newHeaderView(win *mainWindow) *headerView {
 		label("Local"), container.NewBorder(nil, nil, nil,
 			container.NewHBox(container.NewCenter(h.Receiver), h.AnswerMode, h.CopyLocal, h.FreePort, h.SendTest), h.LocalURL),
 		label("Public"), container.NewBorder(nil, nil, nil,
-			container.NewHBox(container.NewCenter(h.TunnelState), h.CopyPublic, h.TunnelButton, widget.NewSeparator(), container.NewCenter(h.Secrets), h.SecretButton), h.PublicURL),
+			// At the top: a reason wrapping over lines leaves the buttons their size.
+			container.NewVBox(container.NewHBox(container.NewCenter(h.TunnelState), h.TunnelLog, h.CopyPublic, h.TunnelButton, widget.NewSeparator(), container.NewCenter(h.Secrets), h.SecretButton)), h.PublicURL),
 	}
 	// Forward to sits beside the URLs the service posts to: where the
 	// deliveries go next.
@@ -191,6 +201,11 @@ func (h *headerView) refreshReceiver() {
 	h.AnswerMode.Hide()
 }
 
+// refreshTunnel shows the tunnel's state: the badge, the Public row and
+// the button agree. While cloudflared runs (or waits for its next try) the
+// button stops it and the row says what it waits for or, when something
+// is wrong, why and what to do; a tunnel that never connected is
+// "starting", not "reconnecting".
 func (h *headerView) refreshTunnel() {
 	w := h.win
 	if w.svc.Tunnel == nil {
@@ -200,17 +215,27 @@ func (h *headerView) refreshTunnel() {
 		return
 	}
 	if ok, why := w.svc.Tunnel.Installed(); !ok {
-		h.PublicURL.SetText(why)
+		showURL(h.PublicURL, why, false)
 		h.CopyPublic.Hide()
 		h.TunnelButton.Hide()
+		h.TunnelLog.Hide()
 		h.TunnelState.set("", nil, "")
 		return
 	}
 	h.TunnelButton.Show()
 	h.CopyPublic.Show()
+	if lg, ok := w.svc.Tunnel.(tunnelLogs); ok {
+		h.TunnelLog.Show()
+		if len(lg.Logs()) == 0 {
+			h.TunnelLog.Disable()
+		} else {
+			h.TunnelLog.Enable()
+		}
+	} else {
+		h.TunnelLog.Hide()
+	}
 	st := w.tunnelStatus
-	running := st.State == tunnel.Starting || st.State == tunnel.Ready || st.State == tunnel.Reconnecting
-	if running {
+	if tunnelRunning(st.State) {
 		h.TunnelButton.SetText("Stop tunnel")
 		h.TunnelButton.SetIcon(theme.MediaStopIcon())
 	} else {
@@ -218,22 +243,64 @@ func (h *headerView) refreshTunnel() {
 		h.TunnelButton.SetIcon(theme.MediaPlayIcon())
 	}
 	if u := w.publicURL(); u != "" {
-		h.PublicURL.SetText(u)
+		showURL(h.PublicURL, u, true)
 		h.CopyPublic.Enable()
 	} else {
-		h.PublicURL.SetText("start the tunnel to get a public URL")
+		text, problem := tunnelLine(st)
+		if problem {
+			showURL(h.PublicURL, text, false)
+		} else {
+			showHint(h.PublicURL, text)
+		}
 		h.CopyPublic.Disable()
 	}
 	switch st.State {
 	case tunnel.Ready:
 		h.TunnelState.set("tunnel ready", theme.ConfirmIcon(), theme.ColorNameSuccess)
 	case tunnel.Starting:
-		h.TunnelState.set("tunnel starting", theme.HistoryIcon(), theme.ColorNamePrimary)
+		if st.Reason != "" {
+			h.TunnelState.set("tunnel starting", theme.WarningIcon(), theme.ColorNameWarning)
+		} else {
+			h.TunnelState.set("tunnel starting", theme.HistoryIcon(), theme.ColorNamePrimary)
+		}
 	case tunnel.Reconnecting:
 		h.TunnelState.set("tunnel reconnecting", theme.ViewRefreshIcon(), theme.ColorNameWarning)
-	case tunnel.Failed:
+	case tunnel.Failed, tunnel.NotInstalled:
 		h.TunnelState.set("tunnel failed", theme.ErrorIcon(), theme.ColorNameError)
 	default:
 		h.TunnelState.set("tunnel off", theme.MediaStopIcon(), theme.ColorNameDisabled)
 	}
+}
+
+// tunnelRunning reports states in which cloudflared runs or is due to run
+// again: Stop tunnel applies.
+func tunnelRunning(st tunnel.State) bool {
+	return st == tunnel.Starting || st == tunnel.Ready || st == tunnel.Reconnecting
+}
+
+// tunnelLine is the Public row's text while there is no public URL, and
+// whether it reports a problem: what the tunnel waits for, or why it is
+// not ready (and when the next try is), or why it gave up.
+func tunnelLine(st tunnel.Status) (text string, problem bool) {
+	reason := strings.TrimSuffix(st.Reason, ".")
+	switch {
+	case st.State == tunnel.Failed || st.State == tunnel.NotInstalled:
+		return reason + ". Press Start tunnel to try again.", true
+	case !tunnelRunning(st.State):
+		return "start the tunnel to get a public URL", false
+	case st.Reason == "":
+		return "connecting to Cloudflare… the public URL shows here once the tunnel is ready", false
+	case !st.NextRetry.IsZero():
+		return fmt.Sprintf("%s. Try %d failed; next try at %s.", reason, st.Attempt, st.NextRetry.Format(time.TimeOnly)), true
+	}
+	return st.Reason, true
+}
+
+// showHint shows a note in l where a URL would be: ordinary text that
+// wraps.
+func showHint(l *widget.Label, text string) {
+	l.Truncation, l.Wrapping = fyne.TextTruncateOff, fyne.TextWrapWord
+	l.TextStyle = fyne.TextStyle{}
+	l.Importance = widget.MediumImportance
+	l.SetText(text)
 }

@@ -220,32 +220,12 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%s %s", thousands(int64(n)), many)
 }
 
-// plainError turns a network error into words a developer acts on.
-func plainError(msg string) string {
-	low := strings.ToLower(msg)
-	switch {
-	case strings.Contains(low, "connection refused"):
-		return "Nothing is listening at that address (connection refused). Is your consumer running? — " + msg
-	case strings.Contains(low, "no such host"):
-		return "That host name does not resolve. — " + msg
-	case strings.Contains(low, "deadline exceeded") || strings.Contains(low, "timeout") || strings.Contains(low, "i/o timeout"):
-		return "No answer in time: the consumer accepted the connection but did not answer. — " + msg
-	case strings.Contains(low, "context canceled"):
-		return "Cancelled."
-	case strings.Contains(low, "connection reset") || strings.Contains(low, "eof"):
-		return "The consumer closed the connection without a complete answer. — " + msg
-	case strings.Contains(low, "tls") || strings.Contains(low, "certificate"):
-		return "The TLS handshake failed. — " + msg
-	}
-	return msg
-}
-
 // resultHeadline is the one line that says how a replay went.
 func resultHeadline(r *replay.Result) (string, widget.Importance) {
 	lat := roundLatency(r.Latency)
 	switch {
 	case r.Status == 0:
-		return "No answer: " + plainError(r.Error), widget.DangerImportance
+		return "No answer: " + r.Error, widget.DangerImportance
 	case r.OK():
 		return fmt.Sprintf("%d %s · %v", r.Status, r.StatusText, lat), widget.SuccessImportance
 	case r.Status >= 300 && r.Status < 400:
@@ -253,7 +233,7 @@ func resultHeadline(r *replay.Result) (string, widget.Importance) {
 	}
 	line := fmt.Sprintf("%d %s · %v — not a 2xx: the service would send it again", r.Status, r.StatusText, lat)
 	if r.Error != "" {
-		line += " (" + plainError(r.Error) + ")"
+		line += " (" + r.Error + ")"
 	}
 	return line, widget.DangerImportance
 }

@@ -11,20 +11,27 @@ import (
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector/replay"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 const examples = `  # run the standard check against your local consumer
   WEBHOOK_SECRET=... hookscope check-consumer http://127.0.0.1:3000/webhooks --secret-env WEBHOOK_SECRET
 
   # machine-readable report for CI (exit code 1 when a case fails)
-  hookscope check-consumer http://127.0.0.1:3000/webhooks --secret-env WEBHOOK_SECRET --json`
+  hookscope check-consumer http://127.0.0.1:3000/webhooks --secret-env WEBHOOK_SECRET --json
+
+  # stop at the first failed case
+  hookscope check-consumer http://127.0.0.1:3000/webhooks --secret-env WEBHOOK_SECRET --fail-fast`
 
 // checkFailed makes check-consumer exit 1 with its own message.
-type checkFailed struct{ failed, total int }
+type checkFailed struct{ failed, run, skipped int }
 
 // Error is the one-line summary printed after the report.
 func (e checkFailed) Error() string {
-	return fmt.Sprintf("%d of %d cases failed", e.failed, e.total)
+	if e.skipped > 0 {
+		return fmt.Sprintf("%d of %d cases failed (stopped at the first failure; %s not run)", e.failed, e.run, plural.S(e.skipped, "case"))
+	}
+	return fmt.Sprintf("%d of %d cases failed", e.failed, e.run)
 }
 
 // ExitCode is 1: the consumer, not the command line, is at fault.
@@ -32,12 +39,13 @@ func (e checkFailed) ExitCode() int { return 1 }
 
 // Options are check-consumer's arguments and flags.
 type Options struct {
-	Env     *cmdutil.Env
-	To      string
-	Secrets *cmdutil.SecretFlags
-	Timeout time.Duration
-	Seed    int64
-	JSON    bool
+	Env      *cmdutil.Env
+	To       string
+	Secrets  *cmdutil.SecretFlags
+	Timeout  time.Duration
+	Seed     int64
+	FailFast bool
+	JSON     bool
 
 	secret []byte
 }
@@ -54,7 +62,12 @@ Cases: one message per event type (17), a duplicate event in a new message,
 a message re-sent byte for byte, an out-of-order pair (media.ready, then the
 earlier media.processing), a wrong signature and a missing signature. Each
 must be answered 2xx within the time-out, except the last two, which must be
-refused (401 or 403). The command exits 1 when a case fails.`,
+refused (401 or 403). The command exits 1 when a case fails; --fail-fast
+stops at the first one.
+
+Each case is reported as it finishes, on standard error: a progress line on
+a terminal, one line per case otherwise (CI logs); the report follows on
+standard output.`,
 		Example: examples,
 		Args:    cmdutil.MaxArgs(1, "one consumer URL"),
 		RunE:    cmdutil.RunE(o, o.validate, runF, run),
@@ -64,6 +77,7 @@ refused (401 or 403). The command exits 1 when a case fails.`,
 	o.Secrets = cmdutil.AddSecretFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", replay.ServiceTimeout, "how fast a 2xx must arrive (the service waits 10 s)")
 	fs.Int64Var(&o.Seed, "seed", 0, "seed for the generated messages (0: random)")
+	fs.BoolVar(&o.FailFast, "fail-fast", false, "stop at the first failed case (exit 1)")
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	return cmd
 }
@@ -94,21 +108,13 @@ func (o *Options) validate(args []string) error {
 func run(ctx context.Context, o *Options) error {
 	env := o.Env
 	r := replay.New(nil)
-	opts := replay.CheckOptions{Target: o.To, Secret: o.secret, Limit: o.Timeout, Seed: o.Seed}
-	if !o.JSON && env.IsTerminal {
-		// A progress line: the whole run takes up to 22 answers.
-		n := len(replay.CheckCases())
-		i := 0
-		opts.OnCase = func(c replay.CaseResult) {
-			i++
-			fmt.Fprintf(env.Stderr, "\r%d/%d %s", i, n, c.Name)
-			if i == n {
-				fmt.Fprint(env.Stderr, "\r\033[K")
-			}
-		}
-	}
+	opts := replay.CheckOptions{Target: o.To, Secret: o.secret, Limit: o.Timeout, Seed: o.Seed, FailFast: o.FailFast}
+	progress(env, &opts)
 	started := time.Now()
 	rep, err := r.CheckConsumer(ctx, opts)
+	if env.IsTerminal {
+		fmt.Fprint(env.Stderr, "\r\033[K") // the progress line goes
+	}
 	if err != nil {
 		return err
 	}
@@ -123,7 +129,33 @@ func run(ctx context.Context, o *Options) error {
 		fmt.Fprintf(env.Stdout, "(took %s)\n", time.Since(started).Round(time.Millisecond))
 	}
 	if !rep.OK() {
-		return checkFailed{rep.Failed, len(rep.Cases)}
+		return checkFailed{rep.Failed, len(rep.Cases), rep.Skipped}
 	}
 	return nil
+}
+
+// progress reports each case on standard error as it finishes, so a run
+// against a slow consumer (up to 23 answers of up to 15 s each) is never
+// silent: on a terminal one line, rewritten, that names the case waiting
+// for its answer; otherwise (piped, CI) a plain line per case.
+func progress(env *cmdutil.Env, opts *replay.CheckOptions) {
+	n := len(replay.CheckCases())
+	done, passed, failed := 0, 0, 0
+	if env.IsTerminal {
+		opts.OnStart = func(name string) {
+			fmt.Fprintf(env.Stderr, "\r\033[K%d/%d %s: waiting for the answer (%d passed, %d failed so far)", done+1, n, name, passed, failed)
+		}
+	}
+	opts.OnCase = func(c replay.CaseResult) {
+		done++
+		switch c.Verdict {
+		case replay.Pass:
+			passed++
+		case replay.Fail:
+			failed++
+		}
+		if !env.IsTerminal {
+			fmt.Fprintf(env.Stderr, "%d/%d %s %s: %s\n", done, n, c.Verdict.Mark(), c.Name, c.Answers(true))
+		}
+	}
 }

@@ -3,9 +3,7 @@ package cmdutil
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -97,22 +95,7 @@ func CompleteDeliveryIDs(cmd *cobra.Command, _ []string, _ string) ([]cobra.Comp
 // that file exists: completing never creates a store.
 func withStore(cmd *cobra.Command, fn func(context.Context, *storage.DB)) {
 	path, _ := cmd.Flags().GetString("db")
-	if path == "" {
-		p, err := storage.DefaultPath()
-		if err != nil {
-			return
-		}
-		path = p
-	}
-	if strings.HasPrefix(path, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			path = home + path[1:]
-		}
-	}
-	if _, err := os.Stat(path); err != nil {
-		return
-	}
-	db, err := storage.Open(path)
+	db, err := OpenExistingStore(nil, path)
 	if err != nil {
 		return
 	}

@@ -39,8 +39,20 @@ func NewRoot(env *Env) *cobra.Command {
 // usage. It prints a failure as "hookscope <command>: <error>"; a usage
 // error gets a second line pointing at the command's --help.
 func Execute(ctx context.Context, env *Env, root *cobra.Command, args []string) int {
-	root.SetArgs(singleDashLong(root, args))
-	cmd, err := root.ExecuteContextC(ctx)
+	args = singleDashLong(root, args)
+	var cmd *cobra.Command
+	var err error
+	root.InitDefaultHelpCmd()
+	// cobra adds its hidden __complete command when it runs; it is never mistyped.
+	if c, rest, ferr := root.Find(args); ferr == nil && c.HasSubCommands() && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") && !strings.HasPrefix(rest[0], "__") {
+		// A mistyped command followed by flags ("lisen --addr x"): cobra
+		// would parse the flags against the parent and answer "unknown
+		// flag"; name the command instead, as for the bare word.
+		cmd, err = c, Subcommands(c, rest[:1])
+	} else {
+		root.SetArgs(args)
+		cmd, err = root.ExecuteContextC(ctx)
+	}
 	if err == nil {
 		return 0
 	}

@@ -35,3 +35,14 @@ func PrintJSON(env *Env, v any) error {
 	}
 	return nil
 }
+
+// PrettyBody is a body received from a server as a person reads it: JSON
+// pretty and coloured on a terminal (catalog.Pretty, as every pretty JSON
+// Hookscope shows), and anything else, or any body when the output is a
+// pipe or a file, exactly as received.
+func PrettyBody(env *Env, body []byte) []byte {
+	if !env.IsTerminal || !json.Valid(body) {
+		return body
+	}
+	return catalog.PrettyColor(catalog.Pretty(body))
+}

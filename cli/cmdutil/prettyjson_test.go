@@ -52,3 +52,26 @@ func stripANSI(b []byte) []byte {
 	}
 	return out
 }
+
+// TestPrettyBody: JSON is pretty and coloured on a terminal; anything
+// else, or any body on a pipe, stays exactly as received.
+func TestPrettyBody(t *testing.T) {
+	for _, tc := range []struct {
+		body     string
+		terminal bool
+		same     bool
+	}{
+		{`{"a":1,"b":[1,2]}`, true, false},
+		{`{"a":1,"b":[1,2]}`, false, true},
+		{`<html>oops</html>`, true, true},
+		{``, true, true},
+	} {
+		got := PrettyBody(&Env{IsTerminal: tc.terminal}, []byte(tc.body))
+		if same := string(got) == tc.body; same != tc.same {
+			t.Errorf("%q (terminal %v): %q", tc.body, tc.terminal, got)
+		}
+		if !tc.same && (!bytes.Contains(got, []byte("\x1b[")) || !json.Valid(pretty.Ugly(stripANSI(got)))) {
+			t.Errorf("%q: not coloured JSON: %q", tc.body, got)
+		}
+	}
+}

@@ -14,9 +14,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/cli/internal/readstore"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/internal/plural"
+	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -49,7 +51,9 @@ type Options struct {
 	Target    string
 	JSON      bool
 	Salvage   bool
+	Where     string
 
+	expr   *rules.Expr
 	format export.Format
 	secret []byte
 	filter storage.Filter
@@ -65,8 +69,8 @@ func NewCmd(env *cmdutil.Env, runF func(context.Context, *Options) error) *cobra
 for har and ndjson). The format comes from PATH's extension (.har, .ndjson or
 .jsonl) unless --format says otherwise; the folder formats (json, fixtures,
 curl) need --format. Credential headers and query parameters are redacted
-unless --reveal. Select deliveries with --id, --type, --since, --signature or
---duplicates (default: all). A store too damaged to open is read with
+unless --reveal. Select deliveries with --id, --type, --since, --signature,
+--duplicates or an expression with --where (default: all). A store too damaged to open is read with
 --salvage: every delivery still readable, and a list of what was not.`,
 		Example: examples,
 		Args:    cmdutil.MaxArgs(1, "one PATH"),
@@ -82,7 +86,8 @@ unless --reveal. Select deliveries with --id, --type, --since, --signature or
 	fs.BoolVar(&o.Force, "force", false, "write into a non-empty folder or over an existing file")
 	fs.StringVar(&o.Target, "to", export.DefaultTarget, "default URL of the curl script (it also takes the URL as its first argument)")
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as JSON")
-	fs.BoolVar(&o.Salvage, "salvage", false, "read a damaged store without writing to it: every delivery that can still be read (and what its inbox holds), listing what could not be; selection flags do not apply")
+	fs.StringVar(&o.Where, "where", "", readstore.WhereUsage)
+	fs.BoolVar(&o.Salvage, "salvage", false, "read a damaged store without writing to it: every delivery that can still be read, listing what could not be; selection flags do not apply")
 	_ = cmd.RegisterFlagCompletionFunc("format", cmdutil.CompleteExportFormats)
 	cmdutil.RegisterSelectionCompletion(cmd)
 	return cmd
@@ -110,8 +115,11 @@ func (o *Options) validate(args []string) error {
 	if o.Out == "" {
 		return cmdutil.UsageErrorf("give the file or folder to write (the argument or --out), e.g. capture.har")
 	}
-	if o.Salvage && o.Selection.Set() {
-		return cmdutil.UsageErrorf("--salvage reads every delivery it can; it takes no selection flags (--id, --type, --since, --signature, --duplicates)")
+	if o.Salvage && (o.Selection.Set() || o.Where != "") {
+		return cmdutil.UsageErrorf("--salvage reads every delivery it can; it takes no selection flags (--id, --type, --since, --signature, --duplicates, --where)")
+	}
+	if o.expr, err = readstore.Where(o.Where); err != nil {
+		return err
 	}
 	switch {
 	case o.Format != "":
@@ -178,24 +186,25 @@ func run(ctx context.Context, o *Options) error {
 	var src export.Source
 	var salvaged *storage.SalvageReport
 	if o.Salvage {
-		path := o.DBPath
-		if path == "" {
-			var err error
-			if path, err = storage.DefaultPath(); err != nil {
-				return err
-			}
+		path, err := cmdutil.ExistingStorePath(env, o.DBPath)
+		if err != nil {
+			return err
 		}
 		src = export.SourceFunc(func(ctx context.Context, fn func(*inspector.Record) error) (err error) {
 			salvaged, err = storage.Salvage(ctx, path, fn)
 			return err
 		})
 	} else {
-		db, err := cmdutil.OpenStore(o.DBPath)
+		db, err := cmdutil.OpenExistingStore(env, o.DBPath)
 		if err != nil {
 			return err
 		}
 		defer db.Close()
-		src = export.SourceFunc(func(ctx context.Context, fn func(*inspector.Record) error) error { return db.Each(ctx, filter, fn) })
+		src = export.SourceFunc(func(ctx context.Context, fn func(*inspector.Record) error) error {
+			st, err := db.EachWhere(ctx, filter, o.expr, time.Now(), fn)
+			readstore.Failed(env.Stderr, st)
+			return err
+		})
 	}
 	sum, err := export.Export(ctx, src, opts)
 	if err != nil {

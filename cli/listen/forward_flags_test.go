@@ -86,7 +86,9 @@ func TestListenPassThroughRelays(t *testing.T) {
 // one by glob; a batch goes whole (byte-exact) to every route one of its
 // events matches, a message of other types to the catch-all only; with
 // --forward-resign-secret-env the apps verify the body with their own
-// secret (a second receiver that knows only the app's secret).
+// secret (a second receiver that knows only the app's secret), but only
+// what verified with the service's secret: a forged delivery (no
+// signature) reaches the app without one, and its attempt says so.
 func TestListenRoutesResignsAndKeepsBatchesWhole(t *testing.T) {
 	type got struct {
 		body  string
@@ -108,7 +110,7 @@ func TestListenRoutesResignsAndKeepsBatchesWhole(t *testing.T) {
 	}
 	media, all := app("media"), app("all")
 	out, errOut := &clitest.Buffer{}, &clitest.Buffer{}
-	url, stop := startListenCLI(t, out, errOut, "--json", "--forward-resign-secret-env", "APP_SECRET",
+	url, stop := startListenCLI(t, out, errOut, "--json", "--secret-env", "HS_SECRET", "--forward-resign-secret-env", "APP_SECRET",
 		"--forward-to", "media.*="+media.URL+"/media", "--forward-to", all.URL+"/all")
 	defer stop()
 	batch := msg("h1", ev("aaaaaaaaaaaaaaa1", "viewing_session.play", "m1", "2026-01-01T00:00:01Z"), ev("aaaaaaaaaaaaaaa2", "media.ready", "m1", "2026-01-01T00:00:02Z"))
@@ -118,16 +120,22 @@ func TestListenRoutesResignsAndKeepsBatchesWhole(t *testing.T) {
 			t.Fatalf("listen answered %d", code)
 		}
 	}
+	forged := msg("h3", ev("aaaaaaaaaaaaaaa4", "viewing_session.play", "m3", "2026-01-01T00:00:04Z"))
+	resp, err := http.Post(url, "text/plain", strings.NewReader(forged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		mu.Lock()
 		n := len(apps["media"]) + len(apps["all"])
 		mu.Unlock()
-		if n >= 3 {
+		if n >= 4 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the apps got %d forwards, want 3:\n%s", n, out.String())
+			t.Fatalf("the apps got %d forwards, want 4:\n%s", n, out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -137,10 +145,13 @@ func TestListenRoutesResignsAndKeepsBatchesWhole(t *testing.T) {
 	if m := apps["media"]; len(m) != 1 || m[0].body != batch || !m[0].valid {
 		t.Errorf("the media app got %+v, want the whole batch, re-signed", m)
 	}
-	if a := apps["all"]; len(a) != 2 || a[0].body != batch || a[1].body != other || !a[0].valid || !a[1].valid {
-		t.Errorf("the catch-all got %+v, want both in order, re-signed", a)
+	if a := apps["all"]; len(a) != 3 || a[0].body != batch || a[1].body != other || !a[0].valid || !a[1].valid || a[2].body != forged || a[2].valid {
+		t.Errorf("the catch-all got %+v, want both in order, re-signed, then the forged one unsigned", a)
 	}
 	if !strings.Contains(out.String(), `"resigned":true`) || strings.Contains(out.String()+errOut.String(), appSecret) {
 		t.Errorf("re-signing not said, or the app's secret printed:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), `"not_resigned":"its own signature is missing`) {
+		t.Errorf("the forged delivery's attempt does not say it went unsigned:\n%s", out.String())
 	}
 }

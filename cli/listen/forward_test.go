@@ -70,6 +70,9 @@ func startListenCLI(t *testing.T, out, errOut *clitest.Buffer, args ...string) (
 		case "APP_SECRET":
 			return appSecret
 		}
+		if v, ok := strings.CutPrefix(k, "URL_"); ok {
+			return v // a route given through --forward-to-env
+		}
 		return ""
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -188,8 +191,9 @@ func TestListenForwardJSON(t *testing.T) {
 }
 
 // TestListenForwardTextAppDownAndBack: the text lines of a user whose
-// app is down, then back: each attempt under its delivery id, the down
-// line once with why and how many wait, the back line once.
+// app is down, then back: the down line once with why and how many wait
+// (no line per retry), the back line once with how many waited, then
+// each attempt under its delivery id.
 func TestListenForwardTextAppDownAndBack(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
@@ -201,14 +205,18 @@ func TestListenForwardTextAppDownAndBack(t *testing.T) {
 	for i := range 3 {
 		postSigned(t, url, msg("h"+string(rune('a'+i)), ev("aaaaaaaaaaaaaaa"+string(rune('0'+i)), "media.updated", "m1", "2026-01-01T00:00:01Z")))
 	}
-	out.WaitFor(t, "#1     → refused (attempt 2, next in")
 	out.WaitFor(t, "forward: your app at "+addr+" is down;")
+	// Retries meanwhile (every 0.25 s, then slower) print nothing.
+	time.Sleep(1500 * time.Millisecond)
 	app := startApp(t, addr)
 	out.WaitFor(t, "forward: your app at "+addr+" is back after")
 	out.WaitFor(t, "#3     → 200 in ")
 	text := out.String()
-	if strings.Count(text, "is down;") != 1 || strings.Count(text, "is back after") != 1 {
-		t.Errorf("the down and back lines are not said once each:\n%s", text)
+	if strings.Count(text, "is down;") != 1 || strings.Count(text, "is back after") != 1 || strings.Contains(text, "refused") {
+		t.Errorf("the down and back lines are not said once each, or a retry has a line:\n%s", text)
+	}
+	if !strings.Contains(text, "the 3 deliveries that waited go now, in order.") {
+		t.Errorf("the back line does not say how many waited:\n%s", text)
 	}
 	if !strings.Contains(text, "Nothing is listening on "+addr+": is your app running? Hookscope keeps trying every few seconds and sends them in order.") {
 		t.Errorf("the down line does not say why:\n%s", text)
@@ -297,5 +305,52 @@ func TestAttemptPrintedUnderItsDelivery(t *testing.T) {
 	pr.flush()
 	if l := out.Lines(); len(l) < len(want)+2 || !strings.Contains(l[len(want)], "#3     → 200") {
 		t.Errorf("flush at exit: %q", l)
+	}
+}
+
+// TestListenStopSaysWhatWaits: Ctrl+C says how many deliveries wait for
+// the app, to be sent on the next run.
+func TestListenStopSaysWhatWaits(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	out, errOut := &clitest.Buffer{}, &clitest.Buffer{}
+	url, stop := startListenCLI(t, out, errOut, "--forward-to", "http://"+addr+"/hook")
+	for i := range 3 {
+		postSigned(t, url, msg("h"+string(rune('a'+i)), ev("aaaaaaaaaaaaaaa"+string(rune('0'+i)), "media.updated", "m1", "2026-01-01T00:00:01Z")))
+	}
+	out.WaitFor(t, "is down;")
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "3 deliveries wait to be forwarded to http://"+addr+"/hook on the next run") {
+		t.Errorf("stderr:\n%s", errOut.String())
+	}
+}
+
+// TestListenPassThroughLines: in pass-through a delivery's line shows the
+// status the service got (it showed 0), and the down line does not say
+// deliveries wait: the service got 502 and sends them again itself. A
+// route given through --forward-to-env shows no credential.
+func TestListenPassThroughLines(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	out, errOut := &clitest.Buffer{}, &clitest.Buffer{}
+	url, stop := startListenCLI(t, out, errOut, "--secret-env", "HS_SECRET", "--forward-mode", "pass-through",
+		"--forward-to-env", "URL_http://dev:s3cretpw@"+addr+"/hook")
+	defer stop()
+	if code, _ := postStatus(t, url, msg("h1", ev("aaaaaaaaaaaaaaa1", "media.ready", "m1", "2026-01-01T00:00:01Z"))); code != 502 {
+		t.Fatalf("the service got %d, want 502", code)
+	}
+	out.WaitFor(t, "#1     POST /webhooks  502")
+	out.WaitFor(t, "forward: your app at "+addr+" is down.")
+	text := out.String()
+	if strings.Contains(text, "wait") || !strings.Contains(text, "The service gets 502 for each delivery meanwhile") {
+		t.Errorf("the pass-through down line:\n%s", text)
+	}
+	stop()
+	if strings.Contains(out.String()+errOut.String(), "s3cretpw") {
+		t.Errorf("the route's password was printed:\n%s\n%s", out.String(), errOut.String())
 	}
 }

@@ -1,6 +1,6 @@
 // Package listen is `hookscope listen`: the headless receiver. It runs the
-// same receiver assembly as the window (station: store with its inbox,
-// engine, server, retention, forwarding, tunnel) and prints one entry per
+// same receiver assembly as the window (station: store, engine, server,
+// retention, forwarding, tunnel) and prints one entry per
 // delivery and per forward attempt.
 package listen
 
@@ -18,22 +18,28 @@ import (
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/station"
+	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
 )
 
 const examples = `  # receive on the default address and forward every delivery to your app
-  hookscope listen --forward-to http://localhost:3000/webhooks
+  hookscope listen --forward-to localhost:3000/webhooks
 
   # real traffic from the service: a public URL, forwarded to your app
   hookscope listen --tunnel --forward-to http://localhost:3000/webhooks
 
-  # media events to one handler, everything to another; re-signed with your app's dev secret
-  APP_SECRET=... hookscope listen --forward-to 'media.*=http://localhost:3000/media' \
-    --forward-to http://localhost:4000/hooks --forward-resign-secret-env APP_SECRET
+  # media events to one handler, everything to another; what verified is re-signed with your app's dev secret
+  WEBHOOK_SECRET=... APP_SECRET=... hookscope listen --secret-env WEBHOOK_SECRET \
+    --forward-to 'media.*=http://localhost:3000/media' --forward-to http://localhost:4000/hooks \
+    --forward-resign-secret-env APP_SECRET
 
   # the service meets your app's answers (its status, headers and body)
   hookscope listen --forward-to http://localhost:3000/webhooks --forward-mode pass-through
+
+  # an https app with a private CA; a URL with a token in it, kept out of ps
+  APP_URL='https://dev:token@app.internal:8443/hooks' hookscope listen --forward-to-env APP_URL --forward-ca ./dev-ca.pem
 
   # receive only, and print one line per delivery
   hookscope listen
@@ -49,6 +55,9 @@ const examples = `  # receive on the default address and forward every delivery 
 
   # a public HTTPS URL through your cloudflared (a quick tunnel, new hostname each run)
   hookscope listen --tunnel
+
+  # the tunnel does not come up: cloudflared's own log lines too
+  hookscope listen --tunnel --tunnel-log
 
   # a named tunnel on your own hostname; the token stays out of argv
   HOOKSCOPE_TUNNEL_TOKEN=... hookscope listen --tunnel --tunnel-token-env HOOKSCOPE_TUNNEL_TOKEN --tunnel-hostname hooks.example.com`
@@ -101,11 +110,15 @@ queue kept in the store: in arrival order, retried until it answers 2xx, resumed
 after a restart or a crash; a dead or slow app never delays the service's answer.
 In pass-through mode the service gets your app's status, headers and body, or
 502 (nothing listening) or 504 (no answer within --forward-timeout).
-Each attempt is printed under its delivery ("→ 200 in 12ms", "→ refused
-(attempt 3, next in 2s)"), and when your app goes down or comes back, once.
+Each attempt is printed under its delivery ("→ 200 in 12 ms", "→ 500 in 3 ms
+(attempt 2, next in 2 s)"); when your app goes down one line says so (with how
+many deliveries wait), and one when it is back (--json prints every attempt).
+A route that leads back to this receiver is refused, and every forwarded
+request carries X-Hookscope-Forwarded, so a loop through another hop stops too.
 
 Ctrl+C stops accepting, finishes in-flight requests, records what was forwarded
-and closes the store; what your app has not taken yet is sent on the next run.`,
+and closes the store; it says how many deliveries wait for your app: the next
+run sends them.`,
 		Example: examples,
 		Args:    cmdutil.NoArgs,
 		RunE:    cmdutil.RunE(o, o.validate, runF, run),
@@ -124,6 +137,7 @@ and closes the store; what your app has not taken yet is sent on the next run.`,
 	o.Tunnel = addTunnelFlags(fs)
 	o.Forward = addForwardFlags(fs)
 	_ = cmd.RegisterFlagCompletionFunc("answer", cmdutil.CompleteFixed("200\tanswer 200 OK", "500\tanswer 500: the service sends again", "hang\tno answer for 15 s", "close\tdrop the connection"))
+	_ = cmd.RegisterFlagCompletionFunc("tunnel-protocol", cmdutil.CompleteFixed("auto\tQUIC, and http2 when UDP port 7844 is blocked", "quic\tQUIC over UDP port 7844", "http2\tHTTP/2 over TCP port 7844"))
 	_ = cmd.RegisterFlagCompletionFunc("forward-mode", cmdutil.CompleteFixed("ack\tanswer 200 once stored, then forward from a durable queue", "pass-through\tanswer the service with your app's answer"))
 	return cmd
 }
@@ -165,7 +179,7 @@ func (o *Options) validate([]string) error {
 	if o.tunnel, err = o.Tunnel.config(o.Env); err != nil {
 		return err
 	}
-	if o.forward, err = o.Forward.config(o.Env, o.mode); err != nil {
+	if o.forward, err = o.Forward.config(o.Env, o.mode, o.Addr); err != nil {
 		return err
 	}
 	return nil
@@ -241,10 +255,34 @@ func run(ctx context.Context, o *Options) error {
 	<-ctx.Done()
 	err = closeStation()
 	out.flush()
+	if o.forward != nil && o.forward.Mode == forward.ModeAck {
+		sayWaiting(env, db.Path(), o.forward.Routes)
+	}
 	if !o.JSON {
 		fmt.Fprintln(env.Stderr, "stopped")
 	}
 	return err
+}
+
+// sayWaiting tells, once listen has stopped, how many deliveries each
+// route still owes: the next run (or another process forwarding the same
+// route from this store) sends them.
+func sayWaiting(env *cmdutil.Env, path string, routes []forward.Route) {
+	db, err := storage.Open(path)
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	waiting, err := db.ForwardWaiting(context.Background())
+	if err != nil {
+		return
+	}
+	for _, r := range routes {
+		if n := waiting[r.Name()]; n > 0 {
+			fmt.Fprintf(env.Stderr, "%s to be forwarded to %s on the next run (its attempts so far are recorded)\n",
+				plural.Count(int(n), "delivery waits", "deliveries wait"), r.Name())
+		}
+	}
 }
 
 // servePprof serves the Go profiler on its own mux and listener, so it is

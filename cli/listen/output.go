@@ -58,6 +58,9 @@ func (p *printer) emit(text func() string, v any) {
 // once when that line is out, else when it is (or after holdFor).
 func (p *printer) emitAfter(id int64, text func() string, v any) {
 	b := p.entry(text, v)
+	if len(b) == 0 {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if id <= p.shown {

@@ -3,6 +3,7 @@ package listen
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 
 // TestParse checks flags -> Options, without listening.
 func TestParse(t *testing.T) {
-	env := &cmdutil.Env{Stderr: io.Discard, Getenv: clitest.Getenv(map[string]string{"S": "whsec", "TOK": "eyJ"})}
+	env := &cmdutil.Env{Stderr: io.Discard, Getenv: clitest.Getenv(map[string]string{"S": "whsec", "TOK": "eyJ",
+		"APP_URL": "https://u:pw@app.internal:8443/hooks", "APP_TOKEN": "Bearer t0k", "BAD": "a\nb"})}
 	clitest.ParseTable(t, func(runF func(context.Context, *Options) error) *cobra.Command { return NewCmd(env, runF) }, []clitest.ParseCase[Options]{
 		{Args: []string{}, Want: func(o *Options) bool {
 			return o.Addr == DefaultAddr && o.Path == DefaultPath && o.MaxBody == inspector.DefaultMaxBody && o.mode == inspector.AnswerMode("200") && len(o.secrets) == 0
@@ -42,7 +44,25 @@ func TestParse(t *testing.T) {
 		{Args: []string{}, Want: func(o *Options) bool { return o.forward == nil }},
 		{Args: []string{"--forward-mode", "pass-through"}, Err: "--forward-mode needs --forward-to"},
 		{Args: []string{"--forward-header", "X: 1"}, Err: "--forward-header needs --forward-to"},
-		{Args: []string{"--forward-to", "localhost:3000"}, Err: "expected a URL such as http://localhost:3000/webhooks"},
+		{Args: []string{"--forward-to", "localhost:3000/webhooks"}, Want: func(o *Options) bool {
+			return o.forward.Routes[0].Name() == "http://localhost:3000/webhooks"
+		}},
+		{Args: []string{"--forward-to-env", "APP_URL", "--forward-header-env", "Authorization=APP_TOKEN", "--forward-ca", "parse_test.go", "--forward-insecure",
+			"--forward-resign-secret-env", "S", "--forward-skip-unverified"}, Want: func(o *Options) bool {
+			f := o.forward
+			return len(f.Routes) == 1 && f.Routes[0].Target.Host == "app.internal:8443" && !strings.Contains(f.Routes[0].Name(), "pw") &&
+				len(f.Headers) == 1 && f.Headers[0].Name == "Authorization" && f.Headers[0].Value == "Bearer t0k" &&
+				f.CAFile == "parse_test.go" && f.Insecure && f.SkipUnverified
+		}},
+		{Args: []string{"--forward-to", "media.*"}, Err: "expected a URL such as"},
+		{Args: []string{"--forward-to", "localhost:8787/webhooks"}, Err: "it is this receiver's own address"},
+		{Args: []string{"--forward-to", "http://127.0.0.1:8787/x"}, Err: "it is this receiver's own address"},
+		{Args: []string{"--forward-to-env", "NOPE"}, Err: "--forward-to-env NOPE: the environment variable is unset or empty"},
+		{Args: []string{"--forward-to", "localhost:3000", "--forward-header-env", "Authorization"}, Err: "expected NAME=VAR"},
+		{Args: []string{"--forward-to", "localhost:3000", "--forward-header-env", "X-Token=BAD"}, Err: "the value of BAD holds a line break"},
+		{Args: []string{"--forward-to", "localhost:3000", "--forward-skip-unverified"}, Err: "needs --forward-resign-secret-env"},
+		{Args: []string{"--forward-to", "localhost:3000", "--forward-ca", "/nope.pem"}, Err: "--forward-ca"},
+		{Args: []string{"--forward-insecure"}, Err: "--forward-insecure needs --forward-to"},
 		{Args: []string{"--forward-to", "media.[=http://localhost:3000/"}, Err: "is malformed"},
 		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-mode", "sync"}, Err: "expected ack or pass-through"},
 		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-timeout", "0s"}, Err: "--forward-timeout must be a positive duration"},

@@ -1,6 +1,7 @@
 package listen
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -21,18 +23,23 @@ type TunnelOptions struct {
 	Binary   string
 	TokenEnv string
 	Hostname string
+	Protocol string
+	// Log prints cloudflared's log lines as they come.
+	Log bool
 	// tune lets tests shorten the supervisor's timings.
 	tune func(*tunnel.Config)
 }
 
-// addTunnelFlags registers --tunnel, --cloudflared, --tunnel-token-env and
-// --tunnel-hostname on fs.
+// addTunnelFlags registers --tunnel, --cloudflared, --tunnel-token-env,
+// --tunnel-hostname, --tunnel-protocol and --tunnel-log on fs.
 func addTunnelFlags(fs *pflag.FlagSet) *TunnelOptions {
 	f := &TunnelOptions{}
 	fs.BoolVar(&f.Enabled, "tunnel", false, "expose the receiver through a cloudflared tunnel and print its public POST URL (a quick tunnel unless --tunnel-token-env is given)")
 	fs.StringVar(&f.Binary, "cloudflared", "", "path to the cloudflared binary (default: cloudflared on PATH)")
 	fs.StringVar(&f.TokenEnv, "tunnel-token-env", "", "name of an environment variable holding a named tunnel's token (the token is a secret: it is never printed)")
 	fs.StringVar(&f.Hostname, "tunnel-hostname", "", "public hostname routed to the named tunnel, e.g. hooks.example.com (with --tunnel-token-env)")
+	fs.StringVar(&f.Protocol, "tunnel-protocol", "auto", "cloudflared's protocol to Cloudflare: auto (QUIC, switching to http2 when UDP port 7844 is blocked), quic or http2 (TCP port 7844)")
+	fs.BoolVar(&f.Log, "tunnel-log", false, "print cloudflared's log lines as they come (tokens redacted)")
 	return f
 }
 
@@ -43,8 +50,9 @@ var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[
 // combinations are usage errors (exit 2).
 func (f *TunnelOptions) config(env *cmdutil.Env) (tunnel.Config, error) {
 	if !f.Enabled {
-		for name, v := range map[string]string{"--cloudflared": f.Binary, "--tunnel-token-env": f.TokenEnv, "--tunnel-hostname": f.Hostname} {
-			if v != "" {
+		for name, set := range map[string]bool{"--cloudflared": f.Binary != "", "--tunnel-token-env": f.TokenEnv != "",
+			"--tunnel-hostname": f.Hostname != "", "--tunnel-protocol": f.Protocol != "auto", "--tunnel-log": f.Log} {
+			if set {
 				return tunnel.Config{}, cmdutil.UsageErrorf("%s needs --tunnel", name)
 			}
 		}
@@ -53,12 +61,20 @@ func (f *TunnelOptions) config(env *cmdutil.Env) (tunnel.Config, error) {
 	cfg := tunnel.Config{Binary: f.Binary}
 	if f.Binary != "" {
 		// A path given on purpose that cannot run is a wrong flag, said
-		// before anything starts; no cloudflared on PATH is not (the
-		// receiver works without it, see startTunnel).
+		// before anything starts; no usable cloudflared on PATH is not
+		// (the receiver works without it, see startTunnel).
 		var ni *tunnel.NotInstalledError
 		if _, err := tunnel.Find(f.Binary, runtime.GOOS); errors.As(err, &ni) {
-			return cfg, cmdutil.UsageErrorf("--cloudflared %s %s: give the path of the cloudflared program, or leave --cloudflared out to use cloudflared from PATH", f.Binary, ni.Problem)
+			fix := cmp.Or(ni.Fix, "give the path of the cloudflared program, or leave --cloudflared out to use cloudflared from PATH")
+			return cfg, cmdutil.UsageErrorf("--cloudflared %s %s: %s", f.Binary, ni.Problem, fix)
 		}
+	}
+	switch f.Protocol {
+	case "auto":
+	case "quic", "http2":
+		cfg.Protocol = f.Protocol
+	default:
+		return cfg, cmdutil.UsageErrorf("--tunnel-protocol %q: want auto, quic or http2", f.Protocol)
 	}
 	switch {
 	case f.Hostname != "" && f.TokenEnv == "":
@@ -91,17 +107,23 @@ type tunnelHost interface {
 // startTunnel starts the cloudflared supervisor in front of the receiver
 // when --tunnel was given (cfg is what config built). It prints, through
 // out, the public consumer URL (public URL + path) when the tunnel is
-// ready and again whenever it changes, and every state change: text
+// ready and again whenever it changes, and what goes wrong: why the
+// tunnel is not ready, each failed try with the time of the next; text
 // lines, or with --json one JSON object per line such as {"tunnel_url":
-// "https://…/webhooks", "state": "ready"}. No cloudflared on PATH is
-// reported (with install help) but is not an error: the receiver keeps
-// working locally. (A wrong --cloudflared path never gets here: validate
-// refuses it.) The station stops cloudflared when it closes.
+// "https://…/webhooks", "state": "ready"}. With --tunnel-log it prints
+// cloudflared's log lines too. No usable cloudflared (none on PATH, not
+// cloudflared, too old) is reported (with install help) but is not an
+// error: the receiver keeps working locally. (A wrong --cloudflared path
+// never gets here: validate refuses it.) The station stops cloudflared
+// when it closes.
 func (f *TunnelOptions) startTunnel(ctx context.Context, out *printer, host tunnelHost, cfg tunnel.Config, path string) error {
 	if !f.Enabled {
 		return nil
 	}
 	p := &tunnelPrinter{out: out, path: path}
+	if f.Log {
+		cfg.OnLog = p.log
+	}
 	cancel := host.SubscribeTunnel(p.event)
 	if _, err := host.StartTunnel(ctx, cfg); err != nil {
 		cancel()
@@ -121,6 +143,10 @@ type tunnelPrinter struct {
 	out     *printer
 	path    string
 	changed string // previous URL from a URLChanged event, shown with the next ready line
+	// What was printed last: a line is printed when it says something new.
+	pid    int
+	reason string
+	state  tunnel.State
 }
 
 // tunnelLine is one line of listen's --json tunnel output.
@@ -128,18 +154,41 @@ type tunnelLine struct {
 	TunnelURL   string `json:"tunnel_url,omitempty"`
 	State       string `json:"state"`
 	Reason      string `json:"reason,omitempty"`
+	Cause       string `json:"cause,omitempty"`
+	Attempt     int    `json:"attempt,omitempty"`
+	NextTry     string `json:"next_try,omitempty"`
+	Protocol    string `json:"protocol,omitempty"`
 	PreviousURL string `json:"previous_url,omitempty"`
 	Message     string `json:"message,omitempty"`
 	Cloudflared string `json:"cloudflared,omitempty"`
 	Install     string `json:"install,omitempty"`
 }
 
-// notInstalled says there is no cloudflared to run, what was looked for
-// and how to install it.
+// tunnelLogLine is a cloudflared log line in listen's --json output.
+type tunnelLogLine struct {
+	TunnelLog string `json:"tunnel_log"`
+}
+
+// log prints one cloudflared log line (--tunnel-log).
+func (p *tunnelPrinter) log(line string) {
+	p.out.emit(func() string { return "tunnel log: " + line + "\n" }, tunnelLogLine{TunnelLog: line})
+}
+
+// notInstalled says there is no usable cloudflared, what was looked for,
+// what is wrong and how to install (or update) it.
 func (p *tunnelPrinter) notInstalled(ni *tunnel.NotInstalledError) {
-	line := tunnelLine{State: string(tunnel.NotInstalled), Reason: ni.Summary() + "; the receiver keeps working locally", Install: ni.Help}
+	line := tunnelLine{State: string(tunnel.NotInstalled), Cause: string(tunnel.CauseNotInstalled),
+		Reason: ni.Summary() + "; the receiver keeps working locally", Install: ni.Help}
+	head := "tunnel: not installed — "
+	if ni.Path != "" {
+		head = "tunnel: cannot use cloudflared — "
+	}
 	p.out.emit(func() string {
-		return "tunnel: not installed — " + line.Reason + ".\nInstall cloudflared:\n  " + strings.ReplaceAll(line.Install, "\n", "\n  ") + "\n"
+		text := head + line.Reason + ".\n"
+		if ni.Fix != "" && !strings.Contains(ni.Fix, ni.Help) {
+			return text + "  " + ni.Fix + "\n"
+		}
+		return text + "Install cloudflared:\n  " + strings.ReplaceAll(line.Install, "\n", "\n  ") + "\n"
 	}, line)
 }
 
@@ -151,7 +200,13 @@ func (p *tunnelPrinter) event(e tunnel.Event) {
 		p.changed = tunnel.ConsumerURL(e.PreviousURL, p.path)
 		return
 	}
-	line := tunnelLine{State: string(st.State), Reason: st.Reason}
+	launched := st.PID != 0 && st.PID != p.pid
+	news := launched || st.State != p.state || st.Reason != p.reason || !st.NextRetry.IsZero()
+	p.pid, p.state, p.reason = st.PID, st.State, st.Reason
+	if !news {
+		return
+	}
+	line := tunnelLine{State: string(st.State), Reason: st.Reason, Cause: string(st.Cause), Protocol: st.Protocol}
 	var text string
 	switch st.State {
 	case tunnel.Ready:
@@ -163,13 +218,31 @@ func (p *tunnelPrinter) event(e tunnel.Event) {
 			text += "\ntunnel: " + tunnel.URLChangedMessage + " (was " + p.changed + ")"
 			p.changed = ""
 		}
-	case tunnel.Starting:
-		line.Cloudflared = st.Version.String()
-		text = fmt.Sprintf("tunnel: starting cloudflared %s (%s)", st.Version, st.Binary)
 	case tunnel.NotInstalled:
 		return // Start's error carries the details; startTunnel prints them
 	case tunnel.Stopped:
+		line.Cause = ""
 		text = "tunnel: stopped"
+	case tunnel.Starting, tunnel.Reconnecting:
+		switch {
+		case !st.NextRetry.IsZero():
+			line.Attempt, line.NextTry = st.Attempt, st.NextRetry.Format(time.RFC3339)
+			text = fmt.Sprintf("tunnel: %s — %s\ntunnel: try %d failed; next try at %s (in %s)", st.State, st.Reason,
+				st.Attempt, st.NextRetry.Format(time.TimeOnly), time.Until(st.NextRetry).Round(time.Second))
+		case launched:
+			// A new run: the reason, if any, is the last try's, printed then.
+			line.Reason, line.Cause = "", ""
+			line.Cloudflared, line.Attempt = st.Version.String(), st.Attempt+1
+			text = fmt.Sprintf("tunnel: starting cloudflared %s (%s)", st.Version, st.Binary)
+			if st.Attempt > 0 {
+				text = fmt.Sprintf("tunnel: starting cloudflared again (try %d)", st.Attempt+1)
+			}
+			if st.Protocol != "" {
+				text += " with --protocol " + st.Protocol
+			}
+		default:
+			text = fmt.Sprintf("tunnel: %s — %s", st.State, st.Reason)
+		}
 	default:
 		text = fmt.Sprintf("tunnel: %s — %s", st.State, st.Reason)
 	}

@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/spf13/pflag"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/cli/internal/clitest"
 	"github.com/hookscope/hookscope/station"
 	"github.com/hookscope/hookscope/tunnel"
+	"github.com/hookscope/hookscope/tunnel/cftest"
 )
 
 func buildFakeCloudflared(t *testing.T) string {
@@ -44,7 +46,7 @@ func parseTunnelFlags(t *testing.T, args ...string) *TunnelOptions {
 	}
 	tf.tune = func(c *tunnel.Config) {
 		c.PollInterval = 20 * time.Millisecond
-		c.Backoff = func(int) time.Duration { return 10 * time.Millisecond }
+		c.Backoff = func() backoff.BackOff { return backoff.NewConstantBackOff(10 * time.Millisecond) }
 	}
 	return tf
 }
@@ -70,6 +72,10 @@ func TestTunnelFlagValidation(t *testing.T) {
 		{"empty token env", []string{"--tunnel", "--tunnel-token-env", "NOPE", "--tunnel-hostname", "h.example.com"}, "unset or empty"},
 		{"bad hostname", []string{"--tunnel", "--tunnel-token-env", "TOK", "--tunnel-hostname", "not a host"}, "not a hostname"},
 		{"cloudflared without tunnel", []string{"--cloudflared", "/usr/bin/cloudflared"}, "--cloudflared needs --tunnel"},
+		{"protocol", []string{"--tunnel", "--tunnel-protocol", "http2"}, ""},
+		{"bad protocol", []string{"--tunnel", "--tunnel-protocol", "udp"}, `--tunnel-protocol "udp": want auto, quic or http2`},
+		{"protocol without tunnel", []string{"--tunnel-protocol", "http2"}, "--tunnel-protocol needs --tunnel"},
+		{"log without tunnel", []string{"--tunnel-log"}, "--tunnel-log needs --tunnel"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tf := parseTunnelFlags(t, tc.args...)
@@ -257,5 +263,129 @@ func TestListenTunnelEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"state":"stopped"`) {
 		t.Fatalf("no stopped line:\n%s", out.String())
+	}
+}
+
+// realTunnelFlags are listen's flags for the real cloudflared, offline
+// (package cftest): its quick-tunnel request goes to q, its edge is silent.
+func realTunnelFlags(t *testing.T, q *cftest.QuickService, args ...string) *TunnelOptions {
+	t.Helper()
+	tf := parseTunnelFlags(t, append([]string{"--tunnel", "--cloudflared", cftest.Binary(t)}, args...)...)
+	env := cftest.Env(t, q.URL)
+	fast := tf.tune
+	tf.tune = func(c *tunnel.Config) {
+		fast(c)
+		c.Env = env
+	}
+	return tf
+}
+
+// TestListenTunnelBlockedEdge: `listen --tunnel --tunnel-log` with the
+// real cloudflared behind a blocked edge prints why the tunnel does not
+// get ready and what to do, within seconds, and cloudflared's own lines.
+func TestListenTunnelBlockedEdge(t *testing.T) {
+	t.Parallel()
+	q := cftest.NewQuickService(t, cftest.Answer(http.StatusOK, "application/json", cftest.TunnelAnswer))
+	tf := realTunnelFlags(t, q, "--tunnel-log")
+	st := testStation(t)
+	out := &clitest.Buffer{}
+	if err := startTunnel(t, tf, newPrinter(out, false, false), st); err != nil {
+		t.Fatal(err)
+	}
+	out.WaitFor(t, "tunnel: starting — cloudflared cannot reach Cloudflare's edge: its pre-checks found UDP and TCP port 7844 blocked")
+	st.StopTunnel()
+	got := out.String()
+	for _, w := range []string{"tunnel: starting cloudflared 2026.", "tunnel log: hookscope: started ", "tunnel log: ", "CONNECTIVITY PRE-CHECKS",
+		"Allow outbound UDP and TCP port 7844", "tunnel: stopped"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("output lacks %q:\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, "tunnel: ready") || strings.Contains(got, "start the tunnel") {
+		t.Errorf("output:\n%s", got)
+	}
+}
+
+// TestListenTunnelSaysTheNextTry: after a failed try listen says what went
+// wrong, which try it was and when the next one is, in text and JSON.
+func TestListenTunnelSaysTheNextTry(t *testing.T) {
+	t.Parallel()
+	for _, jsonOut := range []bool{false, true} {
+		t.Run(map[bool]string{false: "text", true: "json"}[jsonOut], func(t *testing.T) {
+			t.Parallel()
+			q := cftest.NewQuickService(t, cftest.Answer(http.StatusTooManyRequests, "text/plain", "error code: 1015"))
+			tf := realTunnelFlags(t, q)
+			st := testStation(t)
+			out := &clitest.Buffer{}
+			if err := startTunnel(t, tf, newPrinter(out, jsonOut, false), st); err != nil {
+				t.Fatal(err)
+			}
+			if !jsonOut {
+				out.WaitFor(t, "tunnel: try 1 failed; next try at ")
+				st.StopTunnel()
+				if got := out.String(); !strings.Contains(got, "tunnel: starting — Cloudflare is rate-limiting quick tunnels") ||
+					!strings.Contains(got, "(in 5m0s)") {
+					t.Fatalf("output:\n%s", got)
+				}
+				return
+			}
+			out.WaitFor(t, `"next_try":"`)
+			st.StopTunnel()
+			for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				var line tunnelLine
+				if err := json.Unmarshal([]byte(l), &line); err != nil {
+					t.Fatalf("line %q: %v", l, err)
+				}
+				if line.NextTry == "" {
+					continue
+				}
+				next, err := time.Parse(time.RFC3339, line.NextTry)
+				if err != nil || line.Cause != "rate-limited" || line.Attempt != 1 || line.State != "starting" || time.Until(next) < 4*time.Minute {
+					t.Fatalf("line %+v (%v)", line, err)
+				}
+				return
+			}
+			t.Fatalf("no next try in:\n%s", out.String())
+		})
+	}
+}
+
+// TestListenUnusableCloudflaredKeepsReceiving: a cloudflared that is not
+// cloudflared, or too old, is said, like a missing one, and listen keeps
+// receiving (an old one made it exit 1, anything else was run as
+// "cloudflared unknown").
+func TestListenUnusableCloudflaredKeepsReceiving(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, script, want string }{
+		{"not cloudflared", "#!/bin/sh\nexit 0\n", "is not cloudflared: `not-cloudflared --version` printed nothing"},
+		{"too old", "#!/bin/sh\necho 'cloudflared version 2021.3.1 (built x)'\n", "is version 2021.3.1, older than 2022.1.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+			if err := os.WriteFile(bin, []byte(tc.script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut := &clitest.Buffer{}, &clitest.Buffer{}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			code := make(chan int, 1)
+			go func() {
+				code <- runCLI(ctx, &cmdutil.Env{Stdout: out, Stderr: errOut}, []string{"listen", "--addr", "127.0.0.1:0",
+					"--db", filepath.Join(t.TempDir(), "hooks.db"), "--tunnel", "--cloudflared", bin})
+			}()
+			out.WaitFor(t, "tunnel: cannot use cloudflared — cloudflared \""+bin+"\" "+tc.want)
+			select {
+			case c := <-code:
+				t.Fatalf("listen exited %d:\n%s\n%s", c, out.String(), errOut.String())
+			case <-time.After(200 * time.Millisecond):
+			}
+			cancel()
+			if c := <-code; c != 0 {
+				t.Fatalf("listen exited %d; stderr:\n%s", c, errOut.String())
+			}
+			if strings.Contains(out.String(), "starting cloudflared") {
+				t.Fatalf("output:\n%s", out.String())
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ package oauth
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/storage"
@@ -249,12 +251,19 @@ func runStep(ctx context.Context, o *StepOptions) error {
 	// while this one prints too: every write goes whole.
 	env := *o.Env
 	env.Stdout, env.Stderr = cmdutil.NewSyncWriter(o.Env.Stdout), cmdutil.NewSyncWriter(o.Env.Stderr)
-	db, err := cmdutil.OpenStore(o.DBPath)
+	// login and authorize start a flow, exchange --code brings its own
+	// code, and --save keeps a profile: they may create the store. The
+	// other steps continue a flow the store holds.
+	open := cmdutil.OpenExistingStore
+	if sub == "login" || sub == "authorize" || o.Save || o.Code != "" {
+		open = func(_ *cmdutil.Env, path string) (*storage.DB, error) { return cmdutil.OpenStore(path) }
+	}
+	db, err := open(o.Env, o.DBPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	p, err := o.resolveProfile(ctx, &env, db)
+	p, stored, err := o.resolveProfile(ctx, &env, db)
 	if err != nil {
 		return err
 	}
@@ -287,7 +296,7 @@ func runStep(ctx context.Context, o *StepOptions) error {
 	if flow, err = oauthflow.Resume(p, st, tok, opts); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
-	r := &oauthReport{Profile: p.Name, Store: db.Path()}
+	r := &oauthReport{Profile: p.Name, Store: db.Path(), profileSaved: stored || o.Save}
 	var stepErr error
 	switch sub {
 	case "login", "authorize":
@@ -346,8 +355,9 @@ func (o *StepOptions) printRefusal(env *cmdutil.Env, flow *oauthflow.Flow, r oau
 	fmt.Fprintln(w, line)
 }
 
-// resolveProfile merges the stored profile (if any) with the flags.
-func (o *StepOptions) resolveProfile(ctx context.Context, env *cmdutil.Env, db *storage.DB) (oauthflow.Profile, error) {
+// resolveProfile merges the stored profile (if any) with the flags, and
+// reports whether the store holds it.
+func (o *StepOptions) resolveProfile(ctx context.Context, env *cmdutil.Env, db *storage.DB) (oauthflow.Profile, bool, error) {
 	name := o.Profile
 	if name == "" {
 		name = "default"
@@ -355,7 +365,7 @@ func (o *StepOptions) resolveProfile(ctx context.Context, env *cmdutil.Env, db *
 	p, err := db.LoadProfile(ctx, name)
 	stored := err == nil
 	if err != nil && !errors.Is(err, oauthflow.ErrNotFound) {
-		return p, err
+		return p, stored, err
 	}
 	p.Name = name
 	set := func(dst *string, v string) {
@@ -370,7 +380,7 @@ func (o *StepOptions) resolveProfile(ctx context.Context, env *cmdutil.Env, db *
 	if o.SecretEnv != "" {
 		v := env.Getenv(o.SecretEnv)
 		if v == "" {
-			return p, cmdutil.UsageErrorf("--client-secret-env %s: the environment variable is unset or empty", o.SecretEnv)
+			return p, stored, cmdutil.UsageErrorf("--client-secret-env %s: the environment variable is unset or empty", o.SecretEnv)
 		}
 		p.ClientSecret = v
 	}
@@ -386,11 +396,11 @@ func (o *StepOptions) resolveProfile(ctx context.Context, env *cmdutil.Env, db *
 	}
 	if err := p.Validate(); err != nil {
 		if !stored && o.Profile != "" && o.BaseURL == "" && o.ClientID == "" {
-			return p, cmdutil.UsageErrorf("profile %q is not in the store %s: create it with the profile flags and --save (see --help)", name, db.Path())
+			return p, stored, cmdutil.UsageErrorf("profile %q is not in the store %s: create it with the profile flags and --save (see --help)", name, db.Path())
 		}
-		return p, cmdutil.UsageErrorf("%v (give the profile flags, or --profile NAME of a saved profile)", err)
+		return p, stored, cmdutil.UsageErrorf("%v (give the profile flags, or --profile NAME of a saved profile)", err)
 	}
-	return p, nil
+	return p, stored, nil
 }
 
 // authorize runs step 1 and 2 (and 3 for login).
@@ -439,7 +449,7 @@ func (o *StepOptions) authorize(ctx context.Context, env *cmdutil.Env, flow *oau
 				fmt.Fprintf(env.Stderr, "warning: %v\n", err)
 			}
 		}
-		fmt.Fprintf(info, "Waiting up to %s for the callback…\n", o.Timeout)
+		fmt.Fprintf(info, "Waiting up to %s for the callback…\n", human.Duration(o.Timeout))
 	}
 	var res *oauthflow.CallbackResult
 	if paste {
@@ -530,13 +540,13 @@ func (o *StepOptions) awaitPaste(ctx context.Context, env *cmdutil.Env, flow *oa
 			}
 			fmt.Fprintf(info, "That address was refused: %s.\nPaste the full address the browser landed on after approving (still waiting", refusalReason(why))
 			if o.Timeout > 0 {
-				fmt.Fprintf(info, ", up to %s in all", o.Timeout)
+				fmt.Fprintf(info, ", up to %s in all", human.Duration(o.Timeout))
 			}
 			fmt.Fprintln(info, "):")
 		case err := <-readErr:
 			return nil, gaveUp(fmt.Sprintf("standard input ended (%v) before an accepted address was pasted", err))
 		case <-deadline:
-			return nil, gaveUp(fmt.Sprintf("no accepted address was pasted within %s", o.Timeout))
+			return nil, gaveUp(fmt.Sprintf("no accepted address was pasted within %s", human.Duration(o.Timeout)))
 		case <-ctx.Done():
 			return nil, fmt.Errorf("wait for the pasted address: %w", ctx.Err())
 		}
@@ -562,6 +572,9 @@ type oauthReport struct {
 	calls oauthflow.Calls
 	// saveFailed: the step's outcome could not be saved to the store.
 	saveFailed bool
+	// profileSaved: the store holds the profile (or --save put it there),
+	// so later steps find it by name.
+	profileSaved bool
 	// denial is the service's error on the callback, explained in the
 	// callback's block rather than again after the steps.
 	denial *oauthflow.DeniedError
@@ -662,7 +675,7 @@ func (o *StepOptions) finish(env *cmdutil.Env, flow *oauthflow.Flow, r *oauthRep
 			return err
 		}
 	} else {
-		o.printText(env.Stdout, flow, r)
+		o.printText(env, flow, r)
 		if o.Curl {
 			for _, c := range r.Curl {
 				fmt.Fprintf(env.Stdout, "\n%s\n", c)
@@ -686,7 +699,16 @@ type stepFailed struct{}
 // Error is the short message.
 func (stepFailed) Error() string { return "failed (exit 1); the reason and fix are printed above" }
 
-func (o *StepOptions) printText(w io.Writer, flow *oauthflow.Flow, r *oauthReport) {
+func (o *StepOptions) printText(env *cmdutil.Env, flow *oauthflow.Flow, r *oauthReport) {
+	w := env.Stdout
+	// What the Token block below says (the times, the refresh token's
+	// fate) is said there once, not again among the token step's notes.
+	saidBelow := func(t oauthflow.Transcript, note string) bool {
+		if r.Token == nil || t.Error != "" || (t.Step != oauthflow.StepExchange && t.Step != oauthflow.StepRefresh) {
+			return false
+		}
+		return (r.Refresh != nil && note == r.Refresh.Note) || strings.HasPrefix(note, "token obtained at ")
+	}
 	if c := r.Callback; c != nil {
 		if c.Denied() {
 			fmt.Fprintf(w, "Callback: error=%s", c.Error)
@@ -714,17 +736,37 @@ func (o *StepOptions) printText(w io.Writer, flow *oauthflow.Flow, r *oauthRepor
 	}
 	// Step lines: one per HTTP exchange of this run, each with its error.
 	explained := r.denial != nil
+	lastBody := ""
 	for _, t := range r.Transcripts {
 		if t.Inbound || t.Step == oauthflow.StepAuthorize {
 			continue
 		}
 		status := "no answer"
 		if t.Response != nil {
-			status = fmt.Sprintf("%d %s in %s", t.Response.Status, t.Response.StatusText, t.Response.Duration.Round(time.Microsecond))
+			status = fmt.Sprintf("%d %s in %s", t.Response.Status, t.Response.StatusText, human.Duration(t.Response.Duration))
 		}
 		fmt.Fprintf(w, "%s: %s %s -> %s\n", t.Title(), t.Request.Method, t.Request.URL, status)
 		for _, n := range t.Notes {
-			fmt.Fprintf(w, "  note: %s\n", n)
+			if !saidBelow(t, n) {
+				fmt.Fprintf(w, "  note: %s\n", n)
+			}
+		}
+		switch {
+		case t.Step != oauthflow.StepCall || t.Response == nil || t.Response.Body == "":
+		case t.Response.Body == lastBody:
+			// --method all: the same answer three ways is shown once.
+			fmt.Fprintln(w, "  (the same body as above)")
+		default:
+			// What the API answered: the point of a call.
+			lastBody = t.Response.Body
+			b := cmdutil.PrettyBody(env, []byte(t.Response.Body))
+			if !bytes.HasSuffix(b, []byte("\n")) {
+				b = append(b, '\n')
+			}
+			_, _ = w.Write(b)
+			if t.Response.Truncated {
+				fmt.Fprintf(w, "  (the first %s of the body)\n", plural.S(len(t.Response.Body), "byte"))
+			}
 		}
 		if t.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", t.Error)
@@ -737,17 +779,23 @@ func (o *StepOptions) printText(w io.Writer, flow *oauthflow.Flow, r *oauthRepor
 	if t := r.Token; t != nil {
 		fmt.Fprintf(w, "Token: type %s, access %s, refresh %s, scope %v\n", t.TokenType, t.AccessToken, t.RefreshToken, t.Scope)
 		if !t.ExpiresAt.IsZero() {
-			fmt.Fprintf(w, "  obtained %s, expires %s (%s left)\n", t.ObtainedAt.Format(time.RFC3339), t.ExpiresAt.Format(time.RFC3339), r.TokenState.TimeLeft)
+			fmt.Fprintf(w, "  obtained %s, expires %s (%s left)\n", t.ObtainedAt.Format(time.RFC3339), t.ExpiresAt.Format(time.RFC3339), human.Duration(t.TimeLeft(time.Now())))
+		} else {
+			fmt.Fprintf(w, "  obtained %s (the service gave no expires_in)\n", t.ObtainedAt.Format(time.RFC3339))
 		}
 		if len(r.TokenState.MissingScopes) > 0 {
 			fmt.Fprintf(w, "  missing scopes: %v\n", r.TokenState.MissingScopes)
 		}
-		if !r.saveFailed {
-			fmt.Fprintf(w, "  saved for profile %q in %s\n", r.Profile, r.Store)
+		if r.Refresh != nil {
+			fmt.Fprintf(w, "  %s\n", r.Refresh.Note)
 		}
-	}
-	if r.Refresh != nil {
-		fmt.Fprintf(w, "Refresh token: %s\n", r.Refresh.Note)
+		switch {
+		case r.saveFailed:
+		case r.profileSaved:
+			fmt.Fprintf(w, "  saved for profile %q in %s\n", r.Profile, r.Store)
+		default:
+			fmt.Fprintf(w, "  profile %q is not in the store: give later steps the same profile flags, or --save to keep it\n", r.Profile)
+		}
 	}
 	if r.Error != "" && !explained {
 		fmt.Fprintf(w, "Error: %s\n", r.Error)
@@ -787,7 +835,7 @@ func NewProfilesCmd(env *cmdutil.Env, runF func(context.Context, *ProfilesOption
 
 func runProfiles(ctx context.Context, o *ProfilesOptions) error {
 	env := o.Env
-	db, err := cmdutil.OpenStore(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(env, o.DBPath)
 	if err != nil {
 		return err
 	}
@@ -818,7 +866,7 @@ func runProfiles(ctx context.Context, o *ProfilesOptions) error {
 			t = redactToken(t, false)
 			rw.Token = &t
 			if !t.ExpiresAt.IsZero() {
-				rw.TimeLeft = t.TimeLeft(now).Round(time.Second).String()
+				rw.TimeLeft = human.Duration(t.TimeLeft(now))
 			}
 		}
 		rows = append(rows, rw)
@@ -899,7 +947,7 @@ func (o *HistoryOptions) validate([]string) error {
 
 func runHistory(ctx context.Context, o *HistoryOptions) error {
 	env := o.Env
-	db, err := cmdutil.OpenStore(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(env, o.DBPath)
 	if err != nil {
 		return err
 	}

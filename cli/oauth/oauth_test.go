@@ -22,6 +22,7 @@ import (
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/sandbox"
+	"github.com/hookscope/hookscope/storage"
 )
 
 // watchWriter collects output and hands out the first authorize URL.
@@ -55,8 +56,10 @@ func (w *watchWriter) String() string {
 
 type oauthCLIEnv struct {
 	base, redirect, db string
-	sb                 *sandbox.Server
-	app                sandbox.App
+	// terminal makes the command's output a terminal.
+	terminal bool
+	sb       *sandbox.Server
+	app      sandbox.App
 }
 
 func newOAuthCLIEnv(t *testing.T, redirect string) *oauthCLIEnv {
@@ -86,7 +89,7 @@ func (e *oauthCLIEnv) run(t *testing.T, stdin io.Reader, browse func(u string) s
 	t.Helper()
 	out := &watchWriter{urls: make(chan string, 1)}
 	errOut := &watchWriter{urls: make(chan string, 1)}
-	env := &cmdutil.Env{Stdin: stdin, Stdout: out, Stderr: errOut, Getenv: func(k string) string {
+	env := &cmdutil.Env{Stdin: stdin, Stdout: out, Stderr: errOut, IsTerminal: e.terminal, Getenv: func(k string) string {
 		if k == "SECRET" {
 			return e.app.ClientSecret
 		}
@@ -146,7 +149,7 @@ func TestOAuthLoginNoBrowserThenRefreshCallHistory(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("login exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"Listening for the callback on " + e.redirect, "account 741302 \"Acme Studio\"", "exchange (query): POST", "-> 200", "Token: type bearer, access REDACTED, refresh REDACTED", "saved for profile \"t\""} {
+	for _, want := range []string{"Listening for the callback on " + e.redirect, "account 741302 \"Acme Studio\"", "exchange (query): POST", "-> 200", "Token: type bearer, access [REDACTED], refresh [REDACTED]", "saved for profile \"t\""} {
 		if !strings.Contains(out, want) {
 			t.Errorf("login output lacks %q:\n%s", want, out)
 		}
@@ -174,7 +177,7 @@ func TestOAuthLoginNoBrowserThenRefreshCallHistory(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("refresh JSON: %v\n%s", err, out)
 	}
-	if rep.Refresh.Changed || !strings.Contains(rep.Refresh.Note, "stayed the same") || rep.Token.AccessToken != "REDACTED" || len(rep.Transcripts) != 1 || len(rep.Curl) != 1 {
+	if rep.Refresh.Changed || !strings.Contains(rep.Refresh.Note, "stayed the same") || rep.Token.AccessToken != oauthflow.Redacted || len(rep.Transcripts) != 1 || len(rep.Curl) != 1 {
 		t.Fatalf("refresh report: %+v", rep)
 	}
 
@@ -228,11 +231,60 @@ func TestOAuthLoginNoBrowserThenRefreshCallHistory(t *testing.T) {
 	}
 }
 
+// TestOAuthTextSaysEachThingOnce: call prints what the API answered
+// (pretty and coloured on a terminal, as received when piped); refresh
+// says the refresh token's fate and the times once each; an exchange for
+// a profile that is not saved does not say it was saved for it.
+func TestOAuthTextSaysEachThingOnce(t *testing.T) {
+	e := newOAuthCLIEnv(t, "")
+	args := append([]string{"oauth", "login", "--no-browser", "--save", "--timeout", "20s"}, e.profileFlags()...)
+	if code, out, errOut := e.run(t, nil, playLocal(t), args...); code != 0 {
+		t.Fatalf("login exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := e.run(t, nil, nil, "oauth", "refresh", "--profile", "t")
+	if code != 0 || strings.Count(out, "stayed the same") != 1 || strings.Count(out, "expires") != 1 || !strings.Contains(out, " h left)") {
+		t.Errorf("refresh: exit %d\n%s\n%s", code, out, errOut)
+	}
+	media := e.sb.Medias()[0]
+	for _, terminal := range []bool{false, true} {
+		e.terminal = terminal
+		code, out, errOut = e.run(t, nil, nil, "oauth", "call", media.HashedID, "--profile", "t")
+		if code != 0 || !strings.Contains(out, "-> 200 OK") || strings.Contains(out, "\x1b[") != terminal {
+			t.Errorf("call (terminal %v): exit %d\n%s\n%s", terminal, code, out, errOut)
+		}
+		body := stripColour(out[strings.Index(out, "\n")+1:])
+		var m map[string]any
+		if err := json.Unmarshal([]byte(body), &m); err != nil || m["hashed_id"] != media.HashedID || m["name"] != media.Name {
+			t.Errorf("call (terminal %v): the body is not the media: %v\n%s", terminal, err, body)
+		}
+	}
+	e.terminal = false
+	// The three token methods get the same answer: shown once.
+	code, out, _ = e.run(t, nil, nil, "oauth", "call", media.HashedID, "--profile", "t", "--method", "all")
+	if code != 0 || strings.Count(out, `"hashed_id"`) != 1 || strings.Count(out, "(the same body as above)") != 2 {
+		t.Errorf("call --method all: exit %d\n%s", code, out)
+	}
+	// A profile given by flags only: its token is not saved for it.
+	flags := append([]string{"--profile", "flagsonly"}, e.profileFlags()[2:]...)
+	if code, out, errOut := e.run(t, nil, playLocal(t), append([]string{"oauth", "authorize", "--no-browser", "--timeout", "20s"}, flags...)...); code != 0 {
+		t.Fatalf("authorize: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = e.run(t, nil, nil, append([]string{"oauth", "exchange"}, flags...)...)
+	if code != 0 || !strings.Contains(out, "Token: type bearer") || strings.Contains(out, "saved for profile") || !strings.Contains(out, `profile "flagsonly" is not in the store`) {
+		t.Errorf("exchange without --save: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// stripColour removes ANSI colour sequences.
+func stripColour(s string) string {
+	return regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(s, "")
+}
+
 func TestOAuthAuthorizeThenExchange(t *testing.T) {
 	e := newOAuthCLIEnv(t, "")
 	args := append([]string{"oauth", "authorize", "--no-browser", "--pkce", "--save"}, e.profileFlags()...)
 	code, out, errOut := e.run(t, nil, playLocal(t), args...)
-	if code != 0 || !strings.Contains(out, "Callback: code REDACTED") || strings.Contains(out, "Token:") {
+	if code != 0 || !strings.Contains(out, "Callback: code [REDACTED]") || strings.Contains(out, "Token:") {
 		t.Fatalf("authorize: exit %d\n%s\n%s", code, out, errOut)
 	}
 	// A separate process run: the code, redirect_uri (with hs_state) and
@@ -279,7 +331,7 @@ func TestOAuthLoginPaste(t *testing.T) {
 			TokenType string `json:"token_type"`
 		} `json:"token"`
 	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Callback.Code != "REDACTED" || rep.Callback.ContactName != "Manny Manager" || rep.Token.TokenType != "bearer" {
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Callback.Code != oauthflow.Redacted || rep.Callback.ContactName != "Manny Manager" || rep.Token.TokenType != "bearer" {
 		t.Fatalf("report %+v, %v\n%s", rep, err, out)
 	}
 }
@@ -317,7 +369,6 @@ func TestOAuthBadFlags(t *testing.T) {
 		append([]string{"oauth", "login", "--placement", "nowhere"}, e.profileFlags()...),
 		append([]string{"oauth", "call", "--method", "carrier-pigeon", "--media", "x"}, e.profileFlags()...),
 		append([]string{"oauth", "call"}, e.profileFlags()...),
-		{"oauth", "refresh", "--profile", "nobody"},
 		{"oauth", "login", "--save", "--base-url", e.base},
 		{"oauth", "login", "--profile", "x", "--client-secret-env", "UNSET_VAR", "--base-url", e.base, "--client-id", "c", "--redirect-uri", e.redirect},
 		{"oauth", "history", "--format", "pdf"},
@@ -327,6 +378,19 @@ func TestOAuthBadFlags(t *testing.T) {
 		if code != 2 || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 		}
+	}
+	// A profile that is not saved: no store yet (exit 1), then a store
+	// without it (a usage error).
+	if code, _, errOut := e.run(t, nil, nil, "oauth", "refresh", "--profile", "nobody"); code != 1 || !strings.Contains(errOut, "no store at") {
+		t.Errorf("refresh without a store: exit %d, stderr %q", code, errOut)
+	}
+	db, err := storage.Open(e.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if code, _, errOut := e.run(t, nil, nil, "oauth", "refresh", "--profile", "nobody"); code != 2 || !strings.Contains(errOut, `profile "nobody" is not in the store`) {
+		t.Errorf("refresh of an unknown profile: exit %d, stderr %q", code, errOut)
 	}
 	code, out, _ := e.run(t, nil, nil, "oauth", "login", "--help")
 	if code != 0 {
@@ -391,7 +455,7 @@ func TestOAuthPasteRetries(t *testing.T) {
 	go io.WriteString(pw2, e.redirect+"?code=stale&hs_state=old-attempt\n")
 	args = append([]string{"oauth", "login", "--paste", "--timeout", "500ms"}, e.profileFlags()...)
 	code, out, errOut = e.run(t, pr2, nil, args...)
-	if code != 1 || !strings.Contains(out, "no accepted address was pasted within 500ms; 1 pasted address was refused") {
+	if code != 1 || !strings.Contains(out, "no accepted address was pasted within 500 ms; 1 pasted address was refused") {
 		t.Fatalf("time-out: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }

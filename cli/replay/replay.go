@@ -13,9 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/cli/internal/readstore"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/replay"
 	"github.com/hookscope/hookscope/internal/plural"
+	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -54,7 +56,9 @@ type Options struct {
 	Max            int
 	Timeout        time.Duration
 	JSON           bool
+	Where          string
 
+	expr   *rules.Expr
 	secret []byte
 	body   []byte
 	chaos  bool
@@ -70,7 +74,7 @@ func NewCmd(env *cmdutil.Env, runF func(context.Context, *Options) error) *cobra
 		Long: `Send stored deliveries to a URL again: byte for byte, re-signed with your
 development secret, with an edited body, or as a chaos run (repeated,
 shuffled, split or merged). Choose deliveries by id (arguments or --id) or by
---type, --since, --signature, --duplicates. Every send is recorded with its
+--type, --since, --signature, --duplicates, or an expression (--where). Every send is recorded with its
 delivery.`,
 		Example:           examples,
 		ValidArgsFunction: cmdutil.CompleteDeliveryIDs,
@@ -94,6 +98,7 @@ delivery.`,
 	fs.IntVar(&o.Max, "max", 1000, "refuse to replay a selection larger than this")
 	fs.DurationVar(&o.Timeout, "timeout", replay.DefaultTimeout, "give up on one answer after this long")
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object per send")
+	fs.StringVar(&o.Where, "where", "", readstore.WhereUsage)
 	cmdutil.RegisterSelectionCompletion(cmd)
 	_ = cmd.MarkFlagFilename("body", "json")
 	return cmd
@@ -104,10 +109,13 @@ delivery.`,
 func (o *Options) validate(args []string) error {
 	env := o.Env
 	o.Selection.IDs = append(o.Selection.IDs, args...)
-	if !o.Selection.Set() {
-		return cmdutil.UsageErrorf("choose what to replay: delivery ids, --id, --type, --since, --signature or --duplicates")
+	if !o.Selection.Set() && o.Where == "" {
+		return cmdutil.UsageErrorf("choose what to replay: delivery ids, --id, --type, --since, --signature, --duplicates or --where")
 	}
 	var err error
+	if o.expr, err = readstore.Where(o.Where); err != nil {
+		return err
+	}
 	if o.filter, err = o.Selection.Filter(time.Now()); err != nil {
 		return err
 	}
@@ -176,7 +184,7 @@ func run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("--body %s: %w", o.BodyFile, err)
 		}
 	}
-	db, err := cmdutil.OpenStore(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(env, o.DBPath)
 	if err != nil {
 		return err
 	}
@@ -196,13 +204,14 @@ func run(ctx context.Context, o *Options) error {
 	}
 	var ds []*inspector.Delivery
 	errTooMany := errors.New("too many")
-	err = db.Each(ctx, o.filter, func(r *inspector.Record) error {
+	st, err := db.EachWhere(ctx, o.filter, o.expr, time.Now(), func(r *inspector.Record) error {
 		if len(ds) == o.Max {
 			return errTooMany
 		}
 		ds = append(ds, r.Delivery)
 		return nil
 	})
+	readstore.Failed(env.Stderr, st)
 	switch {
 	case errors.Is(err, errTooMany):
 		return fmt.Errorf("the selection has more than %d deliveries; narrow it or raise --max", o.Max)
@@ -223,7 +232,7 @@ func run(ctx context.Context, o *Options) error {
 		}
 	}
 	r := replay.New(db)
-	r.Sender.Timeout = o.Timeout
+	r.Timeout = o.Timeout
 	var results []*replay.Result
 	if o.chaos {
 		rep, err := r.Chaos(ctx, ds, replay.ChaosOptions{Target: o.To, Times: o.Times, Shuffle: o.Shuffle, Split: o.Split, Merge: o.Merge, EventUUIDs: o.Events,

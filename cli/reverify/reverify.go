@@ -5,15 +5,19 @@ package reverify
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/cli/internal/readstore"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/internal/plural"
+	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -28,7 +32,9 @@ type Options struct {
 	Env     *cmdutil.Env
 	DBPath  string
 	Secrets *cmdutil.SecretFlags
+	Where   string
 
+	expr    *rules.Expr
 	secrets [][]byte
 }
 
@@ -38,14 +44,16 @@ func NewCmd(env *cmdutil.Env, runF func(context.Context, *Options) error) *cobra
 	cmd := &cobra.Command{
 		Use:   "reverify (--secret S | --secret-env VAR)... [flags]",
 		Short: "Judge stored deliveries' signatures again with new secrets",
-		Long: `Verify the signature of every stored delivery again with the secrets given
-(several for a rotation) and store the new verdicts.`,
+		Long: `Verify the signature of every stored delivery (or those --where selects)
+again with the secrets given (several for a rotation) and store the new
+verdicts.`,
 		Example: examples,
 		Args:    cmdutil.NoArgs,
 		RunE:    cmdutil.RunE(o, o.validate, runF, run),
 	}
 	o.Secrets = cmdutil.AddSecretFlags(cmd.Flags())
 	cmdutil.AddDBFlag(cmd.Flags(), &o.DBPath)
+	cmd.Flags().StringVar(&o.Where, "where", "", readstore.WhereUsage)
 	return cmd
 }
 
@@ -59,17 +67,18 @@ func (o *Options) validate([]string) error {
 		return cmdutil.UsageErrorf("give at least one --secret or --secret-env: re-verifying without a secret would mark every delivery unverified")
 	}
 	o.secrets = sec
-	return nil
+	o.expr, err = readstore.Where(o.Where)
+	return err
 }
 
 func run(ctx context.Context, o *Options) error {
-	db, err := cmdutil.OpenStore(o.DBPath)
+	db, err := cmdutil.OpenExistingStore(o.Env, o.DBPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	eng := inspector.NewEngine(db, inspector.Options{Secrets: o.secrets})
-	rep, err := eng.Reverify(ctx, storeRecords{db})
+	rep, err := eng.Reverify(ctx, storeRecords{db: db, expr: o.expr, stderr: o.Env.Stderr})
 	if err != nil {
 		return err
 	}
@@ -97,13 +106,22 @@ func reverifyText(rep inspector.ReverifyReport, secrets int, invalid int64) stri
 		plural.Count(rep.Checked, "delivery", "deliveries"), plural.S(secrets, "secret"), changed, rep.Unchanged, invalid)
 }
 
-// storeRecords adapts the store to inspector.ReverifySource.
-type storeRecords struct{ db *storage.DB }
-
-func (s storeRecords) EachRecord(ctx context.Context, fn func(*inspector.Record) error) error {
-	return s.db.Each(ctx, storage.Filter{}, fn)
+// storeRecords adapts the store to inspector.ReverifySource: every
+// record, or those expr matches.
+type storeRecords struct {
+	db     *storage.DB
+	expr   *rules.Expr
+	stderr io.Writer
 }
 
+// EachRecord walks the records the expression selects (all without one).
+func (s storeRecords) EachRecord(ctx context.Context, fn func(*inspector.Record) error) error {
+	st, err := s.db.EachWhere(ctx, storage.Filter{}, s.expr, time.Now(), fn)
+	readstore.Failed(s.stderr, st)
+	return err
+}
+
+// UpdateSignature stores a new verdict.
 func (s storeRecords) UpdateSignature(ctx context.Context, id int64, r inspector.SignatureResult) error {
 	return s.db.UpdateSignature(ctx, id, r)
 }

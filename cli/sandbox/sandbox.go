@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -16,7 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
-	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/redact"
 	"github.com/hookscope/hookscope/sandbox"
 )
 
@@ -44,6 +46,7 @@ type Options struct {
 	Env              *cmdutil.Env
 	Addr             string
 	AllowRemote      bool
+	Hosts            []string
 	WebhookURL       string
 	WebhookSecret    string
 	WebhookSecretEnv string
@@ -78,6 +81,7 @@ Everything works offline; Ctrl+C stops it.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.Addr, "addr", sandbox.DefaultAddr, "address to listen on (host:port); loopback unless --allow-remote")
+	fs.StringArrayVar(&o.Hosts, "host", nil, "also answer requests that name this host `name` (a tunnel's or a LAN name; repeatable); loopback names and the --addr host always work, any other is refused (DNS rebinding defence)")
 	fs.BoolVar(&o.AllowRemote, "allow-remote", false, "allow binding a non-loopback address (the sandbox hands out demo credentials and tokens to anyone who can reach it)")
 	fs.StringVar(&o.WebhookURL, "webhook-url", "", "POST URL that receives webhook deliveries for media changes (off when empty)")
 	fs.StringVar(&o.WebhookSecret, "webhook-secret", "", "secret key the deliveries are signed with; prefer --webhook-secret-env")
@@ -127,6 +131,17 @@ func (o *Options) validate([]string) error {
 	}
 	if err := cmdutil.CheckHostPort("--addr", o.Addr); err != nil {
 		return err
+	}
+	for i, h := range o.Hosts {
+		if strings.ContainsAny(h, "/@ ") {
+			h = ""
+		} else if name, _, err := net.SplitHostPort(h); err == nil {
+			h = name
+		}
+		if h == "" {
+			return cmdutil.UsageErrorf("--host %q: want a host name such as sandbox.example.test (no scheme or path)", o.Hosts[i])
+		}
+		o.Hosts[i] = h
 	}
 	if sandbox.CheckLoopback(o.Addr) != nil && !o.AllowRemote {
 		return cmdutil.UsageErrorf("--addr %s is not a loopback address; add --allow-remote to serve the sandbox on the network", o.Addr)
@@ -186,7 +201,7 @@ func run(ctx context.Context, o *Options) error {
 	cfg := sandbox.Config{
 		Apps: o.apps, TokenTTL: o.TokenTTL, CodeTTL: o.CodeTTL,
 		WebhookURL: o.WebhookURL, WebhookSecret: o.secret, AtLeastOnce: o.AtLeastOnce, Seed: o.Seed,
-		Strict: o.Strict, AllowRemote: o.AllowRemote, ProcessingDelay: o.ProcessingDelay, Logf: logf,
+		Strict: o.Strict, AllowRemote: o.AllowRemote, Hosts: o.Hosts, ProcessingDelay: o.ProcessingDelay, Logf: logf,
 	}
 	srv, base, err := sandbox.Start(ctx, o.Addr, cfg)
 	if err != nil {
@@ -239,7 +254,7 @@ func printSandboxSummary(w io.Writer, srv *sandbox.Server, base string, cfg sand
 	fmt.Fprintf(w, "  token      POST %s/oauth/token   (inputs as URL query parameters%s)\n", base, map[bool]string{true: "; strict: nowhere else", false: ""}[cfg.Strict])
 	fmt.Fprintf(w, "  Data API   %s/v1/medias/<hashed_id>\n", base)
 	fmt.Fprintf(w, "  Upload API POST %s/upload?access_token=<ACCESS_TOKEN>   (query token only)\n", base)
-	fmt.Fprintf(w, "  tokens     expire after %s; codes after %s\n\n", cfg.TokenTTL, cfg.CodeTTL)
+	fmt.Fprintf(w, "  tokens     expire after %s; codes after %s\n\n", human.Duration(cfg.TokenTTL), human.Duration(cfg.CodeTTL))
 	fmt.Fprintf(w, "Registered apps (client secrets are printed because they are this sandbox's own demo credentials):\n")
 	for _, a := range srv.Apps() {
 		fmt.Fprintf(w, "  %s\n", a.Name)
@@ -274,7 +289,7 @@ func printSandboxSummary(w io.Writer, srv *sandbox.Server, base string, cfg sand
 		if !signed {
 			sig = "UNSIGNED (no secret given)"
 		}
-		fmt.Fprintf(w, "Webhooks: %s, %s, %s\n", export.RedactURL(cfg.WebhookURL), sig, mode)
+		fmt.Fprintf(w, "Webhooks: %s, %s, %s\n", redact.URL(cfg.WebhookURL), sig, mode)
 	}
 	fmt.Fprintf(w, "Trigger a media life cycle: curl -X POST '%s/sandbox/lifecycle?account_id=%s&name=Demo'\n", base, srv.Users()[0].Memberships[0].Account.ID)
 	fmt.Fprintf(w, "Overview page: %s/\nPress Ctrl-C to stop.\n", base)
@@ -299,7 +314,7 @@ func printSandboxJSON(w io.Writer, srv *sandbox.Server, base string, cfg sandbox
 		out.Medias = append(out.Medias, media{m.HashedID, m.AccountID, m.Name})
 	}
 	if cfg.WebhookURL != "" {
-		out.WebhookURL = export.RedactURL(cfg.WebhookURL)
+		out.WebhookURL = redact.URL(cfg.WebhookURL)
 	}
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(out); err != nil {

@@ -36,7 +36,7 @@ func TestSandboxCommandServesAndStops(t *testing.T) {
 	env := &cmdutil.Env{Stdout: stdout, Stderr: stderr}
 	done := make(chan int, 1)
 	go func() {
-		done <- runCLI(ctx, env, []string{"sandbox", "--addr", "127.0.0.1:0", "--json", "--apps", apps})
+		done <- runCLI(ctx, env, []string{"sandbox", "--addr", "127.0.0.1:0", "--json", "--apps", apps, "--host", "sandbox.test:443"})
 	}()
 
 	var summary struct {
@@ -83,6 +83,19 @@ func TestSandboxCommandServesAndStops(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(page), "sandbox-demo-client") {
 		t.Fatalf("overview page lacks the app")
+	}
+	// --host names are answered; other names are not (DNS rebinding).
+	for host, want := range map[string]int{"sandbox.test": 200, "rebind.example": http.StatusMisdirectedRequest} {
+		req, _ := http.NewRequest("GET", summary.BaseURL+"/", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
 	}
 
 	cancel()
@@ -154,12 +167,18 @@ func TestSandboxCommandUsage(t *testing.T) {
 		{"bad redirect", []string{"--addr", "127.0.0.1:0", "--redirect-uri", "/callback"}, 2, "not an absolute URL"},
 		{"no port", []string{"--addr", "127.0.0.1"}, 2, "want host:port"},
 		{"stray argument", []string{"now"}, 2, "unexpected argument"},
+		{"host with a scheme", []string{"--host", "https://sandbox.test/"}, 2, "--host"},
+		{"empty host", []string{"--host", ""}, 2, "--host"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
 			env := &cmdutil.Env{Stdout: io.Discard, Stderr: &stderr}
-			code := runCLI(context.Background(), env, append([]string{"sandbox"}, tc.args...))
+			// Bounded: a case that wrongly passes validation would serve
+			// until cancelled.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			code := runCLI(ctx, env, append([]string{"sandbox"}, tc.args...))
 			if code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
 				t.Fatalf("exit %d (want %d), stderr %q (want %q)", code, tc.code, stderr.String(), tc.msg)
 			}

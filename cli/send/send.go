@@ -5,7 +5,6 @@ package send
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/plural"
 )
 
@@ -133,6 +133,8 @@ type sendLine struct {
 	// LatencyMS runs from sending the request to reading the answer's headers.
 	LatencyMS float64 `json:"latency_ms"`
 	Error     string  `json:"error,omitempty"`
+
+	latency time.Duration
 }
 
 type sendEvent struct {
@@ -174,25 +176,8 @@ func run(ctx context.Context, o *Options) error {
 		msgs = g.Batch(events, opts)
 	}
 
-	client := &http.Client{
-		Timeout: o.Timeout,
-		// The service does not follow redirects; a 3xx is an answer to report.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	var failed, notOK, events int
-	for i, m := range msgs {
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted after %d of %s", i, plural.S(len(msgs), "message"))
-		}
-		line := post(ctx, client, o.To, secret, m)
-		line.N, line.Of = i+1, len(msgs)
-		events += len(m.Events)
-		switch {
-		case line.Error != "":
-			failed++
-		case line.Status < 200 || line.Status > 299:
-			notOK++
-		}
+	print := func(a simulate.Answer) {
+		line := newSendLine(a)
 		if o.JSON {
 			b, _ := json.Marshal(line)
 			fmt.Fprintf(env.Stdout, "%s\n", b)
@@ -200,17 +185,45 @@ func run(ctx context.Context, o *Options) error {
 			printSendLine(env.Stdout, line)
 		}
 	}
-	if !o.JSON {
-		fmt.Fprintf(env.Stdout, "sent %s (%s) to %s: %d answered 2xx, %d other status, %d failed\n",
-			plural.S(len(msgs), "message"), plural.S(events, "event"), o.To, len(msgs)-notOK-failed, notOK, failed)
+	rep := simulate.Send(ctx, o.To, simulate.SignedWith(secret, msgs...), simulate.SendOptions{Timeout: o.Timeout, OnAnswer: print})
+	sent := rep.Answers
+	if rep.Unreachable != nil {
+		sent = sent[:len(sent)-1] // the one that could not connect
 	}
-	switch {
-	case failed > 0:
-		return fmt.Errorf("%d of %s got no answer", failed, plural.S(len(msgs), "request"))
-	case notOK > 0 && !o.IgnoreStatus:
-		return fmt.Errorf("%d of %s were not 2xx (use --ignore-status to exit 0 anyway)", notOK, plural.S(len(msgs), "answer"))
+	events := 0
+	for _, a := range sent {
+		events += len(a.Message.Events)
+	}
+	ok, notOK, failed := rep.Counts()
+	if !o.JSON && len(sent) > 0 {
+		fmt.Fprintf(env.Stdout, "sent %s (%s) to %s: %d answered 2xx, %d other status, %d got no answer\n",
+			plural.S(len(sent), "message"), plural.S(events, "event"), rep.URL, ok, notOK, len(sent)-ok-notOK)
+	}
+	switch err := rep.Err(); {
+	case rep.Unreachable != nil:
+		return fmt.Errorf("%w (is hookscope listen, or your app, running there?)", err)
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted: %w", err)
+	case failed > 0, notOK > 0 && !o.IgnoreStatus:
+		if failed == 0 {
+			err = fmt.Errorf("%w (use --ignore-status to exit 0 anyway)", err)
+		}
+		return err
 	}
 	return nil
+}
+
+// newSendLine is the --json line (and the text line) of one answer.
+func newSendLine(a simulate.Answer) sendLine {
+	l := sendLine{N: a.N, Of: a.Of, HookUUID: a.Message.Hook.UUID, Bytes: a.Bytes, Status: a.Status,
+		LatencyMS: float64(a.Latency.Microseconds()) / 1000, latency: a.Latency}
+	for _, e := range a.Message.Events {
+		l.Events = append(l.Events, sendEvent{UUID: e.UUID, Type: e.Type})
+	}
+	if a.Err != nil {
+		l.Error = a.Err.Error()
+	}
+	return l
 }
 
 // checkTarget validates the consumer URL given as the argument or --to.
@@ -225,36 +238,6 @@ func checkTarget(to string) error {
 	return nil
 }
 
-// post sends one message and measures the answer.
-func post(ctx context.Context, client *http.Client, to string, secret []byte, m simulate.Message) sendLine {
-	line := sendLine{HookUUID: m.Hook.UUID}
-	for _, e := range m.Events {
-		line.Events = append(line.Events, sendEvent{UUID: e.UUID, Type: e.Type})
-	}
-	req, err := m.Request(ctx, to, secret)
-	if err != nil {
-		line.Error = err.Error()
-		return line
-	}
-	line.Bytes = int(req.ContentLength)
-	start := time.Now()
-	resp, err := client.Do(req)
-	line.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		line.Error = err.Error()
-		return line
-	}
-	// Drain a little so the connection can be reused; the body is not shown.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	line.Status = resp.StatusCode
-	return line
-}
-
 func printSendLine(w io.Writer, l sendLine) {
 	width := len(fmt.Sprint(l.Of))
 	types := make([]string, len(l.Events))
@@ -265,5 +248,5 @@ func printSendLine(w io.Writer, l sendLine) {
 	if l.Error == "" {
 		status = fmt.Sprintf("%d %s", l.Status, http.StatusText(l.Status))
 	}
-	fmt.Fprintf(w, "%*d/%d  %-24s %8.1f ms  hook %s  %s\n", width, l.N, l.Of, status, l.LatencyMS, l.HookUUID[:min(8, len(l.HookUUID))]+"…", strings.Join(types, ", "))
+	fmt.Fprintf(w, "%*d/%d  %-24s %8s  hook %s  %s\n", width, l.N, l.Of, status, human.Duration(l.latency), l.HookUUID[:min(8, len(l.HookUUID))]+"…", strings.Join(types, ", "))
 }

@@ -129,16 +129,34 @@ func TestSendStatus(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "2 of 2 answers were not 2xx") || !strings.Contains(out, "500 Internal Server Error") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
 	}
+	// One answer reads in the singular.
+	code, _, errOut = runSendCLI(t, nil, "send", "--to", srv.URL, "--type", "media.ready")
+	if code != 1 || !strings.Contains(errOut, "1 of 1 answer was not 2xx") {
+		t.Errorf("one answer: exit %d: %s", code, errOut)
+	}
 	code, _, errOut = runSendCLI(t, nil, "send", "--to", srv.URL, "--type", "media.ready", "--ignore-status")
 	if code != 0 {
 		t.Errorf("--ignore-status: exit %d: %s", code, errOut)
 	}
-	// Nothing listens on a closed server: no answer is a failure even with --ignore-status.
+}
+
+// TestSendNothingListening: with the receiver down, send says why in one
+// line (not one failure per message) and exits 1, even with
+// --ignore-status: no answer is not a status.
+func TestSendNothingListening(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	dead.Close()
-	code, out, _ = runSendCLI(t, nil, "send", "--to", dead.URL, "--type", "media.ready", "--ignore-status")
-	if code != 1 || !strings.Contains(out, "error:") {
-		t.Errorf("dead server: exit %d\n%s", code, out)
+	host := strings.TrimPrefix(dead.URL, "http://")
+	for _, args := range [][]string{
+		{"send", "--to", dead.URL + "/webhooks", "--all-types"},
+		{"send", "--to", dead.URL + "/webhooks", "--all-types", "--ignore-status", "--json"},
+	} {
+		code, out, errOut := runSendCLI(t, nil, args...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code != 1 || out != "" || len(lines) != 1 || !strings.Contains(lines[0], "nothing is listening on "+host) ||
+			!strings.Contains(lines[0], "no message was sent") || !strings.Contains(lines[0], "hookscope listen") {
+			t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, out, errOut)
+		}
 	}
 }
 

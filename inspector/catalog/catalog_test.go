@@ -240,6 +240,8 @@ func TestCheckDelivery(t *testing.T) {
 		{"no content type", http.Header{"Content-Type": nil}, catalog.SeverityError, "Content-Type", "no Content-Type"},
 		{"length mismatch", http.Header{"Content-Length": {"12"}}, catalog.SeverityError, "Content-Length", "12 bytes but the body has 10"},
 		{"length missing", http.Header{"Content-Length": nil}, catalog.SeverityWarning, "Content-Length", "no Content-Length"},
+		{"posted by a web page", http.Header{"Origin": {"https://evil.example"}}, catalog.SeverityWarning, "Origin", `Origin is "https://evil.example": a web page in a browser posted this, not the service`},
+		{"posted by a sandboxed page", http.Header{"Origin": {"null"}}, catalog.SeverityWarning, "Origin", "a web page in a browser posted this"},
 	}
 	for _, c := range cases {
 		h := good.Clone()

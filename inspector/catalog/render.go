@@ -40,11 +40,17 @@ func PrettyColor(body []byte) []byte {
 
 // CheckDelivery runs the delivery-level checks of spec 4.3 on a request's
 // headers: User-Agent Service-Webhooks/<version>, Content-Type
-// application/json, and a Content-Length equal to the body's length.
+// application/json, and a Content-Length equal to the body's length. It
+// also marks a request a browser sent (an Origin header).
 func CheckDelivery(h http.Header, bodyLen int64) []Problem {
 	var out []Problem
 	add := func(sev Severity, path, format string, a ...any) {
 		out = append(out, Problem{Severity: sev, Path: path, Message: fmt.Sprintf(format, a...)})
+	}
+	// A browser adds Origin to a cross-site POST (a form or a fetch from
+	// any web page the developer has open); the service sends none.
+	if origin, ok := h["Origin"]; ok && len(origin) > 0 {
+		add(SeverityWarning, "Origin", "Origin is %q: a web page in a browser posted this, not the service (which sends no Origin). Any page open in a browser can post to a receiver it can reach; trust only deliveries whose signature verifies", origin[0])
 	}
 	ua, hasUA := h["User-Agent"]
 	switch {

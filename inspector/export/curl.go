@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/internal/curlcmd"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // URLVar is the environment variable that, when set, replaces the target
@@ -42,9 +43,9 @@ func CurlCommand(d *inspector.Delivery, o CurlOptions) string {
 	if target == "" {
 		target = DefaultTarget
 	}
-	target = RedactURL(target)
+	target = redact.URL(target)
 	word := curlcmd.DefaultVar(URLVar, target)
-	if q := queryFor(d, o.Reveal); q != "" {
+	if q := QueryFor(d, o.Reveal); q != "" {
 		sep := "?"
 		if strings.Contains(target, "?") {
 			sep = "&"
@@ -65,7 +66,7 @@ func CurlCommand(d *inspector.Delivery, o CurlOptions) string {
 	}
 	hop := ConnectionTokens(d.Headers)
 	has := map[string]bool{}
-	for _, h := range headersFor(d, o.Reveal) {
+	for _, h := range HeadersFor(d, o.Reveal) {
 		low := strings.ToLower(h.Name)
 		has[low] = true
 		if low == "host" || low == "content-length" || low == "expect" || IsHopByHop(h.Name) || hop[low] {
@@ -86,11 +87,11 @@ func CurlCommand(d *inspector.Delivery, o CurlOptions) string {
 // changes any of its headers or its query string.
 func Redacts(d *inspector.Delivery) bool {
 	for _, h := range d.Headers {
-		if IsCredentialHeader(h.Name) && h.Value != Redacted {
+		if redact.Header(h.Name, h.Value) != h.Value {
 			return true
 		}
 	}
-	return RedactQuery(d.Query) != d.Query
+	return redact.Query(d.Query) != d.Query
 }
 
 // writeCurl writes replay.sh: one CurlCommand per delivery, each carrying
@@ -106,7 +107,7 @@ func writeCurl(opts Options, recs []*inspector.Record, sum *Summary) error {
 # Usage: ./replay.sh [URL]    (default %s; or set %s)
 # Each delivery is sent with its method, query string, original headers and
 # its exact body bytes, to URL with the delivery's query string added.
-`, len(recs), RedactURL(target), URLVar)
+`, len(recs), redact.URL(target), URLVar)
 	if !opts.Reveal {
 		b.WriteString("# Credential headers and query parameters were redacted at export; signatures are kept.\n")
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // Format is an export format.
@@ -243,18 +244,24 @@ func writeInto(sum *Summary, dir, name string, data []byte, mode os.FileMode) er
 	return nil
 }
 
-// headersFor returns a delivery's headers as exported: redacted unless
+// HeadersFor returns a delivery's headers as exported: redacted unless
 // revealed.
-func headersFor(d *inspector.Delivery, reveal bool) []inspector.Header {
+func HeadersFor(d *inspector.Delivery, reveal bool) []inspector.Header {
 	if reveal {
 		return append([]inspector.Header(nil), d.Headers...)
 	}
-	return RedactHeaders(d.Headers)
+	out := make([]inspector.Header, len(d.Headers))
+	for i, h := range d.Headers {
+		out[i] = inspector.Header{Name: h.Name, Value: redact.Header(h.Name, h.Value)}
+	}
+	return out
 }
 
-func queryFor(d *inspector.Delivery, reveal bool) string {
+// QueryFor returns a delivery's query string as exported: redacted unless
+// revealed.
+func QueryFor(d *inspector.Delivery, reveal bool) string {
 	if reveal {
 		return d.Query
 	}
-	return RedactQuery(d.Query)
+	return redact.Query(d.Query)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 const (
@@ -481,14 +482,14 @@ func TestCurlScriptIsByteExact(t *testing.T) {
 				t.Errorf("delivery %d: headers %v", d.ID, g.headers)
 			}
 			path := []string{"/in", "/env"}[i]
-			if q := RedactQuery(d.Query); q != "" {
+			if q := redact.Query(d.Query); q != "" {
 				path += "?" + q
 			}
 			if g.method != d.Method || g.uri != path {
 				t.Errorf("delivery %d: %s %s, want %s %s", d.ID, g.method, g.uri, d.Method, path)
 			}
 		}
-		if gots[1].headers.Get("Authorization") != Redacted {
+		if gots[1].headers.Get("Authorization") != redact.Placeholder {
 			t.Errorf("Authorization = %q, want it redacted", gots[1].headers.Get("Authorization"))
 		}
 	}
@@ -562,19 +563,11 @@ func TestExportFilesAreOwnerOnly(t *testing.T) {
 	}
 }
 
-func TestRedaction(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"https://u:p@x.example/a?access_token=abc&bearer_token=def&keep=1", "https://%5BREDACTED%5D@x.example/a?access_token=%5BREDACTED%5D&bearer_token=%5BREDACTED%5D&keep=1"},
-		{"http://127.0.0.1:8787/webhooks", "http://127.0.0.1:8787/webhooks"},
-	} {
-		if got := RedactURL(tt.in); got != tt.want {
-			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-	for name, want := range map[string]bool{"Authorization": true, "cookie": true, "X-Auth-Token": true, "X-Service-Signature": false, "Content-Type": false, "User-Agent": false} {
-		if IsCredentialHeader(name) != want {
-			t.Errorf("IsCredentialHeader(%s) = %v", name, !want)
-		}
+// TestSignatureHeaderIsNotRedacted: an export keeps X-Service-Signature
+// (an HMAC reveals no key, and the consumer needs it to verify).
+func TestSignatureHeaderIsNotRedacted(t *testing.T) {
+	if redact.IsSecretName(inspector.SignatureHeader) {
+		t.Errorf("%s is redacted", inspector.SignatureHeader)
 	}
 }
 

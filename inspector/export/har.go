@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/internal/har"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // HARExtra carries what HAR has no field for, so an import restores the
@@ -46,8 +47,8 @@ func buildHAR(recs []*inspector.Record, opts Options, version string) (har.File,
 
 func harEntry(r *inspector.Record, opts Options) (har.Entry, error) {
 	d := r.Delivery
-	hs := headersFor(d, opts.Reveal)
-	query := queryFor(d, opts.Reveal)
+	hs := HeadersFor(d, opts.Reveal)
+	query := QueryFor(d, opts.Reveal)
 	redacted := !opts.Reveal && (query != d.Query || !sameHeaders(hs, d.Headers))
 
 	host := "localhost"
@@ -88,7 +89,7 @@ func harEntry(r *inspector.Record, opts Options) (har.Entry, error) {
 				continue
 			}
 			if !opts.Reveal {
-				value = Redacted
+				value = redact.Placeholder
 			}
 			req.Cookies = append(req.Cookies, har.NameValue{Name: name, Value: value})
 		}
@@ -174,7 +175,7 @@ func readHAR(data []byte) ([]*inspector.Delivery, []string, error) {
 	var skipped []string
 	for i, e := range h.Log.Entries {
 		if !strings.EqualFold(e.Request.Method, http.MethodPost) {
-			skipped = append(skipped, fmt.Sprintf("entry %d: %s %s is not a POST", i, e.Request.Method, RedactURL(e.Request.URL)))
+			skipped = append(skipped, fmt.Sprintf("entry %d: %s %s is not a POST", i, e.Request.Method, redact.URL(e.Request.URL)))
 			continue
 		}
 		u, err := url.Parse(e.Request.URL)

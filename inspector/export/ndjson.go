@@ -34,9 +34,9 @@ type deliveryFacts struct {
 // headers redacted unless reveal.
 func factsFor(d *inspector.Delivery, reveal bool) deliveryFacts {
 	return deliveryFacts{ID: d.ID, ReceivedAt: d.ReceivedAt.UTC(), Source: d.Source, Method: d.Method, Path: d.Path,
-		Query: queryFor(d, reveal), RemoteAddr: d.RemoteAddr, Status: d.Status, Rejected: d.Rejected,
+		Query: QueryFor(d, reveal), RemoteAddr: d.RemoteAddr, Status: d.Status, Rejected: d.Rejected,
 		Truncated: d.Truncated, ReadError: d.ReadError, HeadersReconstructed: d.HeadersReconstructed,
-		Headers: headersFor(d, reveal), BodyLength: d.BodyLength}
+		Headers: HeadersFor(d, reveal), BodyLength: d.BodyLength}
 }
 
 // delivery is the delivery these facts describe, with body: what import

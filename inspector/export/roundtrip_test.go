@@ -202,7 +202,7 @@ func TestCurlImportIsWhatCurlSends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := inspector.ServeListener(ln, eng.Handler(), inspector.ServerOptions{Engine: eng})
+	srv := inspector.ServeListener(ln, eng.Handler(), inspector.ServerOptions{})
 	defer srv.Shutdown(context.Background())
 
 	recs := roundTripRecords()

@@ -1,16 +1,12 @@
 package forward
 
 import (
-	"errors"
 	"fmt"
-	"net"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/hookscope/hookscope/inspector"
-	"github.com/hookscope/hookscope/inspector/replay"
 )
 
 // Outcome classifies one attempt.
@@ -30,6 +26,7 @@ const (
 	Refused     Outcome = "refused"     // nothing listens on the target's port
 	Unreachable Outcome = "unreachable" // no connection otherwise: DNS, TLS, no route, connect timeout
 	Stopped     Outcome = "stopped"     // Hookscope stopped during the attempt
+	Skipped     Outcome = "skipped"     // not sent: its signature did not verify (SkipUnverified)
 )
 
 // Down reports an outcome that says the app cannot be reached at all: its
@@ -88,9 +85,21 @@ type Attempt struct {
 	// NextAt is when the queue tries again (zero when it does not).
 	NextAt   time.Time `json:"next_at,omitzero"`
 	Resigned bool      `json:"resigned,omitempty"`
+	// NotResigned says why a delivery went without a signature (or, with
+	// Outcome Skipped, not at all) although re-signing was asked for:
+	// its own signature did not verify ("invalid: ...").
+	NotResigned string `json:"not_resigned,omitempty"`
+	// Insecure: the https target's certificate was not checked
+	// (--forward-insecure).
+	Insecure bool `json:"insecure,omitempty"`
 	// Relayed is the status the service got in pass-through (the app's,
 	// or 502/504 when the app gave none).
 	Relayed int `json:"relayed,omitempty"`
+	// RelayCut: the app's answer was longer than RelayMaxResponse and
+	// reached the service cut there (the CutHeader says so);
+	// ResponseLength is its whole length.
+	RelayCut       bool  `json:"relay_cut,omitempty"`
+	ResponseLength int64 `json:"response_length,omitempty"`
 
 	// unsent: the request never left (no connection), so the app cannot
 	// have it. timedOut: the budget ran out (even while connecting).
@@ -135,64 +144,19 @@ func (a *Attempt) Short(now time.Time) string {
 	if a.Reforward {
 		notes = append(notes, "re-forward")
 	}
+	if a.NotResigned != "" && a.Outcome != Skipped {
+		notes = append(notes, "not re-signed")
+	}
+	if a.RelayCut {
+		notes = append(notes, fmt.Sprintf("answer cut to %d of %d bytes", RelayMaxResponse, a.ResponseLength))
+	}
+	if a.Insecure {
+		notes = append(notes, "TLS NOT VERIFIED")
+	}
 	if len(notes) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(notes, ", "))
 	}
 	return b.String()
-}
-
-// classify turns an exchange's result into an outcome and words a person
-// understands. host is the target's host:port as the user wrote it.
-func classify(resp *replay.Response, err error, host string, budget time.Duration) (Outcome, string) {
-	if resp != nil && resp.Status > 0 {
-		if resp.Status >= 200 && resp.Status < 300 {
-			return Delivered, ""
-		}
-		msg := fmt.Sprintf("the app answered %d %s", resp.Status, resp.StatusText)
-		if s := bodyStart(resp.Body); s != "" {
-			msg += ": " + s
-		}
-		return Rejected, msg
-	}
-	if err == nil {
-		return Unreachable, "no answer"
-	}
-	var xe *replay.ExchangeError
-	if !errors.As(err, &xe) {
-		return Unreachable, err.Error()
-	}
-	var dnsErr *net.DNSError
-	switch {
-	case xe.TimedOut && xe.Stage != replay.StageConnect:
-		return Timeout, fmt.Sprintf("no answer from %s within %s", host, budget)
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return Refused, fmt.Sprintf("nothing is listening on %s: is your app running?", host)
-	case errors.As(err, &dnsErr):
-		return Unreachable, fmt.Sprintf("the host name in %s does not resolve (%s): check the URL", host, dnsErr.Err)
-	case xe.Stage == replay.StageConnect && xe.TimedOut:
-		return Unreachable, fmt.Sprintf("could not connect to %s within %s", host, budget)
-	case xe.Stage == replay.StageConnect:
-		return Unreachable, fmt.Sprintf("cannot reach %s: %v", host, rootCause(err))
-	case xe.Stage == replay.StageTLS:
-		return Unreachable, fmt.Sprintf("the TLS handshake with %s failed: %v", host, rootCause(err))
-	}
-	// Connected, sent (or began to), and the connection ended without a
-	// byte of answer: the app's verdict on this delivery, most often a
-	// crash on its payload. (A kept-alive connection that fails this way
-	// is tried once more on a new one before it gets here.)
-	return Dropped, fmt.Sprintf("the app at %s closed the connection without answering (did it crash on this delivery?)", host)
-}
-
-// rootCause is the innermost error: "connect: no route to host" rather
-// than the dial's full chain.
-func rootCause(err error) error {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err
-		}
-		err = next
-	}
 }
 
 // bodyStart is the first line of an app's answer, short enough for one

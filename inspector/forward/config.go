@@ -53,7 +53,9 @@ const (
 	// DefaultMaxResponse caps the app's answer kept with an attempt.
 	DefaultMaxResponse = 64 << 10
 	// RelayMaxResponse caps the app's answer relayed to the service in
-	// pass-through (the service reads only the status).
+	// pass-through (the service reads only the status): a longer answer
+	// is read whole (a cut one is a failed attempt) and relayed cut, said
+	// in the CutHeader and the attempt.
 	RelayMaxResponse = 1 << 20
 )
 
@@ -94,7 +96,8 @@ func (p Policy) retries() int {
 }
 
 // backoff is the wait before try n+1 (n >= 1 tries so far), doubling
-// from lo to at most hi.
+// from lo to at most hi: the one retry rule of forwarding (the app's
+// verdicts, the app down, a store that cannot record).
 func backoff(n int, lo, hi time.Duration) time.Duration {
 	d := lo
 	for i := 1; i < n && d < hi; i++ {
@@ -110,9 +113,15 @@ type Config struct {
 	Routes []Route
 	Mode   Mode
 	Policy Policy
-	// ResignSecret, when set, re-signs every forwarded body with the
-	// app's development secret. It is never stored or shown.
+	// ResignSecret, when set, re-signs with the app's development secret
+	// every forwarded delivery whose own signature verified with the
+	// receiver's secrets; the others are forwarded without a signature
+	// (or, with SkipUnverified, not at all), as their attempts say. It is
+	// never stored or shown.
 	ResignSecret []byte
+	// SkipUnverified keeps deliveries whose signature did not verify from
+	// the app when ResignSecret is set.
+	SkipUnverified bool
 	// Headers are added to every forwarded request, replacing captured
 	// headers of the same name.
 	Headers []inspector.Header
@@ -120,4 +129,10 @@ type Config struct {
 	// message, not a POST, cut at the body cap, unreadable) from the
 	// catch-all routes too.
 	SkipMalformed bool
+	// CAFile names a PEM file of certificates trusted for https targets
+	// besides the system's (an app behind a private or self-signed CA).
+	CAFile string
+	// Insecure sends to https targets without checking their
+	// certificates; every attempt says so.
+	Insecure bool
 }

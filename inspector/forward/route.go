@@ -10,7 +10,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/export"
-	"github.com/hookscope/hookscope/inspector/replay"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // Route sends deliveries to one app URL: every delivery (a catch-all), or
@@ -34,7 +34,7 @@ func (r Route) Name() string { return r.name }
 func (r Route) CatchAll() bool { return r.Glob == "" }
 
 // TargetName is the target URL with its credentials redacted.
-func (r Route) TargetName() string { return replay.RedactURL(r.Target.String()) }
+func (r Route) TargetName() string { return redact.URL(r.Target.String()) }
 
 // Host is the target's host:port as written, for messages ("nothing is
 // listening on localhost:3000").
@@ -73,24 +73,25 @@ func (r Route) Matches(types []string) bool {
 }
 
 // routeExample is how a route is written, for error messages.
-const routeExample = "expected a URL such as http://localhost:3000/webhooks, or GLOB=URL such as 'media.*=http://localhost:3000/media'"
+const routeExample = "expected a URL such as http://localhost:3000/webhooks (or localhost:3000/webhooks), or GLOB=URL such as 'media.*=http://localhost:3000/media'"
 
-// ParseRoute reads one route: a URL, or GLOB=URL.
+// ParseRoute reads one route: a URL, or GLOB=URL. A URL without a scheme
+// is http (localhost:3000/webhooks, as Stripe's CLI takes it).
 func ParseRoute(spec string) (Route, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
 		return Route{}, fmt.Errorf("empty forward route: %s", routeExample)
 	}
 	glob, raw := "", spec
+	// GLOB=URL, unless the '=' is the URL's own (a query): a glob holds no
+	// '/' or ':' (event types look like media.updated), and only a URL
+	// starts with a scheme.
 	lower := strings.ToLower(spec)
-	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
-		g, u, ok := strings.Cut(spec, "=")
-		if !ok {
-			return Route{}, fmt.Errorf("forward route %q: %s", replay.RedactURL(spec), routeExample)
-		}
+	scheme := strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")
+	if g, u, ok := strings.Cut(spec, "="); ok && !scheme && (!strings.ContainsAny(g, "/:") || strings.Contains(u, "://")) {
 		glob, raw = strings.TrimSpace(g), strings.TrimSpace(u)
 		if glob == "" {
-			return Route{}, fmt.Errorf("forward route %q: the event-type glob before '=' is empty; %s", replay.RedactURL(spec), routeExample)
+			return Route{}, fmt.Errorf("forward route %q: the event-type glob before '=' is empty; %s", redact.URL(spec), routeExample)
 		}
 		if strings.ContainsAny(glob, " \t/") {
 			return Route{}, fmt.Errorf("forward route: glob %q cannot contain spaces or '/': event types look like media.updated", glob)
@@ -99,7 +100,7 @@ func ParseRoute(spec string) (Route, error) {
 			return Route{}, fmt.Errorf("forward route: glob %q is malformed (%v): use * and ? as in media.* or viewing_session.*", glob, err)
 		}
 	}
-	u, err := replay.ParseTarget(raw)
+	u, err := ParseTarget(raw)
 	if err != nil {
 		return Route{}, fmt.Errorf("forward route: %w; %s", err, routeExample)
 	}
@@ -112,6 +113,78 @@ func ParseRoute(spec string) (Route, error) {
 		r.name = glob + "=" + r.name
 	}
 	return r, nil
+}
+
+// ParseTarget reads an app's URL: http or https with a host; without a
+// scheme it is http ("localhost:3000/webhooks").
+func ParseTarget(raw string) (*url.URL, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil, errors.New("no target URL given")
+	}
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("target URL %q: %w", redact.URL(raw), err)
+	}
+	if u.Scheme = strings.ToLower(u.Scheme); u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("target URL %q: the scheme must be http or https", redact.URL(raw))
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("target URL %q has no host", redact.URL(raw))
+	}
+	if h := u.Hostname(); strings.ContainsAny(h, "*?[]{}\\!$&'()+,;=") {
+		return nil, fmt.Errorf("target URL %q: %q is not a host name", redact.URL(raw), h)
+	}
+	return u, nil
+}
+
+// PointsAt reports whether r's target is the receiver listening on addr
+// (host:port as bound) or reached through the public hostname publicHost
+// (the tunnel's, "" for none): its own loopback names (localhost,
+// 127.0.0.1, [::1]) or its bound address on the same port, or any of
+// this machine's addresses when it listens on all of them. Forwarding
+// there would send each delivery back to the receiver without end.
+func (r Route) PointsAt(addr, publicHost string) bool {
+	host := strings.ToLower(strings.TrimSuffix(r.Target.Hostname(), "."))
+	if publicHost != "" && strings.EqualFold(host, strings.TrimSuffix(publicHost, ".")) {
+		return true
+	}
+	bindHost, bindPort, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	_, port, _ := net.SplitHostPort(r.Host())
+	if port != bindPort {
+		return false
+	}
+	bound := net.ParseIP(bindHost)
+	wildcard := bindHost == "" || (bound != nil && bound.IsUnspecified())
+	// What a loopback name or address reaches: a receiver bound to
+	// loopback or to every address.
+	local := wildcard || bindHost == "localhost" || (bound != nil && bound.IsLoopback())
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return local
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil:
+		return false
+	case ip.IsLoopback(), ip.IsUnspecified():
+		return local
+	case bound != nil && bound.Equal(ip):
+		return true
+	case wildcard:
+		addrs, _ := net.InterfaceAddrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ParseRoutes reads every route, in order (the first matching one answers

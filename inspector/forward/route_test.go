@@ -1,16 +1,18 @@
 package forward
 
 import (
-	"errors"
+	"context"
 	"fmt"
+	"io"
+	"log"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
-	"github.com/hookscope/hookscope/inspector/replay"
 )
 
 func TestParseRoute(t *testing.T) {
@@ -24,7 +26,10 @@ func TestParseRoute(t *testing.T) {
 		{spec: "http://user:pw@[::1]:3000/h", name: "http://%5BREDACTED%5D@[::1]:3000/h", catchAll: true, loopback: true},
 		{spec: "http://api.localhost/x?a=b=c", name: "http://api.localhost/x?a=b=c", catchAll: true, loopback: true},
 		{spec: "", err: "empty forward route"},
-		{spec: "localhost:3000", err: "expected a URL such as"},
+		{spec: "localhost:3000/webhooks", name: "http://localhost:3000/webhooks", catchAll: true, loopback: true},
+		{spec: "media.*=127.0.0.1:3000/m?a=b", name: "media.*=http://127.0.0.1:3000/m?a=b", glob: "media.*", loopback: true},
+		{spec: "localhost:3000/h?a=b", name: "http://localhost:3000/h?a=b", catchAll: true, loopback: true},
+		{spec: "media.*", err: "expected a URL such as"},
 		{spec: "=http://x/", err: "glob before '=' is empty"},
 		{spec: "media.[=http://x/", err: "malformed"},
 		{spec: "media/x=http://x/", err: "cannot contain spaces or '/'"},
@@ -109,28 +114,80 @@ func TestParseMode(t *testing.T) {
 	}
 }
 
+// TestClassify: what each way an app can fail looks like, produced
+// against loopback servers, in the words a person acts on.
 func TestClassify(t *testing.T) {
-	refused := &replay.ExchangeError{Stage: replay.StageConnect, Addr: "localhost:3000", Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}
+	closed := func() string {
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		addr := ln.Addr().String()
+		ln.Close()
+		return addr
+	}
+	// raw serves each connection with fn (it reads the request first).
+	raw := func(fn func(c net.Conn)) string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					buf := make([]byte, 4096)
+					c.Read(buf)
+					fn(c)
+				}()
+			}
+		}()
+		return ln.Addr().String()
+	}
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	hang := make(chan struct{})
+	defer close(hang)
 	for _, tc := range []struct {
-		name    string
-		resp    *replay.Response
-		err     error
-		outcome Outcome
-		text    string
+		name, url string
+		outcome   Outcome
+		text      string
 	}{
-		{"2xx", &replay.Response{Status: 204}, nil, Delivered, ""},
-		{"500", &replay.Response{Status: 500, StatusText: "Internal Server Error", Body: []byte("panic: boom\n\tat x")}, nil, Rejected, "the app answered 500 Internal Server Error: panic: boom …"},
-		{"refused", nil, refused, Refused, "nothing is listening on localhost:3000: is your app running?"},
-		{"dns", nil, &replay.ExchangeError{Stage: replay.StageConnect, Err: &net.DNSError{Err: "no such host", Name: "nope"}}, Unreachable, "does not resolve (no such host)"},
-		{"timeout", nil, &replay.ExchangeError{Stage: replay.StageRead, TimedOut: true, Err: errors.New("no answer")}, Timeout, "no answer from localhost:3000 within 9s"},
-		{"reset", nil, &replay.ExchangeError{Stage: replay.StageRead, Err: errors.New("EOF")}, Dropped, "closed the connection without answering (did it crash on this delivery?)"},
+		{"2xx", "http://" + raw(func(c net.Conn) { io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\n") }) + "/", Delivered, ""},
+		{"500", "http://" + raw(func(c net.Conn) {
+			io.WriteString(c, "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 17\r\n\r\npanic: boom\n\tat x")
+		}) + "/", Rejected, "the app answered 500 Internal Server Error: panic: boom …"},
+		{"refused", "http://" + closed() + "/", Refused, "nothing is listening on 127.0.0.1:"},
+		{"timeout", "http://" + raw(func(net.Conn) { <-hang }) + "/", Timeout, "within 300ms"},
+		{"dropped", "http://" + raw(func(net.Conn) {}) + "/", Dropped, "closed the connection without answering (did it crash on this delivery?)"},
+		{"cut", "http://" + raw(func(c net.Conn) { io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nhello world") }) + "/",
+			Dropped, "answered 200, then its answer was cut short after 11 bytes of the 1000 it announced"},
+		{"tls", tlsSrv.URL + "/", Unreachable, "the TLS handshake with 127.0.0.1:"},
 	} {
-		o, text := classify(tc.resp, tc.err, "localhost:3000", 9*time.Second)
-		if o != tc.outcome || !strings.Contains(text, tc.text) {
-			t.Errorf("%s: %s %q", tc.name, o, text)
+		route, err := ParseRoute(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := New(Config{Routes: []Route{route}, Policy: Policy{Timeout: 300 * time.Millisecond}}, Options{Store: nopStore{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := f.attempt(context.Background(), f.workers[0], &inspector.Delivery{ID: 1, Method: "POST", Body: []byte("{}")}, KindAck, 1, DefaultMaxResponse)
+		if a.Outcome != tc.outcome || !strings.Contains(a.Error, tc.text) {
+			t.Errorf("%s: %s %q", tc.name, a.Outcome, a.Error)
 		}
 	}
+	if o, text := classify(nil, exchange{}, &net.DNSError{Err: "no such host", Name: "nope"}, "nope:80", time.Second); o != Unreachable || !strings.Contains(text, "does not resolve (no such host)") {
+		t.Errorf("dns: %s %q", o, text)
+	}
 }
+
+// nopStore is a Store that keeps nothing (tests of one attempt).
+type nopStore struct{ Store }
 
 func TestAttemptShort(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -164,19 +221,49 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-// TestRequestAddsHeadersInPlaceOfCaptured: an added header replaces the
-// captured one of the same name; Host keeps its place.
-func TestRequestAddsHeadersInPlaceOfCaptured(t *testing.T) {
+// TestRequest: what goes to the app is the delivery's header values and
+// name spelling, without the headers net/http writes itself (Host,
+// Content-Length, hop-by-hop ones); an added header replaces a captured
+// one of the same name; the signature is re-signed, or dropped when it
+// did not verify; this process's mark goes after the marks of the hops
+// before.
+func TestRequest(t *testing.T) {
 	d := &inspector.Delivery{Method: "POST", Body: []byte("{}"), Headers: []inspector.Header{
-		{Name: "User-Agent", Value: "a"}, {Name: "Host", Value: "h"}, {Name: "X-Debug", Value: "0"}, {Name: "Content-Length", Value: "2"},
+		{Name: "user-agent", Value: "a"}, {Name: "Host", Value: "h"}, {Name: "X-Debug", Value: "0"}, {Name: "Content-Length", Value: "2"},
+		{Name: "x-service-signature", Value: "old"}, {Name: "Connection", Value: "keep-alive, X-Hop"}, {Name: "X-Hop", Value: "1"},
+		{Name: "x-hookscope-forwarded", Value: "other"}, {Name: "content-type", Value: "application/json"},
 	}}
-	req := request(d, nil, []inspector.Header{{Name: "x-debug", Value: "1"}})
-	var names []string
-	for _, h := range req.Headers {
-		names = append(names, h.Name+"="+h.Value)
+	route, _ := ParseRoute("http://localhost:3000/h")
+	f, err := New(Config{Routes: []Route{route}, Headers: []inspector.Header{{Name: "x-debug", Value: "1"}}}, Options{Store: nopStore{}, Instance: "me"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if s := strings.Join(names, ","); s != "User-Agent=a,Content-Length=2,x-debug=1" || req.HostIndex != 1 {
-		t.Errorf("headers %s, host at %d", s, req.HostIndex)
+	wire := func(s signing) string {
+		req, err := f.request(context.Background(), route, d, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		req.Write(&b)
+		return b.String()
+	}
+	got := wire(signing{})
+	for _, want := range []string{"POST /h HTTP/1.1\r\nHost: localhost:3000\r\n", "User-Agent: a\r\n", "x-debug: 1\r\n", "Content-Length: 2\r\n",
+		"x-service-signature: old\r\n", "X-Hookscope-Forwarded: other, me\r\n", "content-type: application/json\r\n", "\r\n\r\n{}"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("request lacks %q:\n%s", want, got)
+		}
+	}
+	for _, not := range []string{"X-Debug: 0", "X-Hop", "Connection", "Go-http-client", "Accept-Encoding", "Host: h"} {
+		if strings.Contains(got, not) {
+			t.Errorf("request has %q:\n%s", not, got)
+		}
+	}
+	if got := wire(signing{secret: []byte("s")}); !strings.Contains(got, "X-Service-Signature: "+inspector.Sign([]byte("s"), d.Body)) || strings.Contains(got, "old") {
+		t.Errorf("re-signed:\n%s", got)
+	}
+	if got := wire(signing{strip: true}); strings.Contains(strings.ToLower(got), "x-service-signature") {
+		t.Errorf("unverified, sent with a signature:\n%s", got)
 	}
 }
 

@@ -29,11 +29,16 @@ func (rs RouteStatus) App() string {
 // faces show: "your app at localhost:3000 is down (2 min 10 s); 41
 // deliveries wait. Nothing is listening on localhost:3000: is your app
 // running? Hookscope keeps trying every few seconds and sends them in
-// order."
+// order." In pass-through nothing waits: the service got 502 for each
+// delivery and sends it again itself.
 func (rs RouteStatus) DownText(now time.Time) string {
 	how := ""
 	if !now.IsZero() && !rs.Since.IsZero() {
 		how = " (" + Spoken(now.Sub(rs.Since).Round(time.Second)) + ")"
+	}
+	if rs.Mode == ModePassThrough {
+		return fmt.Sprintf("your app at %s is down%s. %s The service gets 502 for each delivery meanwhile and sends it again later; Hookscope keeps nothing back.",
+			rs.App(), how, sentence(rs.LastError))
 	}
 	return fmt.Sprintf("your app at %s is down%s; %s. %s Hookscope keeps trying every few seconds and sends them in order.",
 		rs.App(), how, plural.Count(int(rs.Waiting), "delivery waits", "deliveries wait"), sentence(rs.LastError))
@@ -47,7 +52,7 @@ func (rs RouteStatus) BackText(downFor time.Duration) string {
 		after = Spoken(d)
 	}
 	msg := fmt.Sprintf("your app at %s is back after %s", rs.App(), after)
-	if rs.Waiting > 0 {
+	if rs.Waiting > 0 && rs.Mode != ModePassThrough {
 		msg += fmt.Sprintf("; the %s that waited go now, in order", plural.Count(int(rs.Waiting), "delivery", "deliveries"))
 	}
 	return msg + "."

@@ -2,84 +2,84 @@ package forward
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
 )
 
-// Store is what forwarding keeps in the store: the per-route queue (a
-// cursor and the sessions during which the route took deliveries), every
-// attempt, and the per-delivery summary the lists show. storage.DB
-// implements it.
-//
-// The queue is not a row per delivery: the receiver acks before SQLite
-// holds the delivery, so a row written then could be lost in a crash after
-// the ack. A route is instead responsible for every delivery the receiver
-// stored during one of its sessions; what it still owes is every such
-// delivery above its cursor without a final attempt. Sessions and final
-// attempts are in SQLite; the deliveries are there once the store has
-// recovered its inbox, which Open does before anything else.
+// Store is what forwarding keeps in the store: one row per route with its
+// cursor (every receiver delivery above it is owed) and its lease (one
+// process forwards a route at a time), every attempt, and the per-delivery
+// summary the lists show. storage.DB implements it.
 type Store interface {
-	// OpenRoute creates the route's row (its cursor at from, or at the
-	// newest stored delivery when from is FromNewest) or finds it. A
-	// session left open by a process that died is closed at the newest
-	// stored delivery. With session set a new session opens after from
-	// (FromNewest: after the newest stored delivery). Live is the later of
-	// the two: deliveries above it are this run's, handed over by the
-	// receiver; the owed ones at or below it are read from the store.
-	OpenRoute(ctx context.Context, route string, session bool, from int64) (RouteState, error)
-	// CloseRoute closes the route's open session at last, the newest
-	// delivery this run's receiver stored.
-	CloseRoute(ctx context.Context, route string, last int64) error
-	// PendingForwards returns up to limit deliveries the route still
-	// owes with after < id <= upTo, oldest first.
-	PendingForwards(ctx context.Context, route string, after, upTo int64, limit int) ([]Owed, error)
-	// SaveForwards records attempts and moves route cursors (route ->
-	// cursor; a cursor never moves back), in one transaction.
+	// ClaimRoute takes the route's lease for holder until now+ttl when it
+	// is free, expired or holder's already (renewing it), creating the
+	// route's row with its cursor at the newest delivery when there is
+	// none. A route turned off before since (ReleaseRoute with off) starts
+	// after the newest delivery again, so what arrived while it was off
+	// is not owed. Held in the result says whether holder has the lease.
+	ClaimRoute(ctx context.Context, route, holder string, since time.Time, ttl time.Duration) (RouteState, error)
+	// ReleaseRoute gives holder's lease up, so another process takes the
+	// route over at once; off also marks the route turned off (when no
+	// other process holds it).
+	ReleaseRoute(ctx context.Context, route, holder string, off bool) error
+	// RenewLeases extends every lease holder has to now+ttl.
+	RenewLeases(ctx context.Context, holder string, ttl time.Duration) error
+	// PendingForwards returns the receiver deliveries with an id above
+	// after that have no final attempt on route (a pass-through relay, a
+	// Forward again that was delivered), oldest first, at most limit of
+	// them and (past the first) bodies of at most maxBytes in all, each
+	// with the attempts it had on route.
+	PendingForwards(ctx context.Context, route string, after int64, limit int, maxBytes int64) ([]Pending, error)
+	// PendingCount counts what PendingForwards would return, all pages.
+	PendingCount(ctx context.Context, route string, after int64) (int64, error)
+	// RecordForward, in one transaction that renews holder's lease and
+	// fails with ErrLeaseLost when holder does not hold it, records
+	// attempts, moves the route's cursor up to cursor (never down) and
+	// sets the delivery being sent (0: none). A delivery whose sending
+	// mark a run finds set may have reached the app: it is sent again as
+	// a re-forward.
+	RecordForward(ctx context.Context, route, holder string, attempts []*Attempt, cursor, sending int64, ttl time.Duration) error
+	// SaveForwards records attempts made outside a route's queue
+	// (pass-through, Forward again) and moves cursors up (route ->
+	// cursor; nil moves none), in one transaction. A pass-through
+	// attempt's Relayed status becomes its delivery's status: what the
+	// service got.
 	SaveForwards(ctx context.Context, attempts []*Attempt, cursors map[string]int64) error
 	// ForwardAttempts returns a delivery's attempts, oldest first.
 	ForwardAttempts(ctx context.Context, deliveryID int64) ([]*Attempt, error)
 	// ForwardSummaries returns the summary of each of ids that has
 	// attempts (a list page's badges: one primary-key lookup per row).
 	ForwardSummaries(ctx context.Context, ids []int64) (map[int64]Summary, error)
-	// ForwardDelivery returns a stored delivery (forwarding reads the
-	// ones it no longer holds in memory), or nil, nil when it was deleted.
+	// ForwardDelivery returns a stored delivery, or nil, nil when there
+	// is no such delivery.
 	ForwardDelivery(ctx context.Context, id int64) (*inspector.Delivery, error)
 }
 
-// FromNewest as OpenRoute's from (and StartAfter's after) starts a session
-// after the newest stored delivery: forwarding turned on.
-const FromNewest = -1
+// ErrLeaseLost is returned (wrapped) by Store.RecordForward when another
+// process holds the route's lease now: this one stops sending.
+var ErrLeaseLost = errors.New("another Hookscope process forwards this route now")
 
-// Marks keeps, per route, the highest delivery id whose forward may have
-// started. It is written, durably, before a request goes out; after a
-// crash every delivery at or below it without a recorded outcome may have
-// reached the app already and is sent again marked as a re-forward.
-// storage.ForwardMarks implements it with a small file beside the store,
-// so the mark costs one fdatasync and never waits behind SQLite's writer.
-type Marks interface {
-	Started(route string) int64
-	MarkStarted(route string, id int64) error
-}
-
-// RouteState is a route's queue as the store knows it at start.
+// RouteState is a route's row as ClaimRoute found it.
 type RouteState struct {
 	// Cursor: every delivery at or below it is done for the route.
 	Cursor int64
-	// Live is where this run's session starts: deliveries above it come
-	// from the receiver; the ones the route owes at or below it (Owed)
-	// come from the store.
-	Live int64
-	// Owed is how many deliveries at or below Live the route still owes
-	// (some may turn out not to match it).
-	Owed int64
+	// Sending is the delivery whose send was under way when the last
+	// holder stopped recording (0: none): it may have reached the app.
+	Sending int64
+	// Held says whether the claimer holds the lease; Holder names the
+	// process that does.
+	Held   bool
+	Holder string
 }
 
-// Owed is one delivery a route still owes, with how many attempts it
-// already had, and how many of those were the app's verdict (a non-2xx
-// answer or a timeout), which the retry limit counts.
-type Owed struct {
-	ID       int64
+// Pending is one delivery a route owes, with how many attempts it already
+// had on the route, and how many of those were the app's verdict (a
+// non-2xx answer, a timeout, a dropped connection), which the retry limit
+// counts.
+type Pending struct {
+	Delivery *inspector.Delivery
 	Attempts int
 	Verdicts int
 }

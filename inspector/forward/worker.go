@@ -1,98 +1,67 @@
 package forward
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"math"
-	"sort"
 	"sync"
 	"time"
 
-	"github.com/hookscope/hookscope/inspector"
-	"github.com/hookscope/hookscope/internal/pace"
 	"github.com/hookscope/hookscope/internal/plural"
 )
 
-// worker is one route's queue: deliveries the store says the route still
-// owes from earlier runs (the backlog, oldest first), then the ones the
-// receiver hands over in this run, in id order. It sends one at a time.
+// The worker's reading: a page of deliveries at a time, bounded in
+// number and in bytes held, and how often an idle worker looks for
+// deliveries another process stored (this process's own wake it).
+const (
+	pageSize  = 64
+	pageBytes = 8 << 20
+	idlePoll  = 250 * time.Millisecond
+	// recordAfter is how long a finished attempt may wait for the next
+	// delivery's mark to share its commit (the app has it already; only
+	// its record and report wait).
+	recordAfter = 20 * time.Millisecond
+)
+
+// worker is one ack route's sender: it holds the route's lease (or waits
+// on standby for it), reads the deliveries above the route's cursor in id
+// order and sends one at a time. Before each send it commits the delivery
+// as the one being sent, together with the attempts and cursor of the
+// sends before it: an attempt that cannot be recorded is not sent, and a
+// send a crash cut short is known (and marked as a re-forward) next time.
 type worker struct {
 	f     *Forwarder
 	route Route
 	kick  chan struct{}
 
-	mu sync.Mutex
-	// live holds this run's deliveries, ascending ids above liveFrom; an
-	// item's body is dropped past the memory budget and read back later.
-	live      []item
-	liveBytes int64
-	liveFrom  int64
-	// cur is the delivery being sent (0 when none).
-	cur int64
-	// The backlog: everything the route owes at or below liveFrom, read
-	// from the store a page at a time above backlogAfter.
-	backlogDone  bool
-	backlogAfter int64
-	owed         int64
-	// cursor is the store's cursor when the route opened.
-	cursor int64
+	mu     sync.Mutex
 	status RouteStatus
+	// cursor is the route's cursor as last committed or read; sending the
+	// mark as last committed.
+	cursor, sending int64
+	// waiting is the last count of deliveries above the cursor.
+	waiting int64
 
 	// The worker goroutine's own state.
-	page []Owed
-	// startedBefore is the started mark the previous run left: an owed
-	// delivery at or below it may have reached the app already.
-	startedBefore int64
-	// marked is the mark as last written.
-	marked    int64
-	markErred bool
+	held bool
+	// sendingMark is the delivery a previous holder was sending when it
+	// stopped recording: its next attempt is a re-forward.
+	sendingMark int64
+	// pending are attempts made and not yet recorded, with the cursor
+	// they move the route to (0: none).
+	pending       []*Attempt
+	pendingCursor int64
 	// streak is set once a delivery was given up and none delivered
 	// since: while it lasts, a rejected delivery gets one try only, so
 	// an app that fails everything does not hold the queue for each one.
 	streak    bool
 	downTries int
-	// interrupted: Hookscope stopped during an attempt.
-	interrupted bool
 	// reported is the status last published as RouteChanged (the
-	// recorder's goroutine only).
+	// watcher's goroutine only).
 	reported RouteStatus
 }
 
-type item struct {
-	id int64
-	d  *inspector.Delivery
-	// before: every ticket up to it must be finished before the item is
-	// sent (a request storing meanwhile may carry a lower id).
-	before   uint64
-	attempts int
-	verdicts int
-	backlog  bool
-}
-
-// push queues a delivery of this run.
-func (w *worker) push(d *inspector.Delivery, before uint64) {
-	w.mu.Lock()
-	if d.ID <= w.liveFrom {
-		w.mu.Unlock()
-		return
-	}
-	it := item{id: d.ID, d: d, before: before}
-	if w.liveBytes+int64(len(d.Body)) > w.f.memLimit {
-		it.d = nil
-	} else {
-		w.liveBytes += int64(len(d.Body))
-	}
-	// Requests answered at the same moment hand over in any order.
-	i := len(w.live)
-	for i > 0 && w.live[i-1].id > it.id {
-		i--
-	}
-	w.live = append(w.live, item{})
-	copy(w.live[i+1:], w.live[i:])
-	w.live[i] = it
-	w.mu.Unlock()
-}
-
-// wake tells the worker its queue changed.
+// wake tells the worker a delivery was stored.
 func (w *worker) wake() {
 	select {
 	case w.kick <- struct{}{}:
@@ -100,215 +69,200 @@ func (w *worker) wake() {
 	}
 }
 
-func (w *worker) run() {
-	defer w.f.wg.Done()
-	for {
-		it, ok := w.next()
-		if !ok {
-			return
-		}
-		w.done(it, w.deliver(it))
+// claim takes (or renews) the route's lease; on standby it says who
+// forwards instead.
+func (w *worker) claim(ctx context.Context) error {
+	f := w.f
+	st, err := f.store.ClaimRoute(ctx, w.route.name, f.holder, f.started, LeaseTTL)
+	if err != nil {
+		return err
 	}
-}
-
-// next returns the next delivery to send, waiting for one.
-func (w *worker) next() (item, bool) {
-	ctx := w.f.ctx
-	for ctx.Err() == nil {
-		w.mu.Lock()
-		backlogDone, after := w.backlogDone, w.backlogAfter
-		w.mu.Unlock()
-		if !backlogDone {
-			if len(w.page) == 0 {
-				page, err := w.f.store.PendingForwards(ctx, w.route.name, after, w.liveFrom, 64)
-				if err != nil {
-					if ctx.Err() == nil {
-						w.f.logf("forward %s: read the queue: %v", w.route.name, err)
-						sleep(ctx, time.Second)
-					}
-					continue
-				}
-				if len(page) == 0 {
-					w.mu.Lock()
-					w.backlogDone, w.owed = true, 0
-					w.mu.Unlock()
-					continue
-				}
-				w.page = page
-			}
-			o := w.page[0]
-			w.page = w.page[1:]
-			w.mu.Lock()
-			w.cur = o.ID
-			w.mu.Unlock()
-			return item{id: o.ID, attempts: o.Attempts, verdicts: o.Verdicts, backlog: true}, true
-		}
-		w.mu.Lock()
-		if len(w.live) > 0 && w.f.tickets.finished(w.live[0].before) {
-			it := w.live[0]
-			w.live = w.live[1:]
-			if it.d != nil {
-				w.liveBytes -= int64(len(it.d.Body))
-			}
-			w.cur = it.id
-			w.mu.Unlock()
-			return it, true
-		}
-		// A head waiting for lower ids is woken by the dispatcher; the
-		// timer covers tickets finished without a delivery (a failed store).
-		var retry <-chan time.Time
-		if len(w.live) > 0 {
-			retry = time.After(time.Millisecond)
-		}
-		w.mu.Unlock()
-		select {
-		case <-ctx.Done():
-		case <-w.kick:
-		case <-retry:
-		}
-	}
-	return item{}, false
-}
-
-// done ends the work on it: finished, or abandoned at a stop (then it
-// stays the lowest delivery owed, so the cursor stays below it).
-func (w *worker) done(it item, finished bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.cur = 0
+	w.cursor = max(w.cursor, st.Cursor)
+	w.held = st.Held
 	switch {
-	case !finished && it.backlog:
-		w.page = append([]Owed{{ID: it.id, Attempts: it.attempts, Verdicts: it.verdicts}}, w.page...)
-	case !finished:
-		it.d = nil
-		w.live = append([]item{it}, w.live...)
-	case it.backlog:
-		w.backlogAfter = it.id
-		w.owed = max(w.owed-1, 0)
+	case st.Held:
+		w.sendingMark = st.Sending
+		if w.status.State == RouteStandby {
+			w.status.State, w.status.Since, w.status.LastError = RouteIdle, f.now(), ""
+		}
+	case w.status.State != RouteStandby:
+		w.status.State, w.status.Since = RouteStandby, f.now()
+		w.status.LastError = fmt.Sprintf("another Hookscope process (%s) forwards this route from the same store; this one takes over when it stops", st.Holder)
 	}
+	return nil
 }
 
-// deliver sends one delivery until the queue is done with it: delivered,
-// given up, or (false) Hookscope stopping.
-func (w *worker) deliver(it item) bool {
+func (w *worker) run() {
+	defer w.f.wg.Done()
 	f, ctx := w.f, w.f.ctx
-	d := it.d
-	for d == nil {
-		var err error
-		d, err = f.store.ForwardDelivery(ctx, it.id)
-		switch {
-		case ctx.Err() != nil:
+	for ctx.Err() == nil {
+		if !w.held {
+			if err := w.claim(ctx); err != nil && ctx.Err() == nil {
+				f.recording.Fail(err)
+			}
+			if !w.held {
+				sleep(ctx, LeaseRenew)
+				continue
+			}
+		}
+		// After what is recorded, and what is done but not recorded yet.
+		page, err := f.store.PendingForwards(ctx, w.route.name, max(w.cursorNow(), w.pendingCursor), pageSize, pageBytes)
+		if err != nil {
+			if ctx.Err() == nil {
+				f.recording.Fail(err)
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		if len(page) == 0 {
+			// What was sent is recorded once no delivery follows within
+			// recordAfter: one that does rides in the same commit as its
+			// mark, so a steady stream costs one commit per delivery.
+			if len(w.pending) > 0 || w.pendingCursor > 0 {
+				select {
+				case <-ctx.Done():
+				case <-w.kick:
+					continue
+				case <-time.After(recordAfter):
+				}
+			}
+			w.flush(ctx, 0)
+			select {
+			case <-ctx.Done():
+			case <-w.kick:
+			case <-time.After(idlePoll):
+			}
+			continue
+		}
+		for _, p := range page {
+			if !w.deliver(ctx, p) {
+				break
+			}
+		}
+	}
+	// Stopping: what was sent is recorded; an attempt cut short leaves its
+	// delivery marked as being sent.
+	w.flush(context.WithoutCancel(ctx), -1)
+}
+
+// deliver sends one delivery until the route is done with it (delivered,
+// given up, not taken by the route) and reports true; false when
+// Hookscope stops or another process took the route over.
+func (w *worker) deliver(ctx context.Context, p Pending) bool {
+	f, d := w.f, p.Delivery
+	matched := false
+	for _, m := range f.routesFor(d) {
+		matched = matched || m == w
+	}
+	if !matched {
+		w.pendingCursor = d.ID
+		return true
+	}
+	reforward := d.ID == w.sendingMark
+	verdicts := p.Verdicts
+	for n := p.Attempts + 1; ; n++ {
+		// The mark before the send: recorded, or not sent.
+		if !w.flush(ctx, d.ID) {
 			return false
-		case err != nil:
-			f.logf("forward %s: read delivery %d: %v", w.route.name, it.id, err)
-			sleep(ctx, time.Second)
-		case d == nil:
-			// Deleted by the user while it waited: nothing to send.
-			return true
 		}
-	}
-	if it.backlog {
-		matched := false
-		for _, m := range f.routesFor(d) {
-			matched = matched || m == w
-		}
-		if !matched {
-			return true
-		}
-	}
-	reforward := it.backlog && it.id <= w.startedBefore
-	for n := it.attempts + 1; ; n++ {
-		if w.marked < it.id {
-			w.mark(it.id)
-		}
-		a, _ := f.attempt(ctx, w, d, KindAck, n, f.sender)
+		a, _ := f.attempt(ctx, w, d, KindAck, n, DefaultMaxResponse)
 		a.Reforward, reforward = reforward, false
 		var wait time.Duration
-		switch a.Outcome {
-		case Stopped:
-			w.interrupted = true
-			f.rec.add(a)
+		switch {
+		case a.Outcome == Stopped:
+			w.pending = append(w.pending, a)
 			return false
-		case Delivered:
-			a.Final, w.streak, w.downTries = true, false, 0
-		case Rejected, Timeout, Dropped:
+		case a.Outcome == Delivered || a.Outcome == Skipped:
+			a.Final = true
+			if a.Outcome == Delivered {
+				w.streak, w.downTries = false, 0
+			}
+		case a.Outcome.Verdict():
 			w.downTries = 0
-			it.verdicts++
-			if w.streak || it.verdicts > f.cfg.Policy.retries() {
+			verdicts++
+			if w.streak || verdicts > f.cfg.Policy.retries() {
 				a.Final, a.GaveUp, w.streak = true, true, true
 				a.Error += fmt.Sprintf("; given up after %s: Forward again sends it once more", plural.S(n, "attempt"))
 				break
 			}
-			wait = backoff(it.verdicts, RetryBackoffMin, RetryBackoffMax)
-			a.Error += fmt.Sprintf("; Hookscope tries again in %s (retry %d of %d)", wait, it.verdicts, f.cfg.Policy.retries())
+			wait = backoff(verdicts, RetryBackoffMin, RetryBackoffMax)
+			a.Error += fmt.Sprintf("; Hookscope tries again in %s (retry %d of %d)", Spoken(wait), verdicts, f.cfg.Policy.retries())
 		default:
 			w.downTries++
 			wait = backoff(w.downTries, DownBackoffMin, DownBackoffMax)
-			a.Error += fmt.Sprintf("; Hookscope keeps trying every few seconds, the deliveries wait in order (next in %s)", wait)
-			if a.unsent {
-				// The app cannot have it: a crash now is no re-forward.
-				w.mark(it.id - 1)
-			}
+			a.Error += fmt.Sprintf("; Hookscope keeps trying every few seconds, the deliveries wait in order (next in %s)", Spoken(wait))
 		}
 		if wait > 0 {
 			a.NextAt = f.now().Add(wait)
 		}
 		w.observe(a)
-		w.report(a)
-		w.yield(a.Latency)
+		w.pending = append(w.pending, a)
 		if a.Final {
+			w.pendingCursor = d.ID
 			return true
 		}
-		if !sleep(ctx, wait) {
+		// A failed attempt is recorded before the wait: the delivery is
+		// no longer being sent.
+		if !w.flush(ctx, 0) || !sleep(ctx, wait) {
 			return false
 		}
 	}
 }
 
-// yield steps back after a send that took worked while the receiver is
-// flooded (pace.FloodWaiting requests or more storing at once), by the
-// rule analysis and the inbox mover follow (pace.For): acks
-// come first, the queue catches up after the flood. At the rates of a
-// developer's app (one or two requests at a time) it never pauses, so the
-// lag stays a send's.
-func (w *worker) yield(worked time.Duration) {
-	if n := w.f.tickets.outstanding(); n >= pace.FloodWaiting {
-		sleep(w.f.ctx, pace.For(worked, n))
+// flush records the pending attempts and cursor and marks sending as the
+// delivery about to be sent (0: none; -1: leave the mark as it is and try
+// once, for a stop), in one transaction, then reports the attempts. While
+// the store cannot record it retries (the fault said once), and nothing
+// is sent. It reports false when Hookscope stops first or another process
+// holds the route now (the attempts are then recorded without moving
+// anything).
+func (w *worker) flush(ctx context.Context, sending int64) bool {
+	f := w.f
+	if len(w.pending) == 0 && w.pendingCursor == 0 && sending <= 0 {
+		return true
 	}
-}
-
-// mark records that deliveries up to id may have been sent. The mark
-// outlives the process (kill -9 included), not a power cut: there only the
-// re-forward flag is lost (storage.ForwardMarks).
-func (w *worker) mark(id int64) {
-	if w.f.marks == nil || w.marked == id {
-		return
+	mark := sending
+	if sending < 0 {
+		mark = w.sendingNow()
 	}
-	if err := w.f.marks.MarkStarted(w.route.name, id); err != nil {
-		if !w.markErred {
-			w.f.logf("forward %s: cannot record the started mark (re-forwards after a crash will not be marked): %v", w.route.name, err)
-			w.markErred = true
+	for try := 1; ; try++ {
+		err := f.store.RecordForward(ctx, w.route.name, f.holder, w.pending, w.pendingCursor, mark, LeaseTTL)
+		switch {
+		case err == nil:
+			f.recording.OK()
+			w.recorded(w.pendingCursor, mark)
+			return true
+		case errors.Is(err, ErrLeaseLost):
+			// Another process forwards the route now (this one stopped
+			// renewing long enough): what was done is history all the same.
+			if err := f.store.SaveForwards(context.WithoutCancel(ctx), w.pending, nil); err != nil {
+				f.recording.Fail(err)
+			}
+			w.recorded(0, 0)
+			w.held = false
+			w.claim(ctx)
+			return false
 		}
-		return
+		f.recording.Fail(err)
+		if sending < 0 || ctx.Err() != nil || !sleep(ctx, backoff(try, DownBackoffMin, DownBackoffMax)) {
+			return false
+		}
 	}
-	w.marked = id
 }
 
-// finishOnce records and reports a one-off attempt (pass-through).
-func (w *worker) finishOnce(a *Attempt) {
-	if a.Outcome != Stopped {
-		a.Final = true
+// recorded publishes the pending attempts once they are in the store and
+// moves the known cursor.
+func (w *worker) recorded(cursor, sending int64) {
+	for _, a := range w.pending {
+		w.f.publish(w, a)
 	}
-	w.observe(a)
-	w.report(a)
-}
-
-// report records an attempt and tells the subscribers. They get a copy:
-// the recorder writes the stored id into a while they read theirs.
-func (w *worker) report(a *Attempt) {
-	seen := *a
-	w.f.rec.add(a)
-	w.f.hub.Publish(Event{Kind: AttemptDone, Attempt: &seen, Route: w.snapshot()})
+	w.pending, w.pendingCursor = nil, 0
+	w.mu.Lock()
+	w.cursor = max(w.cursor, cursor)
+	w.sending = sending
+	w.mu.Unlock()
 }
 
 // observe updates the route's state from an attempt.
@@ -328,54 +282,59 @@ func (w *worker) observe(a *Attempt) {
 	w.status.LastError, w.status.NextAt = a.reason, a.NextAt
 }
 
+// count refreshes how many deliveries wait for the route while its app is
+// down (what the down and back lines say); while it is up the route keeps
+// up, and counting a backlog every tick would cost as much as draining it.
+func (w *worker) count(ctx context.Context) {
+	w.mu.Lock()
+	down := w.status.State == RouteDown
+	if !down {
+		w.waiting = 0
+	}
+	w.mu.Unlock()
+	if w.f.cfg.Mode != ModeAck || !down {
+		return
+	}
+	n, err := w.f.store.PendingCount(ctx, w.route.name, w.cursorNow())
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	w.waiting = n
+	w.mu.Unlock()
+}
+
 func (w *worker) snapshot() RouteStatus {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	st := w.status
-	st.Waiting = w.owed + int64(len(w.live))
-	if w.cur > w.liveFrom {
-		st.Waiting++
-	}
+	st.Waiting = w.waiting
 	return st
 }
 
-// holds reports whether id waits in (or may belong to) the queue.
-func (w *worker) holds(id int64) bool {
+func (w *worker) cursorNow() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if id == w.cur || (!w.backlogDone && id > w.backlogAfter && id <= w.liveFrom) {
+	return w.cursor
+}
+
+func (w *worker) sendingNow() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sending
+}
+
+// sleep waits d or until ctx ends; it reports whether the wait was whole.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
 		return true
 	}
-	i := sort.Search(len(w.live), func(i int) bool { return w.live[i].id >= id })
-	return i < len(w.live) && w.live[i].id == id
-}
-
-// lowest is the lowest id the route may still owe (MaxInt64 for none).
-func (w *worker) lowest() int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	l := int64(math.MaxInt64)
-	if w.cur != 0 {
-		l = w.cur
-	}
-	if !w.backlogDone {
-		l = min(l, w.backlogAfter+1)
-	}
-	if len(w.live) > 0 {
-		l = min(l, w.live[0].id)
-	}
-	return l
-}
-
-// restingMark is the started mark a clean stop leaves: below everything
-// owed, but not below a delivery of the previous run's mark that this run
-// has not reached again (it may still have reached the app then).
-func (w *worker) restingMark(top int64) int64 {
-	m := min(w.lowest()-1, top)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.backlogDone && w.backlogAfter < w.startedBefore {
-		m = max(m, w.startedBefore)
-	}
-	return m
 }

@@ -256,7 +256,11 @@ func hexID(rng *rand.Rand) string {
 }
 
 // Chaos plans and runs a chaos replay of ds, recording every send. It
-// stops early only when ctx ends; answers, good or bad, are in the report.
+// sends through net/http on kept-alive connections: the body and header
+// values as planned, header names in Go's canonical case and order (a
+// chaos run tests what a consumer does with repeats, order and batches,
+// not how it reads a header block). It stops early only when ctx ends;
+// answers, good or bad, are in the report.
 func (r *Replayer) Chaos(ctx context.Context, ds []*inspector.Delivery, opts ChaosOptions) (*ChaosReport, error) {
 	target, err := ParseTarget(opts.Target)
 	if err != nil {
@@ -267,6 +271,8 @@ func (r *Replayer) Chaos(ctx context.Context, ds []*inspector.Delivery, opts Cha
 		return nil, err
 	}
 	rep := &ChaosReport{Target: RedactURL(target.String())}
+	client := r.httpClient()
+	defer client.CloseIdleConnections()
 	for i, p := range plan {
 		if i > 0 && opts.Delay > 0 {
 			t := time.NewTimer(opts.Delay)
@@ -282,7 +288,9 @@ func (r *Replayer) Chaos(ctx context.Context, ds []*inspector.Delivery, opts Cha
 		}
 		res := &Result{DeliveryID: p.Sources[0], Sources: p.Sources, Mode: p.Mode, Copy: p.Copy, Copies: p.Copies,
 			Part: p.Part, Parts: p.Parts, HookUUID: p.HookUUID, Events: p.Events, BodySize: len(p.Request.Body)}
-		res, err := r.send(ctx, target, p.Request, res)
+		res.Target, res.SentAt = rep.Target, r.now().UTC()
+		a, err := sendHTTP(ctx, client, target, p.Request, r.timeout(), r.maxResponse())
+		res, err = r.record(ctx, target, res, a, err)
 		if res != nil {
 			rep.Results = append(rep.Results, res)
 			switch {

@@ -251,3 +251,23 @@ func TestChaosChosenEvents(t *testing.T) {
 		t.Error("chosen events without split or merge")
 	}
 }
+
+// TestChaosFailuresInPlainWords: a send that gets no answer is counted as
+// failed and says why in plain words, and the run goes on.
+func TestChaosFailuresInPlainWords(t *testing.T) {
+	hold := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-hold }))
+	defer srv.Close()
+	defer close(hold)
+	ds, _ := chaosInput()
+	r := New(nil)
+	r.Timeout = 200 * time.Millisecond
+	rep, err := r.Chaos(context.Background(), ds, ChaosOptions{Target: srv.URL})
+	if err != nil || rep.Failed != 2 || len(rep.Results) != 2 {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	want := srv.Listener.Addr().String() + " accepted the connection but did not answer within 200ms"
+	if res := rep.Results[1]; res.Status != 0 || !strings.HasPrefix(res.Error, want) || !strings.Contains(res.Line(), "no answer: "+want) {
+		t.Errorf("result %+v\nline %s", res, res.Line())
+	}
+}

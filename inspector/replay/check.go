@@ -38,6 +38,12 @@ type CheckOptions struct {
 	Limit time.Duration
 	// Seed makes the generated messages reproducible; zero is random.
 	Seed int64
+	// FailFast stops the check after the first case that fails; the
+	// report counts the cases not run as Skipped.
+	FailFast bool
+	// OnStart, when set, is called as each case starts, with its name (for
+	// progress: a case can wait for an answer up to the time-out).
+	OnStart func(name string)
 	// OnCase, when set, is called as each case finishes (for progress).
 	OnCase func(c CaseResult)
 }
@@ -80,6 +86,9 @@ type CheckReport struct {
 	Passed   int          `json:"passed"`
 	Warned   int          `json:"warned"`
 	Failed   int          `json:"failed"`
+	// Skipped counts the cases not run: the check stopped at the first
+	// failed case (CheckOptions.FailFast).
+	Skipped int `json:"skipped,omitempty"`
 }
 
 // Finding is one thing the endpoint did across the check, with the cases
@@ -184,14 +193,19 @@ func (r *Replayer) CheckConsumer(ctx context.Context, opts CheckOptions) (*Check
 		limit = ServiceTimeout
 	}
 	wrong := append([]byte("hookscope-wrong-"), opts.Secret...)
-	sender := r.Sender
 	// Wait a little past the limit so a late answer is reported as late,
 	// with its status, rather than as silence.
-	sender.Timeout = limit + min(limit, 5*time.Second)
+	timeout := limit + min(limit, 5*time.Second)
+	client := r.httpClient()
+	defer client.CloseIdleConnections()
 	rep := &CheckReport{Target: RedactURL(target.String()), StartedAt: r.now().UTC(), Limit: limit}
-	for _, c := range planCheck(simulate.New(opts.Seed)) {
+	plan := planCheck(simulate.New(opts.Seed))
+	for i, c := range plan {
 		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("consumer check stopped: %w", err)
+			return rep, fmt.Errorf("consumer check stopped after %d of %s: %w", i, plural.S(len(plan), "case"), err)
+		}
+		if opts.OnStart != nil {
+			opts.OnStart(c.name)
 		}
 		cr := CaseResult{Name: c.name, Title: c.title, Expect: c.expect}
 		for _, m := range c.msgs {
@@ -211,14 +225,13 @@ func (r *Replayer) CheckConsumer(ctx context.Context, opts CheckOptions) (*Check
 			for _, e := range m.msg.Events {
 				s.Events = append(s.Events, e.UUID)
 			}
-			resp, latency, err := sender.Send(ctx, target, req)
-			s.Latency = latency
+			a, err := sendHTTP(ctx, client, target, req, timeout, DefaultMaxResponse)
 			if err != nil {
-				s.Error = err.Error()
+				s.Error = failure(err, target)
 			}
-			if resp != nil {
-				s.Status = resp.Status
-				s.Response = snippet(resp.Body)
+			if a != nil {
+				s.Status, s.Latency = a.status, a.latency
+				s.Response = snippet(a.body)
 			}
 			cr.Sends = append(cr.Sends, s)
 		}
@@ -234,6 +247,10 @@ func (r *Replayer) CheckConsumer(ctx context.Context, opts CheckOptions) (*Check
 		rep.Cases = append(rep.Cases, cr)
 		if opts.OnCase != nil {
 			opts.OnCase(cr)
+		}
+		if opts.FailFast && cr.Verdict == Fail {
+			rep.Skipped = len(plan) - i - 1
+			break
 		}
 	}
 	rep.Findings = findings(rep.Cases, limit)
@@ -269,7 +286,7 @@ func judge(c checkCase, sends []Send, limit time.Duration) (Verdict, string) {
 		s := sends[0]
 		switch {
 		case s.Status == 0:
-			return Warn, fmt.Sprintf("no answer (%s): the forged delivery was not accepted, but answer it with 401 or 403 at once so nothing waits on it", s.Error)
+			return Warn, fmt.Sprintf("no answer: %s. The forged delivery was not accepted, but answer it with 401 or 403 at once so nothing waits on it", s.Error)
 		case s.Status >= 200 && s.Status < 300:
 			what := "a signature that does not match"
 			if s.Signature == "missing" {
@@ -290,7 +307,7 @@ func judge(c checkCase, sends []Send, limit time.Duration) (Verdict, string) {
 		}
 		switch {
 		case s.Status == 0:
-			return Fail, which + fmt.Sprintf("no answer (%s): the service would give up after %s and send the message again", s.Error, ServiceTimeout)
+			return Fail, which + fmt.Sprintf("no answer: %s. The service would give up after %s and send the message again", s.Error, ServiceTimeout)
 		case s.Latency > limit:
 			return Fail, which + fmt.Sprintf("answered %d after %s, later than the %s time-out: the service would send it again. Answer first, process afterwards (queue the work)", s.Status, roundLatency(s.Latency), limit)
 		case s.Status >= 300 && s.Status < 400:
@@ -345,21 +362,35 @@ func (r *CheckReport) WriteText(w io.Writer) error {
 		b.WriteString("\nCase by case:\n")
 	}
 	for _, c := range r.Cases {
-		mark := map[Verdict]string{Pass: "PASS", Warn: "WARN", Fail: "FAIL"}[c.Verdict]
-		status := make([]string, len(c.Sends))
-		for i, s := range c.Sends {
-			if s.Status == 0 {
-				status[i] = "no answer"
-			} else {
-				status[i] = fmt.Sprintf("%d", s.Status)
-			}
-		}
-		fmt.Fprintf(&b, "%s  %-46s %s\n", mark, c.Name, strings.Join(status, ", "))
+		fmt.Fprintf(&b, "%s  %-46s %s\n", c.Verdict.Mark(), c.Name, c.Answers(false))
 		fmt.Fprintf(&b, "      %s\n", c.Explanation)
+	}
+	if r.Skipped > 0 {
+		fmt.Fprintf(&b, "\nStopped at the first failed case: %s not run.\n", plural.S(r.Skipped, "case"))
 	}
 	fmt.Fprintf(&b, "\n%d passed, %s, %d failed\n", r.Passed, plural.S(r.Warned, "warning"), r.Failed)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Mark is the verdict as the text report prints it: PASS, WARN or FAIL.
+func (v Verdict) Mark() string { return strings.ToUpper(string(v)) }
+
+// Answers says what each send of the case got, "200, 409" or "no answer";
+// with latency, how long each answer took: "200 in 2.1ms".
+func (c CaseResult) Answers(latency bool) string {
+	out := make([]string, len(c.Sends))
+	for i, s := range c.Sends {
+		switch {
+		case s.Status == 0:
+			out[i] = "no answer"
+		case latency:
+			out[i] = fmt.Sprintf("%d in %s", s.Status, roundLatency(s.Latency))
+		default:
+			out[i] = strconv.Itoa(s.Status)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // MarshalJSON adds a top-level ok to the report.
@@ -446,7 +477,7 @@ func findings(cases []CaseResult, limit time.Duration) []Finding {
 	silent := where(all, func(s send) bool { return s.Status == 0 })
 	if len(silent) == len(all) {
 		return []Finding{{Kind: "no-answer", Severity: Fail, Cases: names(all),
-			Text: fmt.Sprintf("It answered none of the %s (%s): is it running, and reachable at this URL?", plural.S(len(all), "request"), silent[0].Error)}}
+			Text: fmt.Sprintf("It answered none of the %s: %s.", plural.S(len(all), "request"), silent[0].Error)}}
 	}
 	if st := all[0].Status; st != 0 && len(where(all, func(s send) bool { return s.Status == st })) == len(all) && (st < 200 || st > 299) {
 		f := Finding{Kind: "same-status", Severity: Fail, Cases: names(all)}
@@ -466,7 +497,7 @@ func findings(cases []CaseResult, limit time.Duration) []Finding {
 	}
 	if len(silent) > 0 {
 		out = append(out, Finding{Kind: "no-answer", Severity: Fail, Cases: names(silent),
-			Text: fmt.Sprintf("It answered nothing to %s (%s): the service gives up after %s and sends again.", plural.S(len(silent), "request"), silent[0].Error, ServiceTimeout)})
+			Text: fmt.Sprintf("It answered nothing to %s: the service gives up after %s and sends again. The first: %s.", plural.S(len(silent), "request"), ServiceTimeout, silent[0].Error)})
 	}
 	redirects := where(all, func(s send) bool { return s.Status >= 300 && s.Status < 400 })
 	if len(redirects) > 0 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -190,6 +191,9 @@ func TestCheckLeadsWithBehaviour(t *testing.T) {
 			[]string{"same-status"}, []string{"401 to all 23 requests", "same secret"}, ""},
 		{"verifies nothing", func(w http.ResponseWriter, r *http.Request) {},
 			[]string{"accepted-forged"}, []string{"accepted 2 deliveries with a wrong or missing signature (200)"}, ""},
+		// net/http's client follows no redirect here: the answer is judged.
+		{"a redirect to everything", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusFound) },
+			[]string{"same-status"}, []string{"It answered 302 to all 23 requests", "a redirect, which the service does not follow"}, ""},
 		{"202 and verifies", verifying("shh", 202),
 			[]string{"not-200"}, []string{"It answered 202 to 21 deliveries"}, ""},
 	} {
@@ -229,5 +233,67 @@ func TestCheckLeadsWithBehaviour(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckOverTLS: the check reaches an https consumer with the CA it is
+// given, and without it says why nothing was answered, in plain words.
+func TestCheckOverTLS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		sig := r.Header.Get(inspector.SignatureHeader)
+		if inspector.Verify(sig, sig != "", body, [][]byte{[]byte("shh")}).Status != inspector.SignatureValid {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusted handshakes below
+	srv.StartTLS()
+	defer srv.Close()
+	r := New(nil)
+	r.TLSConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig
+	rep, err := r.CheckConsumer(context.Background(), CheckOptions{Target: srv.URL, Secret: []byte("shh"), Seed: 2})
+	if err != nil || !rep.OK() || rep.Passed != 22 {
+		t.Fatalf("%v: %d passed, %d failed", err, rep.Passed, rep.Failed)
+	}
+	rep, err = New(nil).CheckConsumer(context.Background(), CheckOptions{Target: srv.URL, Secret: []byte("shh"), Seed: 2})
+	if err != nil || len(rep.Findings) != 1 || rep.Findings[0].Kind != "no-answer" ||
+		!strings.Contains(rep.Findings[0].Text, "is not signed by an authority this machine trusts") {
+		t.Fatalf("%v: %+v", err, rep.Findings)
+	}
+}
+
+// TestCheckFailFast: with FailFast the check stops after the first failed
+// case and counts the rest as not run; OnStart names each case as it
+// begins.
+func TestCheckFailFast(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if m, _ := inspector.DecodeMessage(body); m != nil && m.Events[0].Type == catalog.TypeMediaReady {
+			http.Error(w, "boom", http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	var started []string
+	rep, err := New(nil).CheckConsumer(context.Background(), CheckOptions{Target: srv.URL, Secret: []byte("shh"), Seed: 4, FailFast: true,
+		OnStart: func(name string) { started = append(started, name) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := CheckCases()[:3] // created, processing, ready
+	if strings.Join(started, ",") != strings.Join(want, ",") || len(rep.Cases) != 3 || rep.Failed != 1 || rep.Skipped != 19 || rep.OK() {
+		t.Fatalf("started %v; %d cases, %d failed, %d skipped", started, len(rep.Cases), rep.Failed, rep.Skipped)
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	if !strings.Contains(b.String(), "Stopped at the first failed case: 19 cases not run.") || !strings.Contains(b.String(), "FAIL  type:media.ready") {
+		t.Errorf("text:\n%s", b.String())
+	}
+	if j, _ := json.Marshal(rep); !bytes.Contains(j, []byte(`"skipped":19`)) {
+		t.Errorf("JSON lacks the skipped count: %s", j)
+	}
+	// Without it, every case runs.
+	rep, _ = New(nil).CheckConsumer(context.Background(), CheckOptions{Target: srv.URL, Secret: []byte("shh"), Seed: 4})
+	if len(rep.Cases) != 22 || rep.Skipped != 0 {
+		t.Errorf("%d cases, %d skipped", len(rep.Cases), rep.Skipped)
 	}
 }

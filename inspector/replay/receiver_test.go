@@ -27,7 +27,7 @@ func TestReplayIntoHookscopesReceiver(t *testing.T) {
 	}
 	defer db.Close()
 	eng := inspector.NewEngine(db, inspector.Options{Secrets: [][]byte{[]byte("new-secret")}})
-	srv, err := inspector.Serve("127.0.0.1:0", eng.Handler(), inspector.ServerOptions{Engine: eng})
+	srv, err := inspector.Serve("127.0.0.1:0", eng.Handler(), inspector.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/internal/redact"
 )
 
 // Mode says how a replayed request relates to the delivery it came from.
@@ -63,7 +65,10 @@ type Result struct {
 	ResponseBody      []byte             `json:"response_body,omitempty"`
 	ResponseTruncated bool               `json:"response_truncated,omitempty"`
 	Latency           time.Duration      `json:"latency_ns"`
-	Error             string             `json:"error,omitempty"`
+	// Error says why no whole answer arrived, in plain words with a fix
+	// (internal/networds): "nothing is listening on 127.0.0.1:3000
+	// (connection refused); start it, or check the port in the URL".
+	Error string `json:"error,omitempty"`
 }
 
 // OK reports a 2xx answer.
@@ -96,10 +101,17 @@ type Options struct {
 }
 
 // Replayer sends replays and records them. The zero value sends with the
-// default Sender and records nothing. It is safe for concurrent use when
-// its Recorder is.
+// defaults and records nothing. It is safe for concurrent use when its
+// Recorder is.
 type Replayer struct {
-	Sender Sender
+	// Timeout bounds one send, from dialling to the end of the answer;
+	// zero means DefaultTimeout. The consumer check sets its own.
+	Timeout time.Duration
+	// MaxResponse caps the answer body kept; zero means
+	// DefaultMaxResponse.
+	MaxResponse int64
+	// TLSConfig is used for https targets; nil means the system roots.
+	TLSConfig *tls.Config
 	// Recorder, when set, keeps every replay.
 	Recorder Recorder
 	// Now is the clock (tests); nil means time.Now.
@@ -232,7 +244,8 @@ func BuildRequest(d *inspector.Delivery, body, secret []byte) Request {
 	return req
 }
 
-// Replay sends one delivery to opts.Target and records the outcome. A
+// Replay sends one delivery to opts.Target, byte-exact (headers in their
+// captured order and case, internal/rawsend), and records the outcome. A
 // network failure or an error answer is not an error: it is in the
 // Result. Errors are for bad input (target, body) and recording failures.
 func (r *Replayer) Replay(ctx context.Context, d *inspector.Delivery, opts Options) (*Result, error) {
@@ -261,7 +274,9 @@ func (r *Replayer) Replay(ctx context.Context, d *inspector.Delivery, opts Optio
 	req := BuildRequest(d, opts.Body, opts.Secret)
 	res := &Result{DeliveryID: d.ID, Sources: []int64{d.ID}, Mode: mode}
 	describeBody(res, req.Body)
-	return r.send(ctx, target, req, res)
+	res.Target, res.SentAt = RedactURL(target.String()), r.now().UTC()
+	a, err := r.sendExact(ctx, target, req)
+	return r.record(ctx, target, res, a, err)
 }
 
 func describeBody(res *Result, body []byte) {
@@ -274,19 +289,15 @@ func describeBody(res *Result, body []byte) {
 	}
 }
 
-// send puts req on the wire, fills res and records it.
-func (r *Replayer) send(ctx context.Context, target *url.URL, req Request, res *Result) (*Result, error) {
-	res.Target = RedactURL(target.String())
-	res.SentAt = r.now().UTC()
-	resp, latency, err := r.Sender.Send(ctx, target, req)
-	res.Latency = latency
+// record fills res with what came of a send and records it.
+func (r *Replayer) record(ctx context.Context, target *url.URL, res *Result, a *answer, err error) (*Result, error) {
 	if err != nil {
-		res.Error = err.Error()
+		res.Error = failure(err, target)
 	}
-	if resp != nil {
-		res.Status, res.StatusText = resp.Status, resp.StatusText
-		res.ResponseHeaders = resp.Headers
-		res.ResponseBody, res.ResponseTruncated = resp.Body, resp.Truncated
+	if a != nil {
+		res.Status, res.StatusText, res.Latency = a.status, a.statusText, a.latency
+		res.ResponseHeaders = a.headers
+		res.ResponseBody, res.ResponseTruncated = a.body, a.truncated
 	}
 	if r.Recorder != nil {
 		id, err := r.Recorder.SaveReplay(context.WithoutCancel(ctx), res)
@@ -300,4 +311,4 @@ func (r *Replayer) send(ctx context.Context, target *url.URL, req Request, res *
 
 // RedactURL hides credentials in a URL (user info, token query
 // parameters) so it can be shown, logged and stored.
-func RedactURL(raw string) string { return export.RedactURL(raw) }
+func RedactURL(raw string) string { return redact.URL(raw) }

@@ -43,7 +43,7 @@ func benchIngest(b *testing.B, analyze bool) {
 	} else {
 		runDone <- nil
 	}
-	srv, err := inspector.Serve("127.0.0.1:0", eng.Handler(), inspector.ServerOptions{Engine: eng})
+	srv, err := inspector.Serve("127.0.0.1:0", eng.Handler(), inspector.ServerOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,14 +7,17 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/inspector/simulate"
 	"github.com/hookscope/hookscope/storage"
 )
@@ -136,12 +139,14 @@ func storeState(t *testing.T, path string, secret []byte, s *sent) (rows int, un
 	return rows, unanalyzed
 }
 
-// TestCrashKill9 runs the real `hookscope listen` under concurrent load,
-// kills it with SIGKILL at a random moment, restarts it on the same store,
-// and checks that nothing acknowledged is lost, altered or duplicated, and
-// that the restarted listener analyzes what the killed one stored but had
-// not analyzed. HOOKSCOPE_CRASH_ROUNDS=N runs N kill/restart rounds (make
-// bench runs 20); the default is 2.
+// TestCrashKill9 runs the real `hookscope listen --forward-to` under
+// concurrent load, kills it with SIGKILL at a random moment, restarts it
+// on the same store, and checks that nothing acknowledged is lost,
+// altered or duplicated, that the restarted listener analyzes what the
+// killed one stored but had not analyzed, and that the app gets every
+// acknowledged delivery in id order, at most the one under way at each
+// kill twice (marked as a re-forward). HOOKSCOPE_CRASH_ROUNDS=N runs N
+// kill/restart rounds (make bench runs 20); the default is 2.
 func TestCrashKill9(t *testing.T) {
 	bin := hookscopeBin(t)
 	rounds := 2
@@ -159,7 +164,11 @@ func TestCrashKill9(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "crash.db")
 	secret := []byte("crash-test-secret")
 	env := []string{"HS_SECRET=" + string(secret)}
-	args := []string{"--db", db, "--secret-env", "HS_SECRET"}
+	app := &holdingApp{}
+	app.cond = sync.NewCond(&app.mu)
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+	args := []string{"--db", db, "--secret-env", "HS_SECRET", "--forward-to", srv.URL + "/hook"}
 	s := &sent{body: map[[32]byte][]byte{}, acked: map[[32]byte]bool{}}
 
 	var pending []int64 // stored by the killed listener, not analyzed
@@ -190,9 +199,10 @@ func TestCrashKill9(t *testing.T) {
 			return
 		}
 	}
-	// A last clean run: recovery, then a clean stop.
+	// A last clean run: recovery, forwarding what waits, then a clean stop.
 	p := startListen(t, bin, home, env, args...)
 	p.waitIDs(t, pending, 20*time.Second)
+	waitForwarded(t, app, s, 60*time.Second)
 	p.stop(t)
 	rows, unanalyzed := storeState(t, db, secret, s)
 	if len(unanalyzed) > 0 {
@@ -205,4 +215,90 @@ func TestCrashKill9(t *testing.T) {
 		t.Fatal("no delivery was acknowledged: the load never reached the listener")
 	}
 	t.Logf("total: %d acked, %d stored, %d recovered by restarts", acked, rows, totalPending)
+	checkForwarded(t, db, app, s, rounds)
+}
+
+// waitForwarded waits until the app got every acknowledged delivery (it
+// gets the stored but unacknowledged ones too, and the re-forwards, so a
+// count would not do).
+func waitForwarded(t *testing.T, app *holdingApp, s *sent, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		app.mu.Lock()
+		got := make(map[string]bool, len(app.bodies))
+		for _, b := range app.bodies {
+			got[b] = true
+		}
+		app.mu.Unlock()
+		missing := 0
+		s.mu.Lock()
+		for k := range s.acked {
+			if !got[string(s.body[k])] {
+				missing++
+			}
+		}
+		s.mu.Unlock()
+		if missing == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v the app still lacks %d acknowledged deliveries", within, missing)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkForwarded checks that the app got every acknowledged delivery in
+// id order, a delivery twice only when an attempt of it is marked as a
+// re-forward, and at most kills of those.
+func checkForwarded(t *testing.T, path string, app *holdingApp, s *sent, kills int) {
+	t.Helper()
+	s.mu.Lock()
+	var ackedBodies [][]byte
+	for k := range s.acked {
+		ackedBodies = append(ackedBodies, s.body[k])
+	}
+	s.mu.Unlock()
+	got := app.waitBodies(t, len(ackedBodies), time.Second)
+	db, err := storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	idOf := map[string]int64{}
+	if err := db.Each(context.Background(), storage.Filter{}, func(r *inspector.Record) error {
+		idOf[string(r.Delivery.Body)] = r.Delivery.ID
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var last int64
+	dups := 0
+	for _, b := range got {
+		id := idOf[b]
+		if seen[b] {
+			dups++
+			as, _ := db.ForwardAttempts(context.Background(), id)
+			if !slices.ContainsFunc(as, func(a *forward.Attempt) bool { return a.Reforward }) {
+				t.Errorf("delivery %d reached the app twice, no attempt marked as a re-forward", id)
+			}
+			continue
+		}
+		seen[b] = true
+		if id < last {
+			t.Errorf("the app got delivery %d after %d", id, last)
+		}
+		last = max(last, id)
+	}
+	for _, b := range ackedBodies {
+		if !seen[string(b)] {
+			t.Errorf("acked delivery %d never reached the app", idOf[string(b)])
+		}
+	}
+	if dups > kills {
+		t.Errorf("%d deliveries sent twice over %d kills: more than the one under way at each", dups, kills)
+	}
+	t.Logf("forwarded: %d received by the app, %d of them again after a kill (marked)", len(got), dups)
 }

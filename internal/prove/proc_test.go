@@ -99,6 +99,12 @@ func startListen(t *testing.T, bin, home string, env []string, args ...string) *
 	return p
 }
 
+func (p *listenProc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
 func (p *listenProc) stderr() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -118,7 +124,13 @@ func (p *listenProc) kill(t *testing.T) {
 // stop sends SIGINT and waits for a clean exit.
 func (p *listenProc) stop(t *testing.T) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+	p.stopWith(t, os.Interrupt)
+}
+
+// stopWith sends sig and waits for a clean exit.
+func (p *listenProc) stopWith(t *testing.T, sig os.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	werr := make(chan error, 1)

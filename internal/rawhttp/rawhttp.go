@@ -1,89 +1,64 @@
-// Package rawhttp keeps each HTTP/1.1 request's header block as it was
+// Package rawhttp keeps each HTTP/1.1 request's header fields as they were
 // written on the wire, for a net/http server. Go parses headers into a map
 // and loses their order, case and spelling; a developer comparing a request
 // with its sender's documentation wants the wire form.
 //
 // It is used in three places:
 //
-//	srv := &http.Server{Handler: rawhttp.Claim(h), ConnContext: rawhttp.ConnContext}
-//	srv.Serve(rawhttp.NewListener(ln, rawhttp.Options{...}))
+//	srv := &http.Server{Handler: rawhttp.Claim(h), ConnContext: rawhttp.ConnContext, MaxHeaderBytes: max}
+//	srv.Serve(rawhttp.NewListener(ln, max))
 //
 // and in the handler, HeadOf(r).
 //
-// Each connection follows HTTP/1.1 framing on the bytes as net/http reads
-// them, with net/http's own rules (lines ending in LF or CRLF,
-// Content-Length, chunked bodies and trailers, the blank lines it skips
-// after a POST), queues every header block and skips bodies. Claim gives
-// the blocks to the requests in order and checks each against the
-// request's line. Where the capture cannot follow the bytes (a framing it
-// does not mirror, a block over the limit, too many blocks waiting, a
-// request line that does not match), it stops for the rest of the
-// connection and HeadOf reports false, so the caller falls back to
-// Go's parsed headers and says so. FuzzCaptureMatchesReadRequest holds
-// the capture to http.ReadRequest.
-//
-// The connection also notices when net/http refuses a request on its own
-// (400, 431, 501, 505: before any handler runs) and reports it, with the
-// head that was captured, before the refusal is written.
+// Each connection copies the bytes net/http reads of a request's head, up
+// to the blank line that ends it, and then ignores what it reads until
+// that request's body has been read to its end (or, for a body the
+// handler leaves unread, until the handler has returned): it does not
+// follow bodies. The next request's head starts with the next byte read,
+// which holds for a client that waits for each answer before it sends the
+// next request, as every webhook sender and HTTP client does by default.
+// (Copying again at the body's end, not at the handler's, keeps the first
+// byte of a request sent as soon as a handler flushed its answer: net/http
+// reads it while the handler still runs.) Claim checks the copy
+// against what net/http parsed (request line, every header name and value)
+// before handing it on; a copy that does not agree (pipelined requests, a
+// handler that answered before reading its body, a head net/http handled
+// without calling the handler) is dropped and HeadOf reports false, so the
+// caller falls back to Go's parsed headers and says so. A wrong head is
+// never handed on.
 package rawhttp
 
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
-	"strconv"
+	"net/textproto"
+	"slices"
 	"strings"
 	"sync"
 )
 
-// Options configure NewListener.
-type Options struct {
-	// MaxHeaderBytes bounds one captured header block; past it the
-	// connection stops capturing. Zero means http.DefaultMaxHeaderBytes.
-	MaxHeaderBytes int
-	// Refused, when set, is called for each request net/http refuses
-	// itself, on the connection's goroutine, before the refusal is
-	// written: a caller that stores the request in Refused has stored it
-	// before it is answered.
-	Refused func(Refusal)
-}
+// headSlop is what net/http reads of a head beyond MaxHeaderBytes before it
+// refuses the request (its bufio slop, server.go initialReadLimitSize).
+const headSlop = 4096
 
-// Refusal is a request net/http answered itself with an error, before any
-// handler saw it.
-type Refusal struct {
-	// Status is the refusal's status code (400, 431, 501, 505).
-	Status int
-	// Answer is net/http's text of the refusal, for example
-	// "400 Bad Request" or "400 Bad Request: missing required Host header".
-	Answer string
-	// Head is the request's head as captured: its whole header block when
-	// Complete, else the bytes read of it so far. Nil when the connection
-	// had stopped capturing.
-	Head     []byte
-	Complete bool
-	// RemoteAddr is the client's address.
-	RemoteAddr string
-}
-
-// maxPending bounds the header blocks read ahead of their requests. net/http
-// reads at most a buffer (4 KiB) ahead, so blocks waiting are few and small;
-// more than this means something is wrong, and the capture stops.
-const maxPending = 64
-
-// NewListener wraps ln so that every connection it accepts captures header
-// blocks. Serve it with Claim around the handler and ConnContext as the
-// server's ConnContext.
-func NewListener(ln net.Listener, o Options) net.Listener {
-	if o.MaxHeaderBytes <= 0 {
-		o.MaxHeaderBytes = http.DefaultMaxHeaderBytes
+// NewListener wraps ln so that every connection it accepts copies request
+// heads. maxHeaderBytes is the server's MaxHeaderBytes (zero means
+// http.DefaultMaxHeaderBytes): no head net/http accepts is longer than it
+// plus net/http's slop, and a copy stops there. Serve it with Claim around
+// the handler and ConnContext as the server's ConnContext.
+func NewListener(ln net.Listener, maxHeaderBytes int) net.Listener {
+	if maxHeaderBytes <= 0 {
+		maxHeaderBytes = http.DefaultMaxHeaderBytes
 	}
-	return &listener{Listener: ln, o: o}
+	return &listener{Listener: ln, max: maxHeaderBytes + headSlop}
 }
 
 type listener struct {
 	net.Listener
-	o Options
+	max int
 }
 
 // Accept wraps the next connection.
@@ -92,12 +67,14 @@ func (l *listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: c, refused: l.o.Refused, cap: capture{max: l.o.MaxHeaderBytes}}, nil
+	return &conn{Conn: c, max: l.max}, nil
 }
 
 type connKey struct{}
 
-// ConnContext is the http.Server ConnContext hook: it makes a capturing
+type headKey struct{}
+
+// ConnContext is the http.Server ConnContext hook: it makes a copying
 // connection reachable from its requests.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if cc, ok := c.(*conn); ok {
@@ -106,10 +83,11 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// Claim wraps a server's whole handler: each request on a capturing
-// connection takes the oldest captured header block before h runs. Every
-// request must pass through it, or blocks would be handed to the wrong
-// requests; the request-line check would then stop the capture.
+// Claim wraps a server's whole handler: each request on a copying
+// connection takes the head copied for it, checks it and keeps it for
+// HeadOf, and when h returns the connection copies the next head. Every
+// request must pass through it (wrap the whole handler, before anything
+// can change r.Header).
 func Claim(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := r.Context().Value(connKey{}).(*conn)
@@ -117,134 +95,189 @@ func Claim(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		c.claim(r)
+		body := r.Body != nil && r.Body != http.NoBody
+		ctx := r.Context()
+		if fields, ok := agree(c.claim(body), r); ok {
+			ctx = context.WithValue(ctx, headKey{}, fields)
+		}
+		r = r.WithContext(ctx)
+		if body {
+			r.Body = &bodyEnd{ReadCloser: r.Body, c: c}
+		}
 		defer c.release()
 		h.ServeHTTP(w, r)
 	})
 }
 
-// Head is a request's head as captured.
-type Head struct {
-	// Block is the header block byte for byte: the request line, the
-	// header lines and the blank line that ends them.
-	Block []byte
-	// RequestLine and Fields are Block as Parse reads it.
-	RequestLine string
-	Fields      []Field
+// HeadOf returns r's header fields as they were on the wire, or false when
+// they were not copied (see the package comment). The fields must not be
+// changed.
+func HeadOf(r *http.Request) ([]Field, bool) {
+	fields, ok := r.Context().Value(headKey{}).([]Field)
+	return fields, ok
 }
 
-// HeadOf returns r's head as captured, or false when r's connection does
-// not capture or could not follow. Call it while r's handler runs; the
-// Head must not be changed.
-func HeadOf(r *http.Request) (*Head, bool) {
-	c, _ := r.Context().Value(connKey{}).(*conn)
-	if c == nil {
-		return nil, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.current, c.current != nil
-}
+// state is where a connection's copy stands.
+type state uint8
 
-// conn is a capturing connection.
+const (
+	copying  state = iota // copying a head into buf
+	held                  // a whole head is in buf, waiting for its request
+	ignoring              // a request is being served: its body, and anything else, is not copied
+)
+
+// conn is a copying connection. net/http reads it from one goroutine at a
+// time (the connection's, or its background read while a handler runs);
+// the mutex orders those reads with claim and release on the handler's.
 type conn struct {
 	net.Conn
-	refused func(Refusal)
+	max int
 
-	mu  sync.Mutex
-	cap capture
-	// active is set while a handler runs: net/http refuses requests only
-	// between handlers.
-	active bool
-	// current is the head claimed by the running handler.
-	current *Head
+	mu    sync.Mutex
+	state state
+	buf   []byte
+	// line is the length of buf's last line while it has no LF yet, and
+	// lineCR whether that line so far is a single CR.
+	line   int
+	lineCR bool
 }
 
-// Read feeds what net/http reads to the capture.
+// Read copies what net/http reads of a head.
 func (c *conn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.mu.Lock()
-		c.cap.feed(p[:n])
+		if c.state == copying {
+			c.copyHead(p[:n])
+		}
 		c.mu.Unlock()
 	}
 	return n, err
 }
 
-// Write reports a refusal before it goes out.
-func (c *conn) Write(p []byte) (int, error) {
-	if c.refused != nil {
-		if status, answer, ok := refusalAnswer(p); ok {
-			c.refuse(status, answer)
+// copyHead appends p up to the end of the head to buf. A head ends at the
+// first line that is empty once its LF and one CR before it are cut, as
+// net/http reads lines. Blank lines before a request line are skipped, as
+// net/http skips them after a POST.
+func (c *conn) copyHead(p []byte) {
+	if len(c.buf) == 0 {
+		p = bytes.TrimLeft(p, "\r\n")
+	}
+	end := -1 // where the head ends in p, once found
+	for at := 0; end < 0; {
+		i := bytes.IndexByte(p[at:], '\n')
+		if i < 0 {
+			if rest := p[at:]; len(rest) > 0 {
+				c.lineCR = c.line == 0 && len(rest) == 1 && rest[0] == '\r'
+				c.line += len(rest)
+			}
+			break
+		}
+		seg := p[at : at+i]
+		blank := c.line == 0 && (len(seg) == 0 || len(seg) == 1 && seg[0] == '\r') ||
+			c.line == 1 && c.lineCR && len(seg) == 0
+		c.line, c.lineCR = 0, false
+		at += i + 1
+		if blank {
+			end = at
 		}
 	}
-	return c.Conn.Write(p)
-}
-
-func (c *conn) refuse(status int, answer string) {
-	c.mu.Lock()
-	if c.active {
-		c.mu.Unlock()
+	take := end
+	if end < 0 {
+		take = len(p)
+	}
+	if len(c.buf)+take > c.max {
+		// Longer than any head net/http accepts: it refuses the request.
+		c.state, c.buf = ignoring, nil
 		return
 	}
-	rf := Refusal{Status: status, Answer: answer, RemoteAddr: c.Conn.RemoteAddr().String()}
-	switch {
-	case len(c.cap.pending) > 0:
-		// Every request served before claimed its block, so the oldest
-		// waiting one is the refused request's.
-		rf.Head, rf.Complete = c.cap.pending[0].Block, true
-	case c.cap.state == stHead && len(c.cap.buf) > 0:
-		rf.Head = c.cap.buf
+	c.buf = append(c.buf, p[:take]...)
+	if end >= 0 {
+		c.state = held
 	}
-	c.cap.stop()
-	c.cap.pending = nil
-	c.mu.Unlock()
-	c.refused(rf)
 }
 
-func (c *conn) claim(r *http.Request) {
+// claim takes the head copied for the request about to be served, if a
+// whole one was. A request with a body has its body read next, which is
+// ignored until copyNext; without one, the next byte read is the next
+// request's.
+func (c *conn) claim(body bool) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.active, c.current = true, nil
-	h, ok := c.cap.next()
-	if !ok || h.RequestLine != r.Method+" "+r.RequestURI+" "+r.Proto {
-		// The capture stopped, or is out of step with net/http (a head
-		// not claimed, or not seen): nothing it holds can be trusted.
-		c.cap.stop()
-		c.cap.pending = nil
-		return
+	var head []byte
+	if c.state == held {
+		head = c.buf
 	}
-	c.current = h
+	c.state, c.buf, c.line, c.lineCR = ignoring, nil, 0, false
+	if !body {
+		c.state = copying
+	}
+	return head
 }
 
-func (c *conn) release() {
+// copyNext copies the next head: the request's body was read to its end,
+// or its handler returned. A copy already under way is kept.
+func (c *conn) copyNext() {
 	c.mu.Lock()
-	c.active, c.current = false, nil
+	if c.state == ignoring {
+		c.state, c.buf, c.line, c.lineCR = copying, nil, 0, false
+	}
 	c.mu.Unlock()
 }
 
-// goErrorHeaders is what net/http writes between the status line and the
-// text of a refusal (server.go). Its own answers to requests always carry
-// a Date header and sort Connection before Content-Type, so no handler's
-// answer starts this way.
-const goErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+// release is called when the request's handler returns: a body it left
+// unread is read by net/http after this (up to a limit, to keep the
+// connection), and copied as if it were a head; the check then drops it.
+func (c *conn) release() { c.copyNext() }
 
-// refusalAnswer recognises net/http's refusal of a request in one write.
-func refusalAnswer(p []byte) (status int, answer string, ok bool) {
-	const prefix = "HTTP/1.1 "
-	if len(p) < len(prefix)+3 || string(p[:len(prefix)]) != prefix || (p[len(prefix)] != '4' && p[len(prefix)] != '5') {
-		return 0, "", false
+// bodyEnd copies the next head once the body is read to its end.
+type bodyEnd struct {
+	io.ReadCloser
+	c *conn
+}
+
+// Read reads the body, noting its end.
+func (b *bodyEnd) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.c.copyNext()
 	}
-	i := bytes.Index(p, []byte(goErrorHeaders))
-	if i < 0 {
-		return 0, "", false
+	return n, err
+}
+
+// agree parses head and reports whether it is r's: the same request line
+// and, name by name, the same header values in the same order as net/http
+// parsed them. net/http takes Host and Transfer-Encoding out of r.Header,
+// folds equal Content-Lengths into one and adds Cache-Control for a
+// Pragma: no-cache; those are not compared.
+func agree(head []byte, r *http.Request) ([]Field, bool) {
+	if head == nil {
+		return nil, false
 	}
-	answer = string(p[len(prefix):i])
-	status, err := strconv.Atoi(answer[:3])
-	if err != nil {
-		return 0, "", false
+	line, fields := Parse(head)
+	if line != r.Method+" "+r.RequestURI+" "+r.Proto {
+		return nil, false
 	}
-	return status, answer, true
+	parsed := make(http.Header, len(fields))
+	for _, f := range fields {
+		k := textproto.CanonicalMIMEHeaderKey(f.Name)
+		parsed[k] = append(parsed[k], f.Value)
+	}
+	for _, k := range []string{"Host", "Transfer-Encoding", "Content-Length"} {
+		delete(parsed, k)
+	}
+	n := 0
+	for k, vs := range r.Header {
+		_, copied := parsed[k]
+		switch {
+		case k == "Content-Length", k == "Cache-Control" && !copied:
+			continue
+		case !slices.Equal(parsed[k], vs):
+			return nil, false
+		}
+		n++
+	}
+	return fields, n == len(parsed)
 }
 
 // Field is one header field as written: Name as on the wire, Value as

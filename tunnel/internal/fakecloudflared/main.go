@@ -1,8 +1,14 @@
 // Command fakecloudflared stands in for cloudflared in Hookscope's tunnel
-// tests. It accepts the flags Hookscope passes, writes cloudflared's stderr
-// lines (including the quick-tunnel ASCII box), serves /quicktunnel and
-// /ready on --metrics, and forwards HTTP from its own loopback "edge" port to
-// --url so a delivery really travels fake edge -> receiver.
+// tests where the real one cannot go offline: a tunnel that gets ready, a
+// crash after that, a delivery through the edge, auto-update, a cloudflared
+// that ignores SIGTERM. (Failures before the edge, the pre-checks of a
+// blocked edge and the token check are tested against the real cloudflared:
+// realcf_test.go.) It accepts the flags Hookscope passes, writes
+// cloudflared 2026.8's stderr lines (the quick-tunnel ASCII box, then the
+// metrics server, as the real one orders them), serves /quicktunnel and
+// /ready (both text/plain, as the real one) on --metrics, and forwards HTTP
+// from its own loopback "edge" port to --url so a delivery really travels
+// fake edge -> receiver.
 //
 // The hostname in the box is a made-up *.trycloudflare.com name; the real
 // loopback address of the edge is served at GET /fake/edge on the metrics
@@ -16,9 +22,14 @@
 //	FAKECF_READY_DELAY=500ms  wait before registering the connection
 //	FAKECF_CRASH_AFTER=200ms  exit 1 that long after becoming ready
 //	FAKECF_EXIT_CODE=11       log an auto-update and exit with that code
-//	FAKECF_RATE_LIMIT=1       log Cloudflare's 429 / 1015 answer and exit 1
-//	FAKECF_NO_NETWORK=1       log a DNS failure for api.trycloudflare.com and exit 1
+//	FAKECF_QUIC_BLOCKED=1     QUIC to the edge is blocked, TCP is open: log
+//	                          failed QUIC dials and the real pre-check report
+//	                          (UDP FAIL, TCP PASS); only --protocol http2
+//	                          registers a connection
+//	FAKECF_QUIC_BLOCKED=old   the same without the pre-checks (cloudflared
+//	                          before 2026 has none)
 //	FAKECF_IGNORE_TERM=1      ignore SIGTERM (and SIGINT)
+//	FAKECF_LOG_TOKEN=1        log the named tunnel's token (redaction must hide it)
 //	FAKECF_ARGS_FILE=path     write argv and whether TUNNEL_TOKEN was set, as JSON
 //	FAKECF_PID_FILE=path      append this process's pid, one per line
 package main
@@ -74,6 +85,7 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("tunnel", flag.ContinueOnError)
 	noAuto := fs.Bool("no-autoupdate", false, "")
 	metrics := fs.String("metrics", "", "")
+	protocol := fs.String("protocol", "auto", "")
 	origin := fs.String("url", "", "")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -103,7 +115,6 @@ func run(args []string) int {
 	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
 	ignoreTerm := os.Getenv("FAKECF_IGNORE_TERM") == "1"
 
-	logf("INF", "Starting metrics server on %s/metrics", *metrics)
 	if !named {
 		logf("INF", "Thank you for trying Cloudflare Tunnel. Doing so, without a Cloudflare account, is a quick way to experiment and try it out. However, be aware that these account-less Tunnels have no uptime guarantee.")
 		logf("INF", "Requesting new quick Tunnel on trycloudflare.com...")
@@ -114,13 +125,9 @@ func run(args []string) int {
 		fmt.Sscanf(os.Getenv("FAKECF_EXIT_CODE"), "%d", &code)
 		logf("INF", "cloudflared has been updated to version 2099.1.0")
 		return code
-	case os.Getenv("FAKECF_RATE_LIMIT") == "1":
-		logf("ERR", "Error unmarshaling QuickTunnel response: error=\"invalid character 'e' looking for beginning of value\" status_code=\"429 Too Many Requests\"")
-		fmt.Fprintln(os.Stderr, "failed to unmarshal quick Tunnel: invalid character 'e' looking for beginning of value: error code: 1015")
-		return 1
-	case os.Getenv("FAKECF_NO_NETWORK") == "1":
-		fmt.Fprintln(os.Stderr, `failed to request quick Tunnel: Post "https://api.trycloudflare.com/tunnel": dial tcp: lookup api.trycloudflare.com: no such host`)
-		return 1
+	}
+	if named && os.Getenv("FAKECF_LOG_TOKEN") == "1" {
+		logf("INF", "Starting tunnel with token %s", token)
 	}
 	if named && token == "" {
 		fmt.Fprintln(os.Stderr, `"cloudflared tunnel run" requires the ID or name of the tunnel to run as the last command line argument or in the configuration file.`)
@@ -170,26 +177,16 @@ func run(args []string) int {
 		fmt.Fprintf(w, `{"hostname":%q}`, host)
 	})
 	mux.HandleFunc("/ready", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8") // JSON, labelled as text, as the real one does
 		select {
 		case <-readyCh:
-			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"status":200,"readyConnections":1,"connectorId":"00000000-0000-0000-0000-000000000000"}`)
 		default:
-			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, `{"status":503,"readyConnections":0,"connectorId":"00000000-0000-0000-0000-000000000000"}`)
 		}
 	})
 	mux.HandleFunc("/fake/edge", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, edgeURL) })
-	if *metrics != "" && os.Getenv("FAKECF_NO_METRICS") != "1" {
-		ml, err := net.Listen("tcp", *metrics)
-		if err != nil {
-			logf("ERR", "failed to bind metrics server on %s: %v", *metrics, err)
-			return 1
-		}
-		go http.Serve(ml, mux) //nolint:errcheck // ends with the process
-	}
-
 	if !named {
 		line := fmt.Sprintf("https://%s", host)
 		title := "Your quick Tunnel has been created! Visit it at (it may take some time to be reachable):"
@@ -201,6 +198,24 @@ func run(args []string) int {
 	}
 	logf("INF", "Version %s (Checksum 0000)", os.Getenv("FAKECF_VERSION"))
 	logf("INF", "Generated Connector ID: 00000000-0000-0000-0000-000000000000")
+	initial := "quic"
+	if *protocol == "http2" {
+		initial = "http2"
+	}
+	logf("INF", "Initial protocol %s", initial)
+	logf("INF", "Starting metrics server on %s/metrics", *metrics)
+	if *metrics != "" && os.Getenv("FAKECF_NO_METRICS") != "1" {
+		ml, err := net.Listen("tcp", *metrics)
+		if err != nil {
+			logf("ERR", "failed to bind metrics server on %s: %v", *metrics, err)
+			return 1
+		}
+		go http.Serve(ml, mux) //nolint:errcheck // ends with the process
+	}
+
+	if b := os.Getenv("FAKECF_QUIC_BLOCKED"); b != "" && *protocol != "http2" {
+		return quicBlocked(term, ignoreTerm, b == "1")
+	}
 
 	if d, _ := time.ParseDuration(os.Getenv("FAKECF_READY_DELAY")); d > 0 {
 		if !wait(d, term, ignoreTerm) {
@@ -208,7 +223,7 @@ func run(args []string) int {
 		}
 	}
 	close(readyCh)
-	logf("INF", "Registered tunnel connection connIndex=0 connection=00000000-0000-0000-0000-000000000001 event=0 ip=198.41.200.13 location=ams05 protocol=quic")
+	logf("INF", "Registered tunnel connection connIndex=0 connection=00000000-0000-0000-0000-000000000001 event=0 ip=198.41.200.13 location=ams05 protocol=%s", initial)
 
 	crash, _ := time.ParseDuration(os.Getenv("FAKECF_CRASH_AFTER"))
 	if crash <= 0 {
@@ -221,6 +236,39 @@ func run(args []string) int {
 	logf("ERR", "Serve tunnel error error=\"connection with edge closed\" connIndex=0")
 	logf("FTL", "fake crash")
 	return 1
+}
+
+// quicBlocked plays cloudflared behind a firewall that drops UDP to port
+// 7844 but lets TCP through: QUIC dials time out, and the pre-checks
+// (lines as cloudflared 2026.8.2 logs them) say so when prechecks. It
+// never exits on its own.
+func quicBlocked(term chan os.Signal, ignoreTerm, prechecks bool) int {
+	dial := func() {
+		logf("ERR", `Failed to dial a quic connection error="failed to dial to edge with quic: timeout: no recent network activity" connIndex=0 event=0 ip=198.41.200.13`)
+	}
+	dial()
+	for _, row := range []string{
+		"+----------------------------------------------------------------------------------------------+",
+		"|                                   CONNECTIVITY PRE-CHECKS                                    |",
+		"|  UDP Connectivity  198.41.200.13:7844  FAIL    QUIC connection failed                         |",
+		"|  TCP Connectivity  198.41.200.13:7844  PASS    HTTP/2 connection successful                   |",
+		"|  WARNING: Allow outbound QUIC traffic on port 7844 or use HTTP2.                              |",
+		"|  SUMMARY: Environment ready with degraded transport. cloudflared will proceed using 'http2'. |",
+		"+----------------------------------------------------------------------------------------------+",
+	} {
+		if prechecks {
+			logf("INF", "%s", row)
+		}
+	}
+	if prechecks {
+		logf("INF", `precheck component="UDP Connectivity" details="QUIC connection failed" run_id=0 status=fail target=198.41.200.13:7844`)
+		logf("INF", `precheck component="TCP Connectivity" details="HTTP/2 connection successful" run_id=0 status=pass target=198.41.200.13:7844`)
+	}
+	for wait(100*time.Millisecond, term, ignoreTerm) {
+		dial()
+	}
+	logf("INF", "Initiating graceful shutdown due to signal terminated ...")
+	return 0
 }
 
 // wait sleeps d and reports true, or false when a signal asks to stop first.

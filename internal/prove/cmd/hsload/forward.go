@@ -1,9 +1,9 @@
 package main
 
-// The forwarding measurements (issue 16): a small app to forward to, a
-// bare reverse proxy to compare pass-through with, and lag, which
+// The forwarding measurements: a small app to forward to, and lag, which
 // measures ack-to-app lag and checks that every acknowledged delivery
-// reached the app, in order (`hookscope listen --forward-to` forwards).
+// reached the app once, in order (`hookscope listen --forward-to`
+// forwards).
 
 import (
 	"context"
@@ -13,8 +13,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -58,26 +56,6 @@ func appHandler(seen func(seq int64, at time.Time)) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
 	})
-}
-
-// proxy is a bare httputil.ReverseProxy in front of --to: what
-// pass-through forwarding is compared with.
-func proxy(args []string) error {
-	fs := flag.NewFlagSet("proxy", flag.ExitOnError)
-	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
-	to := fs.String("to", "", "the app's URL (required)")
-	fs.Parse(args)
-	u, err := url.Parse(*to)
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("--to %q: want the app's URL", *to)
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", *addr, err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 64}
-	return serveUntilInterrupt(ln, rp)
 }
 
 // lagResult is what lag prints.
@@ -180,8 +158,9 @@ func lag(args []string) error {
 			defer wg.Done()
 			for t := range due {
 				n := seq.Add(1)
-				req, _ := http.NewRequest(http.MethodPost, *target, &byteReader{b: body})
-				req.ContentLength = int64(len(body))
+				b := unique(body, n)
+				req, _ := http.NewRequest(http.MethodPost, *target, &byteReader{b: b})
+				req.ContentLength = int64(len(b))
 				req.Header.Set("User-Agent", simulate.UserAgent)
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set(seqHeader, strconv.FormatInt(n, 10))

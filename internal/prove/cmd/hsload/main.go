@@ -1,25 +1,23 @@
 // Command hsload is Hookscope's load generator: it posts signed, realistic
 // webhook deliveries to a receiver and reports throughput and ack latency.
-// It can also run the bare net/http server that answers 200 without
-// storing, the baseline of `make bench`.
+// It also runs the bare net/http server that answers 200 without storing:
+// the app `make bench` forwards to.
 //
 //	hsload bare --addr 127.0.0.1:0              # prints "listening http://..." and serves
 //	hsload run --url URL --secret-env S --rate 1000 --duration 10s
 //	hsload run --url URL --secret-env S --rate 0 --concurrency 64   # saturation
 //	hsload backlog --db FILE     # waits until every stored delivery is analyzed
-//	hsload proxy --to URL        # a bare httputil.ReverseProxy in front of URL
 //	hsload lag --url URL --app-addr ADDR --rate 500 [--down 60s]
 //	hsload big --url URL --size 9961472 --concurrency 32 --pid PID   # big bodies at once; the receiver's peak memory
 //
 // run prints one JSON object: requests, ok, errors, rps, p50/p90/p99/max
 // latency in milliseconds. backlog prints how many stored deliveries were
 // waiting for analysis when it started and how long the receiver's
-// analysis took to work them off. The forwarding commands are in
-// forward.go: proxy and station (the receiver assembly forwarding, until
-// listen has --forward-to) serve until SIGINT; lag prints one JSON object
-// with the ack-to-app lag and whether every acked delivery arrived in order. Latency is measured from the moment a request
-// was due (fixed-rate mode) or sent (saturation), so a stalled receiver
-// cannot hide its stalls (coordinated omission).
+// analysis took to work them off. lag (forward.go) prints one JSON
+// object with the ack-to-app lag and whether every acked delivery arrived
+// once, in order. Latency is measured from the moment a request was due
+// (fixed-rate mode) or sent (saturation), so a stalled receiver cannot
+// hide its stalls (coordinated omission).
 package main
 
 import (
@@ -47,7 +45,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog|big|proxy|lag [flags] (hsload run --help)")
+		fmt.Fprintln(os.Stderr, "usage: hsload bare|run|backlog|big|lag [flags] (hsload run --help)")
 		os.Exit(2)
 	}
 	var err error
@@ -60,12 +58,10 @@ func main() {
 		err = backlog(os.Args[2:])
 	case "big":
 		err = big(os.Args[2:])
-	case "proxy":
-		err = proxy(os.Args[2:])
 	case "lag":
 		err = lag(os.Args[2:])
 	default:
-		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run, backlog, big, proxy or lag)\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "hsload: unknown command %q (bare, run, backlog, big or lag)\n", os.Args[1])
 		os.Exit(2)
 	}
 	if err != nil {
@@ -89,13 +85,10 @@ func bare(args []string) error {
 
 // backlogResult is what backlog prints.
 type backlogResult struct {
-	Deliveries int64 `json:"deliveries"`
-	Backlog    int64 `json:"backlog_at_start"`
-	// Unmoved is how many of the backlog were acked but still in the
-	// listener's inbox, not yet in the store (needs --acked).
-	Unmoved int64   `json:"unmoved_at_start"`
-	Seconds float64 `json:"drain_seconds"`
-	Drained bool    `json:"drained"`
+	Deliveries int64   `json:"deliveries"`
+	Backlog    int64   `json:"backlog_at_start"`
+	Seconds    float64 `json:"drain_seconds"`
+	Drained    bool    `json:"drained"`
 }
 
 // backlog polls a running listener's store, read-only, until no stored
@@ -107,7 +100,6 @@ func backlog(args []string) error {
 	path := fs.String("db", "", "store file of the running listener (required)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	poll := fs.Duration("poll", 100*time.Millisecond, "polling interval")
-	acked := fs.Int64("acked", 0, "deliveries the listener answered 200 so far: the listener acks once a delivery is in its inbox and moves it into the store just after, so until the store holds this many the rest count as backlog too")
 	fs.Parse(args)
 	if *path == "" {
 		return fmt.Errorf("--db is required")
@@ -119,24 +111,17 @@ func backlog(args []string) error {
 	defer db.Close()
 	// Reads storage's schema directly: deliveries.analyzed is 0 until the
 	// analysis is saved, and a partial index makes this count cheap.
-	var unmoved int64
 	pending := func() (int64, error) {
-		var n, stored int64
-		if err := db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE analyzed = 0`).Scan(&n); err != nil {
-			return 0, err
-		}
-		if err := db.QueryRow(`SELECT COUNT(*) FROM deliveries`).Scan(&stored); err != nil {
-			return 0, err
-		}
-		unmoved = max(0, *acked-stored)
-		return n + unmoved, nil
+		var n int64
+		err := db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE analyzed = 0`).Scan(&n)
+		return n, err
 	}
 	start := time.Now()
 	first, err := pending()
 	if err != nil {
 		return fmt.Errorf("count unanalyzed deliveries: %w", err)
 	}
-	res := backlogResult{Backlog: first, Unmoved: unmoved}
+	res := backlogResult{Backlog: first}
 	for n := first; ; {
 		if n == 0 {
 			res.Drained = true
@@ -279,8 +264,7 @@ func procMB(pid int, field string) float64 {
 }
 
 // waitAnalyzed polls a store until it holds at least stored deliveries
-// (the rest may still be in the listener's inbox) and none waits for
-// analysis.
+// and none waits for analysis.
 func waitAnalyzed(path string, stored int64, timeout time.Duration) error {
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
@@ -332,30 +316,26 @@ func run(args []string) error {
 		return err
 	}
 
-	type msg struct {
-		body []byte
-		sig  string
-	}
 	g := simulate.New(42)
-	msgs := make([]msg, *pool)
+	msgs := make([][]byte, *pool)
 	for i := range msgs {
-		b := prove.Body(g, *size)
-		msgs[i] = msg{body: b, sig: inspector.Sign(secret, b)}
+		msgs[i] = prove.Body(g, *size)
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: *conc, MaxConnsPerHost: *conc, DisableCompression: true}
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 
 	var next atomic.Int64
 	send := func() bool {
-		m := msgs[next.Add(1)%int64(len(msgs))]
+		n := next.Add(1)
+		body := unique(msgs[n%int64(len(msgs))], n)
 		req, _ := http.NewRequest(http.MethodPost, url, nil)
-		req.Body = io.NopCloser(&byteReader{b: m.body})
-		req.ContentLength = int64(len(m.body))
+		req.Body = io.NopCloser(&byteReader{b: body})
+		req.ContentLength = int64(len(body))
 		req.GetBody = nil
 		req.Header.Set("User-Agent", simulate.UserAgent)
 		req.Header.Set("Content-Type", "application/json")
 		if len(secret) > 0 {
-			req.Header.Set(inspector.SignatureHeader, m.sig)
+			req.Header.Set(inspector.SignatureHeader, inspector.Sign(secret, body))
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -454,7 +434,7 @@ func run(args []string) error {
 
 	pct := func(p float64) float64 { return pctMs(lat, p) }
 	res := result{
-		URL: url, Mode: "saturation", Rate: *rate, Concurrency: *conc, BodyBytes: len(msgs[0].body),
+		URL: url, Mode: "saturation", Rate: *rate, Concurrency: *conc, BodyBytes: len(msgs[0]),
 		Seconds: elapsed.Seconds(), Requests: requests, OK: oks, Errors: requests - oks,
 		RPS: float64(oks) / elapsed.Seconds(), P50ms: pct(0.50), P90ms: pct(0.90), P99ms: pct(0.99), MaxMs: pct(1),
 	}
@@ -462,6 +442,28 @@ func run(args []string) error {
 		res.Mode = "fixed-rate"
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// unique returns a copy of body whose hook and event uuids end with n:
+// every delivery a real account sends carries its own uuids, so a load
+// of repeated bodies would measure the dedupe ledger's duplicate storms
+// instead. The body's length does not change.
+func unique(body []byte, n int64) []byte {
+	out := bytes.Clone(body)
+	tag := fmt.Sprintf("%08x", uint32(n))
+	key := []byte(`"uuid":"`)
+	for i := 0; ; {
+		j := bytes.Index(out[i:], key)
+		if j < 0 {
+			return out
+		}
+		start := i + j + len(key)
+		end := bytes.IndexByte(out[start:], '"')
+		if end >= len(tag) {
+			copy(out[start+end-len(tag):], tag)
+		}
+		i = start
+	}
 }
 
 // byteReader is a fresh reader over a shared body, so bodies are not

@@ -1,0 +1,168 @@
+package resends_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/inspector/resends"
+	"github.com/hookscope/hookscope/rules"
+	"github.com/hookscope/hookscope/storage"
+)
+
+var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+// service is a sender that re-sends a message after a failed answer on a
+// known schedule, with injected times (no sleeping).
+type service struct {
+	t       *testing.T
+	db      *storage.DB
+	rules   *rules.Rules
+	retries []time.Duration
+	// app answers pass-through messages: their status per attempt.
+	app map[string][]int
+	// k spreads the service's jitter (-2 s, 0, +2 s) over its re-sends.
+	k int
+}
+
+// send delivers one message until it is answered 2xx or the schedule
+// runs out, each attempt answered by the answer rules (or by the app in
+// pass-through), and stores every attempt as the receiver would.
+func (s *service) send(ctx context.Context, hook, typ string, at time.Time) {
+	body := []byte(fmt.Sprintf(`{"hook":{"uuid":%q},"events":[{"uuid":"%s-e","type":%q,"generated_at":"2026-03-01T09:00:00Z","metadata":{"account_id":"a"},"payload":{"media":{"id":"m"}}}]}`, hook, hook, typ))
+	for n := 0; ; n++ {
+		d := &inspector.Delivery{ReceivedAt: at, Method: "POST", Path: "/webhooks", Body: body, BodyLength: int64(len(body)), Source: "receiver"}
+		var relayed int
+		if statuses, ok := s.app[hook]; ok {
+			d.Answer, relayed = inspector.AnswerPassThrough, statuses[min(n, len(statuses)-1)]
+		} else {
+			dec := s.rules.Decide(d, nil, at)
+			switch {
+			case dec.Rule < 0:
+				d.Status = 200
+			case dec.Step.Close:
+				d.Answer = "close"
+			default:
+				d.Status = dec.Step.Status
+			}
+		}
+		id, err := s.db.InsertDelivery(ctx, d)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		if err := s.db.SaveAnalysis(ctx, &inspector.Analysis{DeliveryID: id, HookUUID: hook, Resend: n > 0, Signature: inspector.SignatureResult{Status: inspector.SignatureUnverified}}); err != nil {
+			s.t.Fatal(err)
+		}
+		ok := d.Status >= 200 && d.Status < 300
+		if relayed > 0 {
+			a := &forward.Attempt{DeliveryID: id, Route: "http://localhost:3000", Number: 1, Kind: forward.KindPassThrough, StartedAt: at,
+				Status: relayed, Outcome: forward.Rejected, Final: true, Relayed: relayed}
+			if relayed < 300 {
+				a.Outcome = forward.Delivered
+			}
+			if err := s.db.SaveForwards(ctx, []*forward.Attempt{a}, nil); err != nil {
+				s.t.Fatal(err)
+			}
+			ok = relayed < 300
+		}
+		if ok || n >= len(s.retries) {
+			return
+		}
+		// The service's own jitter: a few seconds either way.
+		s.k++
+		at = at.Add(s.retries[n] + time.Duration(s.k%3-1)*2*time.Second)
+	}
+}
+
+// TestLearnsKnownSchedule: a service that re-sends after 60 s, 5 min and
+// 30 min, provoked by answer rules, is learned back from the store.
+func TestLearnsKnownSchedule(t *testing.T) {
+	ctx := context.Background()
+	db, err := storage.Open(filepath.Join(t.TempDir(), "hooks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rs, err := rules.NewRules([]string{
+		`events.exists(e, e.type == "media.ready") => 500 x2 then 200`,
+		`events.exists(e, e.type == "media.failed") => 503`,
+		`events.exists(e, e.type == "media.deleted") => close x1`,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &service{t: t, db: db, rules: rs, retries: []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute},
+		app: map[string][]int{"pass-1": {502, 200}}}
+	at := t0
+	for i := range 10 {
+		svc.send(ctx, fmt.Sprint("ready-", i), "media.ready", at) // 500, 500, 200
+		at = at.Add(time.Second)
+	}
+	for i := range 5 {
+		svc.send(ctx, fmt.Sprint("ok-", i), "media.created", at) // 200 at once
+		at = at.Add(time.Second)
+	}
+	svc.send(ctx, "failed-1", "media.failed", at)   // 503 four times: the schedule runs out
+	svc.send(ctx, "deleted-1", "media.deleted", at) // closed, then 200
+	svc.send(ctx, "pass-1", "media.created", at)    // the app's 502, then its 200
+
+	tls, err := resends.Timelines(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := resends.Learn(tls)
+	if s.Messages != 18 || s.Resent != 13 || s.SettledOK != 17 || s.Waiting != 1 {
+		t.Errorf("counts: %+v", s)
+	}
+	// After a failure: 60 s (10 ready + failed + deleted + pass), 5 min
+	// (10 ready + failed), 30 min (failed).
+	var bars []string
+	for _, b := range s.AfterFailure {
+		bars = append(bars, fmt.Sprintf("%s n=%d", b.Label(), b.N))
+	}
+	if got := strings.Join(bars, ", "); got != "~60 s n=13, ~5 min n=11, ~30 min n=1" {
+		t.Errorf("after failure: %s", got)
+	}
+	if len(s.AfterSuccess) != 0 {
+		t.Errorf("re-sent after a 2xx: %+v", s.AfterSuccess)
+	}
+	if len(s.Retries) != 3 || s.Retries[0].N != 13 || s.Retries[1].N != 11 || s.Retries[2].Median != 30*time.Minute+2*time.Second {
+		t.Errorf("retries: %+v", s.Retries)
+	}
+	if got, want := s.Sentence(), "after a failed answer the service re-sent after ~60 s (n=13), ~5 min (n=11), ~30 min (n=1); nothing after a 2xx (n=17)"; got != want {
+		t.Errorf("sentence:\n got %s\nwant %s", got, want)
+	}
+
+	// One message's timeline: answers, who gave them, gaps.
+	one, err := resends.Timelines(ctx, db, []string{"ready-3"})
+	if err != nil || len(one) != 1 {
+		t.Fatal(one, err)
+	}
+	var line []string
+	for _, a := range one[0].Attempts {
+		line = append(line, fmt.Sprintf("#%d %s by %s +%s ok=%v", a.Number, a.Answer, a.By, a.Gap, a.OK))
+	}
+	if got, want := strings.Join(line, "; "), "#1 500 by hookscope +0s ok=false; #2 500 by hookscope +1m0s ok=false; #3 200 by hookscope +5m2s ok=true"; got != want {
+		t.Errorf("timeline:\n got %s\nwant %s", got, want)
+	}
+	pass, _ := resends.Timelines(ctx, db, []string{"pass-1", "deleted-1"})
+	if len(pass) != 2 || pass[0].Attempts[0].Answer != "closed unanswered" || pass[1].Attempts[0].Answer != "502 (from the app)" || pass[1].Attempts[0].By != "app" || !pass[1].Attempts[1].OK {
+		t.Errorf("closed and pass-through: %+v", pass)
+	}
+}
+
+func TestRound(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		800 * time.Millisecond: "800 ms", 61 * time.Second: "61 s", 5 * time.Minute: "5 min",
+		90 * time.Minute: "90 min", 150 * time.Minute: "2.5 h", 72 * time.Hour: "3 days",
+	} {
+		if got := resends.Round(d); got != want {
+			t.Errorf("Round(%s) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package inbox
-
-import "os"
-
-// datasync makes f's written data durable.
-func datasync(f *os.File) error { return f.Sync() }
