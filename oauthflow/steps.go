@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // tokenRequest builds the token call for the flow's placement.
@@ -173,7 +175,7 @@ func (f *Flow) setCodeUse(ctx context.Context, hash string, u CodeUse) {
 func tokenSummary(t Token, now time.Time) string {
 	s := fmt.Sprintf("token obtained at %s, scope %v", t.ObtainedAt.Format(time.RFC3339), t.Scope)
 	if !t.ExpiresAt.IsZero() {
-		s += fmt.Sprintf(", expires at %s (%s left)", t.ExpiresAt.Format(time.RFC3339), t.TimeLeft(now).Round(time.Second))
+		s += fmt.Sprintf(", expires at %s (%s left)", t.ExpiresAt.Format(time.RFC3339), human.Duration(t.TimeLeft(now)))
 	}
 	return s
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/internal/curlcmd"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/redact"
 )
 
@@ -208,7 +209,7 @@ func Markdown(title string, ts []Transcript, o RenderOptions) string {
 		if t.Response != nil {
 			fmt.Fprintf(&b, "- Status: %d %s\n", t.Response.Status, t.Response.StatusText)
 			if t.Response.Duration > 0 {
-				fmt.Fprintf(&b, "- Duration: %s\n", t.Response.Duration.Round(time.Microsecond))
+				fmt.Fprintf(&b, "- Duration: %s\n", human.Duration(t.Response.Duration))
 			}
 		}
 		if t.Error != "" {

@@ -5,7 +5,8 @@
 # (log in, approve or be refused, deliver the redirect to the window's
 # callback listener), and clicks through the steps.
 # Needs: Go with cgo, the X11/GL headers, xvfb, xdotool, imagemagick.
-# Coordinates are for the default 1280x800 window at the screen's origin.
+# Coordinates are for the default 1280x800 window at the screen's origin
+# (a three-row header: the tabs at y=155).
 set -euo pipefail
 # Build tags: the Makefile exports them; run directly, read them from it.
 TAGS=${TAGS:-$(sed -n 's/^export TAGS := //p' "$(git rev-parse --show-toplevel)/Makefile")}
@@ -47,34 +48,34 @@ start() { # a fresh store each time, so the layout is the same on every run
 		HOOKSCOPE_DB="$tmp/hooks.db" "$tmp/devrun" --addr "127.0.0.1:$port" >"$tmp/app.log" 2>&1 &
 	app=$!
 	sleep 3
-	click 123 195     # OAuth tab
-	click 200 238 1.5 # Try with the sandbox
+	click 123 155     # OAuth tab
+	click 200 198 1.5 # Try with the sandbox
 }
 stop() { kill "$app"; wait "$app" 2>/dev/null || true; app=; sleep 1; }
 
 start
 shot oauth-sandbox
-click 452 400 1   # Authorize: listens on the redirect URI, shows the URL
+click 452 360 1   # Authorize: listens on the redirect URI, shows the URL
 shot oauth-authorize
 browse            # owner approves; the window exchanges the code at once
 shot oauth-token
 wheel_down 2      # the exchange's Request and response, at the pane's foot…
-click 500 702     # …opened
+click 500 663     # …opened
 wheel_down 16     # its request and response in view
 shot oauth-exchange-detail
 wheel_down 80     # to the pane's end: the clicks below are at its foot, which the header does not move
-click 470 552 1   # Refresh token
+click 470 560 1   # Refresh token
 wheel_down 40
-click 860 680     # Token as…
+click 860 688     # Token as…
 click 555 782 0.5 # …all three side by side
-click 1230 640 1.5 # Send
+click 1230 648 1.5 # Send
 shot oauth-call
-click 482 235 1   # History
+click 482 195 1   # History
 shot oauth-history
 stop
 
 start
-click 452 400 1
+click 452 360 1
 browse --email viewer@example.com --password viewer  # a viewer may not authorize
 shot oauth-denied
 stop

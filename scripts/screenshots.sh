@@ -35,7 +35,8 @@ trap cleanup EXIT
 sleep 1
 
 shot() { DISPLAY=$display import -window root "$out/$1.png"; echo "saved $out/$1.png"; }
-click() { DISPLAY=$display xdotool mousemove "$1" "$2" click 1; sleep 0.7; }
+shot960() { DISPLAY=$display import -window root -crop 960x640+0+0 +repage "$out/$1.png"; echo "saved $out/$1.png"; }
+click() { DISPLAY=$display xdotool mousemove "$1" "$2" click 1; sleep "${3:-0.7}"; }
 
 start() { # $1: theme (light|dark)
 	HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" DISPLAY=$display FYNE_THEME="$1" \
@@ -54,28 +55,30 @@ start light
 shot ui-empty
 WEBHOOK_SECRET=demo-secret "$bin" --secret-env WEBHOOK_SECRET send "http://127.0.0.1:$port/webhooks"
 sleep 1.5
-# Coordinates are for the default 1280x800 window at the screen's origin.
-click 300 460   # the divergent duplicate (second newest)
+# Coordinates are for the default 1280x800 window at the screen's origin:
+# a three-row header, list rows 60 px apart from y=365, the detail's tabs
+# at y=274.
+click 300 425   # the divergent duplicate (second newest)
 shot ui-deliveries
-click 1214 647  # Full diff… on its card
+click 1213 569  # Full diff… on its card
 shot ui-full-diff
-click 639 671   # Close (the dialog is centred: not moved by the header)
-click 685 352   # JSON tab
+click 639 680   # Close (the dialog is centred: not moved by the header)
+click 685 274   # JSON tab
 shot ui-json
-click 800 352   # Headers tab
+click 800 274   # Headers tab
 shot ui-headers
-click 300 402   # the newest: signed with the wrong key
-click 883 352   # Signature tab
+click 300 365   # the newest: signed with the wrong key
+click 883 274   # Signature tab
 shot ui-signature
-click 737 352   # Raw tab
+click 737 274   # Raw tab
 shot ui-raw
-click 194 195   # Settings tab (third, after OAuth)
+click 194 155   # Settings tab (third, after OAuth)
 shot ui-settings
-click 150 676   # answer mode: 500
-click 73 727    # Save settings (the tab's footer: at the bottom)
+click 150 636   # answer mode: 500
+click 73 734    # Save settings (the tab's footer: at the bottom)
 shot ui-answer-mode
-click 150 641   # back to 200, for the runs below
-click 73 727
+click 150 601   # back to 200, for the runs below
+click 73 734
 # A second window on the same port: the first one holds it.
 HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" DISPLAY=$display FYNE_THEME=light \
 	"$bin" --db "$tmp/second.db" --addr "127.0.0.1:$port" >"$tmp/second.log" 2>&1 &
@@ -85,11 +88,10 @@ shot ui-port-taken
 kill "$second"; wait "$second" 2>/dev/null || true; second=
 
 # Forwarding: the app is down (the header says so), then back.
-click 45 195    # Deliveries tab
-click 500 104   # Forward to
+click 45 155    # Deliveries tab
+click 500 105   # Forward to
 DISPLAY=$display xdotool type --delay 5 "http://localhost:$app_port/webhooks"
-DISPLAY=$display xdotool key Return
-click 1255 104  # On
+DISPLAY=$display xdotool key Return # Enter turns it on
 "$cli" send --type media.ready --type media.updated --type media.created \
 	--to "http://127.0.0.1:$port/webhooks" --secret demo-secret >/dev/null
 sleep 3
@@ -98,14 +100,38 @@ shot ui-forward-down
 "$(python3 -c 'import sys; print(sys.executable)')" scripts/shots-app.py "$app_port" >"$tmp/devapp.log" 2>&1 &
 devapp=$!
 sleep 4
-click 300 402   # the newest
-click 985 352   # Forward tab
+click 300 365   # the newest
+click 985 274   # Forward tab
 shot ui-forward
+# The dialogs, against the app (they start with the Forward to URL).
+click 1137 194  # Replay…
+click 195 232 1.5 # Send (byte-exact)
+shot ui-replay
+click 1095 723  # Close
+click 464 313   # Consumer check…
+click 184 183 5 # Run check
+shot ui-consumer-check
+click 1125 733  # Close
+click 88 313    # Replay selection…
+click 223 417 1.5 # Preview plan
+shot ui-replay-selection
+click 1095 733  # Close
 kill "$devapp"; wait "$devapp" 2>/dev/null || true; devapp=
+# Half of a 1920 px screen: 960x640.
+DISPLAY=$display xdotool windowsize "$(DISPLAY=$display xdotool search --name '^Hookscope$' | head -1)" 960 640
+sleep 1.5
+click 200 452   # the second newest
+click 477 279   # Events tab
+shot960 ui-960-deliveries
+click 818 279   # Forward tab
+shot960 ui-960-forward
+# Back to 1280x800: the window remembers its size for the dark run.
+DISPLAY=$display xdotool windowsize "$(DISPLAY=$display xdotool search --name '^Hookscope$' | head -1)" 1280 800
+sleep 1
 stop
 
 start dark
-click 300 640   # the divergent duplicate again (#28: the Forward shots added three above it)
+click 300 605   # the divergent duplicate again (#28: the Forward shots added three above it)
 shot ui-deliveries-dark
 stop
 

@@ -237,3 +237,29 @@ func TestRedactShortTokenByPosition(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeBlockedWaitsForTheWholeTable: UDP's failed pre-check alone does
+// not decide while the protocol is left to choose (TCP's line, next in
+// cloudflared's table, decides between HTTP/2 and "both blocked"); with
+// QUIC forced, or after the time-out, it does.
+func TestEdgeBlockedWaitsForTheWholeTable(t *testing.T) {
+	udpOnly := logHints{precheck: map[string]precheckResult{"UDP Connectivity": precheckFailed}}
+	both := logHints{precheck: map[string]precheckResult{"UDP Connectivity": precheckFailed, "TCP Connectivity": precheckPassed}}
+	for _, tc := range []struct {
+		name     string
+		h        logHints
+		protocol string
+		timedOut bool
+		want     bool
+	}{
+		{"udp failed, tcp not yet said, auto", udpOnly, "", false, false},
+		{"udp failed, tcp not yet said, auto, timed out", udpOnly, "auto", true, true},
+		{"udp failed, quic forced", udpOnly, "quic", false, true},
+		{"udp failed, tcp passed, auto", both, "", false, true},
+		{"nothing known", logHints{}, "", false, false},
+	} {
+		if got := edgeBlocked(tc.h, tc.protocol, tc.timedOut); got != tc.want {
+			t.Errorf("%s: edgeBlocked = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -839,7 +839,14 @@ func edgeBlocked(h logHints, protocol string, timedOut bool) bool {
 	if protocol == "http2" {
 		transport = "TCP Connectivity"
 	}
-	return h.precheck[transport] == precheckFailed || (timedOut && h.edgeDials > 0)
+	if h.precheck[transport] == precheckFailed {
+		// The pre-check table reports UDP, then TCP. With the protocol left
+		// to choose, TCP's line decides between a switch to HTTP/2 and
+		// "both blocked": wait for it rather than say something else first.
+		_, tcpKnown := h.precheck["TCP Connectivity"]
+		return tcpKnown || timedOut || (protocol != "" && protocol != "auto")
+	}
+	return timedOut && h.edgeDials > 0
 }
 
 // shouldSwitch reports that QUIC cannot reach the edge and HTTP/2 may, when

@@ -1,9 +1,11 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log"
 	"net/http"
 	"os"
@@ -80,87 +82,129 @@ type Config struct {
 	// ListenAddr, when set, is where the receiver listens this session
 	// instead of the saved address (scripts that must keep a port free).
 	ListenAddr string
+	// Trace, when set, receives the window's draw timings (Services.Trace).
+	Trace io.Writer
 }
 
-// Run opens the store, starts the receiver (the station both faces run)
-// on the last-used settings, and shows the window until it is closed.
-func Run(cfg Config) error {
-	logf := cfg.Logf
-	if logf == nil {
-		logf = log.Printf
-	}
-	oauthHub := &oauthflow.CallbackHub{}
+// session is what runs once a store opened: the station (store, engine,
+// receiver, forwarding, tunnel) and the window's starting state.
+type session struct {
+	st       *station.Station
+	set      Settings
+	secrets  [][]byte
+	vault    SecretVault
+	oauthHub *oauthflow.CallbackHub
+	// warn is said in the status line once the window is up.
+	warn error
+}
+
+// openSession opens the store at path ("" the default), starts the
+// receiver on the last-used settings and forwarding: the slow part of
+// starting (a locked store waits for SQLite's busy timeout, the keyring
+// probe up to 3 s), run off the UI goroutine.
+func openSession(cfg Config, logf func(string, ...any), path string) (*session, error) {
+	s := &session{oauthHub: &oauthflow.CallbackHub{}}
 	// The window answers its OAuth callback on the receiver's port.
 	st, err := station.New(station.Config{
-		DBPath: cfg.DBPath,
+		DBPath: path,
 		Engine: inspector.Options{Logf: logf},
-		Wrap:   func(h http.Handler) http.Handler { return WithOAuthCallback(h, oauthHub) },
+		Wrap:   func(h http.Handler) http.Handler { return WithOAuthCallback(h, s.oauthHub) },
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
+	s.st = st
 	db := st.Store()
-	path := db.Path()
-
-	a := app.NewWithID(storage.AppID)
-	a.Settings().SetTheme(newHouseTheme())
-	icon := fyne.NewStaticResource("hookscope.png", assets.IconPNG())
-	a.SetIcon(icon)
-
 	ctx := context.Background()
-	set, err := loadSettings(ctx, db)
-	if err != nil {
+	if s.set, err = loadSettings(ctx, db); err != nil {
 		logf("%v", err)
 	}
 	if cfg.ListenAddr != "" {
-		set.ListenAddr = cfg.ListenAddr
+		s.set.ListenAddr = cfg.ListenAddr
 	}
-	vault := chooseVault(db, path)
-	secrets, err := vault.Load()
-	if err != nil {
+	s.vault, s.warn = chooseVault(db, db.Path())
+	if s.warn != nil {
+		logf("%v", s.warn)
+	}
+	if s.secrets, err = s.vault.Load(); err != nil {
 		logf("%v", err)
+		s.warn = cmp.Or(s.warn, err)
 	}
 	if len(cfg.Secrets) > 0 {
-		secrets = cfg.Secrets
+		s.secrets = cfg.Secrets
 	}
 	eng := st.Engine()
-	eng.SetSecrets(secrets)
-	eng.SetMaxBody(set.MaxBody)
-	eng.SetAnswerMode(inspector.AnswerMode(set.Answer))
-	st.SetKeep(set.Keep)
+	eng.SetSecrets(s.secrets)
+	eng.SetMaxBody(s.set.MaxBody)
+	eng.SetAnswerMode(inspector.AnswerMode(s.set.Answer))
+	st.SetKeep(s.set.Keep)
 	if err := st.Start(ctx); err != nil {
 		st.Close(ctx)
-		return err
+		return nil, err
 	}
 	// Forwarding before the receiver binds: nothing is missed.
-	if fc, err := set.forwardConfig(); err != nil {
+	if fc, err := s.set.forwardConfig(); err != nil {
 		logf("forward: %v", err) // shown in the header; the user fixes the field
 	} else if fc != nil {
 		if err := st.SetForward(ctx, fc); err != nil {
 			logf("forward: %v", err)
 		}
 	}
-	if err := st.Listen(set.ListenAddr); err != nil {
+	if err := st.Listen(s.set.ListenAddr); err != nil {
 		logf("%v", err) // shown in the header; the user can pick another address
 	}
-	svc := stationServices(st, set.Cloudflared, logf)
-	svc.Vault = vault
-	svc.Version = cfg.Version
-	svc.SendTest = SendTestDeliveries
-	svc.OAuthCallbacks = oauthHub
+	return s, nil
+}
 
+// Run shows the window at once, opens the store (or says why it cannot,
+// and offers another), starts the receiver (the station both faces run)
+// on the last-used settings, and runs until the window is closed. It
+// returns the store's error when none could be opened.
+func Run(cfg Config) error {
+	logf := cfg.Logf
+	if logf == nil {
+		logf = log.Printf
+	}
+	a := app.NewWithID(storage.AppID)
+	a.Settings().SetTheme(newHouseTheme())
+	icon := fyne.NewStaticResource("hookscope.png", assets.IconPNG())
+	a.SetIcon(icon)
 	w := a.NewWindow("Hookscope")
 	w.SetIcon(icon)
-	mw := newMainWindow(a, w, svc, set, secrets, icon, false)
-	w.Resize(fyne.NewSize(set.WindowWidth, set.WindowHeight))
-	w.SetCloseIntercept(func() {
-		mw.rememberSize()
-		w.Close()
-	})
 	w.SetMaster()
+	def := DefaultSettings()
+	w.Resize(fyne.NewSize(def.WindowWidth, def.WindowHeight))
+
+	// boot runs the opening off the UI goroutine; the main window has its
+	// own bridge.
+	boot := newBridge(nil, false)
+	var mw *mainWindow
+	stores := &storeChooser{a: a, w: w, boot: boot,
+		open: func(path string) (*session, error) { return openSession(cfg, logf, path) },
+	}
+	stores.opened = func(s *session) {
+		svc := stationServices(s.st, s.set.Cloudflared, logf)
+		svc.Vault = s.vault
+		svc.Version = cfg.Version
+		svc.SendTest = SendTestDeliveries
+		svc.OAuthCallbacks = s.oauthHub
+		svc.Trace = cfg.Trace
+		mw = newMainWindow(a, w, svc, s.set, s.secrets, icon, false)
+		if s.warn != nil {
+			mw.showError(s.warn)
+		}
+		w.Resize(fyne.NewSize(s.set.WindowWidth, s.set.WindowHeight))
+		w.SetCloseIntercept(func() {
+			mw.rememberSize()
+			w.Close()
+		})
+	}
 	trimDone := make(chan struct{})
-	repaint := func() { mw.bridge.do(func() { w.Canvas().Refresh(w.Content()) }) }
-	a.Lifecycle().SetOnStarted(func() { go trimMemory(trimDone, repaint, startupSettle, trimEvery) })
+	repaint := func() { boot.do(func() { w.Canvas().Refresh(w.Content()) }) }
+	a.Lifecycle().SetOnStarted(func() {
+		stores.try(stores.firstStore(cfg.DBPath), false)
+		go trimMemory(trimDone, repaint, startupSettle, trimEvery)
+	})
 	// SIGTERM and Ctrl+C in the terminal close the window as its close
 	// button does, so the store, forwarding and tunnel stop cleanly.
 	sigs := make(chan os.Signal, 1)
@@ -168,8 +212,10 @@ func Run(cfg Config) error {
 	go func() {
 		select {
 		case <-sigs:
-			mw.bridge.do(func() {
-				mw.rememberSize()
+			boot.do(func() {
+				if mw != nil {
+					mw.rememberSize()
+				}
 				a.Quit()
 			})
 		case <-trimDone:
@@ -178,11 +224,19 @@ func Run(cfg Config) error {
 	w.ShowAndRun()
 	signal.Stop(sigs)
 	close(trimDone)
+	stores.stop()
+	boot.close() // an opening under way finishes first
 
-	mw.close()
-	shutdownCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	if mw != nil {
+		mw.close()
+	}
+	s, err := stores.result()
+	if s == nil {
+		return err
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return st.Close(shutdownCtx)
+	return s.st.Close(shutdownCtx)
 }
 
 // stationServices is what the window drives of a station: its store,

@@ -67,6 +67,9 @@ type codeView struct {
 
 	mode codeMode
 	text []byte
+	// received is the size of the bytes text was formatted from (a
+	// pretty-printed body), -1 when text is them.
+	received int
 	// lines are the starts of the logical lines (text modes), built on
 	// first use so a tab never shown costs nothing.
 	lines   []int32
@@ -153,7 +156,7 @@ func (v *codeView) setText(text []byte, mode codeMode) {
 	if len(text) > math.MaxInt32 {
 		text = text[:math.MaxInt32] // offsets are int32; no body cap allows this
 	}
-	v.text, v.mode = text, mode
+	v.text, v.mode, v.received = text, mode, -1
 	v.lines, v.rows, v.rowState, v.lowered = nil, nil, nil, nil
 	v.indexed, v.foldedAt, v.maxLine = false, 0, 0
 	v.selected, v.matchAt = -1, -1
@@ -164,6 +167,14 @@ func (v *codeView) setText(text []byte, mode codeMode) {
 	v.ensure()
 	v.List.Refresh()
 	v.List.ScrollToTop()
+}
+
+// setFormatted shows text formatted from received bytes (pretty JSON): the
+// footer gives the size as received, which is what was sent.
+func (v *codeView) setFormatted(text []byte, mode codeMode, received int) {
+	v.setText(text, mode)
+	v.received = received
+	v.updateInfo()
 }
 
 // ensure builds the line index and the rows for the current width.
@@ -405,6 +416,9 @@ func (v *codeView) gutterWidth() float32 {
 
 func (v *codeView) updateInfo() {
 	size := humanBytes(int64(len(v.text)))
+	if v.received >= 0 && v.received != len(v.text) {
+		size = fmt.Sprintf("%s as received, %s formatted", humanBytes(int64(v.received)), humanBytes(int64(len(v.text))))
+	}
 	switch {
 	case v.mode == codeHex:
 		rows := (len(v.text) + hexRowBytes - 1) / hexRowBytes

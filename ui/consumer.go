@@ -308,6 +308,7 @@ func (v *consumerView) start() {
 func (v *consumerView) showLead(fs []replay.Finding) {
 	if len(fs) == 0 {
 		v.Lead.Hide()
+		v.content.Refresh()
 		return
 	}
 	lines := make([]string, len(fs))
@@ -320,7 +321,9 @@ func (v *consumerView) showLead(fs []replay.Finding) {
 		v.Lead.Importance = widget.DangerImportance
 	}
 	v.Lead.Show()
-	v.Lead.Refresh()
+	// Lay the dialog out again: shown in a pop-up, the grown text was
+	// drawn over the table's head.
+	v.content.Refresh()
 }
 
 func (v *consumerView) showCases(cs []replay.CaseResult) {

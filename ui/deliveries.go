@@ -3,10 +3,12 @@ package ui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
@@ -40,17 +42,36 @@ type deliveriesView struct {
 	ProblemsCheck *widget.Check
 	Search        *widget.Entry
 	ClearButton   *widget.Button
-	List          *rowList
-	CountLabel    *widget.Label
-	NoMatch       *widget.Label
-	Detail        *detailView
-	Empty         *emptyState
+	// Newest scrolls the list back to the newest delivery (Home does
+	// too); it says how many arrived above the rows in view.
+	Newest     *widget.Button
+	List       *rowList
+	CountLabel *widget.Label
+	NoMatch    *widget.Label
+	Detail     *detailView
+	Empty      *emptyState
 
 	// badges holds the forward badge of loaded rows that have one.
 	badges map[int64]forward.Badge
 
-	// selectedID is the delivery shown in the detail pane (0: none).
+	// selectedID is the delivery shown in the detail pane (0: none). The
+	// rows draw the selection from it: the list's own selection is an
+	// index, which live rows arriving above would move.
 	selectedID int64
+	// rowViews are the row objects the list made (it reuses them).
+	rowViews []*rowView
+	// newAbove counts deliveries that arrived above the rows in view
+	// while the list was scrolled away from the newest.
+	newAbove int
+	// stride is a row's height plus the list's gap, once measured.
+	stride float32
+	// counting is set while a recount of the filter runs; recount asks
+	// for another when it ends.
+	counting, recount bool
+	// rowsAt is when the rows last followed the newest; rowsDue is set
+	// while a refresh of them waits (a flood: floodRowsEvery).
+	rowsAt  time.Time
+	rowsDue bool
 	// quiet suppresses filter queries while Clear resets several widgets.
 	quiet bool
 
@@ -75,6 +96,8 @@ func newDeliveriesView(win *mainWindow) *deliveriesView {
 	v.Search.SetPlaceHolder("Search body, path, uuid, summary…  (Ctrl+F)")
 	v.Search.OnChanged = func(string) { v.filterChanged() }
 	v.ClearButton = widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), v.clearFilters)
+	v.Newest = widget.NewButtonWithIcon("Newest", theme.MoveUpIcon(), v.newest)
+	v.Newest.Importance = widget.LowImportance
 	v.CountLabel = widget.NewLabel("")
 	v.CountLabel.TextStyle = fyne.TextStyle{Italic: true}
 	v.NoMatch = widget.NewLabelWithStyle("No delivery matches these filters.", fyne.TextAlignCenter, fyne.TextStyle{Italic: true})
@@ -87,7 +110,7 @@ func newDeliveriesView(win *mainWindow) *deliveriesView {
 	filters := container.NewVBox(
 		container.NewBorder(nil, nil, nil, v.ClearButton, v.Search),
 		container.NewGridWithColumns(3, v.TypeSelect, v.SigSelect, v.DedupeSelect),
-		container.NewBorder(nil, nil, v.ProblemsCheck, nil, container.NewHBox(layout.NewSpacer(), v.CountLabel)),
+		container.NewBorder(nil, nil, v.ProblemsCheck, v.Newest, container.NewHBox(layout.NewSpacer(), v.CountLabel)),
 		newBulkActions(win), // ui/replay_toolbar.go
 	)
 	left := container.NewBorder(filters, nil, nil, nil, container.NewStack(v.List, container.NewCenter(v.NoMatch)))
@@ -149,11 +172,22 @@ func (v *deliveriesView) query() {
 	f := v.filter()
 	gen := v.model.setFilter(f)
 	v.win.snapshotLive()
+	v.newAbove = 0
+	v.List.ScrollToTop()
 	v.refreshList()
-	store := v.win.svc.Store
+	store, sel := v.win.svc.Store, v.selectedID
 	v.win.bridge.Go(func() func() {
 		page, err := store.List(context.Background(), f, pageSize)
 		badges := v.win.loadBadges(summaryIDs(page))
+		// The delivery in the detail pane stays there only while it
+		// matches the filter, loaded or not.
+		hidden := false
+		if sel != 0 && !filterEmpty(f) {
+			sf := f
+			sf.IDs = []int64{sel}
+			still, serr := store.List(context.Background(), sf, 1)
+			hidden = serr == nil && len(still) == 0
+		}
 		return func() {
 			if err != nil {
 				v.win.showError(fmt.Errorf("list deliveries: %w", err))
@@ -161,10 +195,12 @@ func (v *deliveriesView) query() {
 			} else if !v.model.applyPage(gen, page, pageSize) {
 				return
 			}
+			if hidden && v.selectedID == sel {
+				v.unselect()
+			}
 			clear(v.badges)
 			v.setBadges(badges)
 			v.refreshList()
-			v.reselect()
 		}
 	})
 	v.win.bridge.Go(func() func() {
@@ -214,15 +250,154 @@ func (v *deliveriesView) liveQuery(ids []int64, f storage.Filter, gen int) func(
 	badges := v.win.loadBadges(summaryIDs(matching))
 	return func() {
 		v.setBadges(badges)
-		if v.model.applyLive(gen, ids, matching) {
-			v.refreshList()
-			v.reselect()
-		}
+		v.keepPlace(func() bool { return v.model.applyLive(gen, ids, matching) })
 		for _, id := range ids {
 			if id == v.selectedID {
 				v.Detail.load(id) // re-verified: show the new verdict
 			}
 		}
+	}
+}
+
+// resyncRows is how many of the newest matching rows a store change
+// reads again: enough for what another process writes between two looks
+// of the store's watch; more means a gap, and the list starts over there.
+const resyncRows = 50
+
+// resyncQuery runs on the bridge goroutine after the store changed (any
+// process): the newest matching rows, merged by id into the list, so
+// deliveries stored by another process and analyses finished since show.
+func (v *deliveriesView) resyncQuery(f storage.Filter, gen int) func() {
+	f.BeforeID = 0
+	page, err := v.win.svc.Store.List(context.Background(), f, resyncRows)
+	if err != nil {
+		return nil
+	}
+	badges := v.win.loadBadges(summaryIDs(page))
+	return func() {
+		v.setBadges(badges)
+		v.keepPlace(func() bool { return v.model.applyNewest(gen, page, resyncRows) })
+		if !filterEmpty(v.model.filter) {
+			v.recountSoon()
+		}
+	}
+}
+
+// recountSoon counts the filter's matches again (another process may have
+// stored some), one count at a time.
+func (v *deliveriesView) recountSoon() {
+	if v.counting {
+		v.recount = true
+		return
+	}
+	v.counting = true
+	f, gen, store := v.model.filter, v.model.gen, v.win.svc.Store
+	v.win.bridge.Go(func() func() {
+		n, err := store.Count(context.Background(), f)
+		return func() {
+			v.counting = false
+			if err == nil {
+				v.model.applyCount(gen, n)
+				v.refreshCounts()
+			}
+			if v.recount {
+				v.recount = false
+				v.recountSoon()
+			}
+		}
+	})
+}
+
+// maxRows bounds the rows the list keeps while it follows the newest:
+// older ones are dropped and paged in again when scrolled to, so a window
+// open for a million deliveries holds a few pages.
+const maxRows = 2 * pageSize
+
+// rowStride is a row's height plus the list's gap between rows.
+func (v *deliveriesView) rowStride() float32 {
+	if v.stride == 0 {
+		v.stride = newRowView().MinSize().Height + v.List.Theme().Size(theme.SizeNamePadding)
+	}
+	return v.stride
+}
+
+// keepPlace applies change (rows inserted or removed) so that the rows in
+// view stay where they are: at the top the list follows the newest, else
+// it keeps the row at its top in place and counts what arrived above it.
+func (v *deliveriesView) keepPlace(change func() bool) {
+	off, stride := v.List.GetScrollOffset(), v.rowStride()
+	at := int(off / stride)
+	var anchor int64
+	if off >= 1 && at < len(v.model.rows) {
+		anchor = v.model.rows[at].ID
+	}
+	if !change() {
+		return
+	}
+	if anchor != 0 {
+		j, _ := v.model.find(anchor)
+		if j > at {
+			v.newAbove += j - at
+		}
+		v.List.ScrollToOffset(off + float32(j-at)*stride)
+	} else if len(v.model.rows) > maxRows {
+		v.trim(maxRows)
+	}
+	if anchor == 0 && v.win.bridge.flooding() && time.Since(v.rowsAt) < floodRowsEvery {
+		v.rowsLater()
+		v.refreshCounts()
+		v.refreshNewest()
+		return
+	}
+	v.rowsAt = time.Now()
+	v.refreshList()
+}
+
+// rowsLater refreshes the rows floodRowsEvery after they last followed
+// the newest, once however many batches arrive meanwhile.
+func (v *deliveriesView) rowsLater() {
+	if v.rowsDue {
+		return
+	}
+	v.rowsDue = true
+	wait := floodRowsEvery - time.Since(v.rowsAt)
+	v.win.bridge.Go(func() func() {
+		time.Sleep(wait)
+		return func() {
+			v.rowsDue = false
+			v.rowsAt = time.Now()
+			v.refreshList()
+		}
+	})
+}
+
+// trim drops the rows from n on and their badges; scrolling there pages
+// them in again.
+func (v *deliveriesView) trim(n int) {
+	for _, r := range v.model.rows[n:] {
+		delete(v.badges, r.ID)
+	}
+	v.model.rows = slices.Clip(v.model.rows[:n])
+	v.model.exhausted = false
+}
+
+// newest scrolls the list to the newest delivery (the Newest button, Home).
+func (v *deliveriesView) newest() {
+	v.newAbove = 0
+	v.List.ScrollToTop()
+	v.List.Refresh()
+	v.refreshNewest()
+}
+
+// refreshNewest says on the Newest button how many arrived out of view.
+func (v *deliveriesView) refreshNewest() {
+	text, imp := "Newest", widget.LowImportance
+	if v.newAbove > 0 {
+		text, imp = fmt.Sprintf("%s new", thousands(int64(v.newAbove))), widget.HighImportance
+	}
+	if v.Newest.Text != text || v.Newest.Importance != imp {
+		v.Newest.Text, v.Newest.Importance = text, imp
+		v.Newest.Refresh()
 	}
 }
 
@@ -250,7 +425,9 @@ func (v *deliveriesView) setBadges(b map[int64]forward.Badge) {
 // read: the attempt is the row's new latest).
 func (v *deliveriesView) attemptsDone(attempts []*forward.Attempt) {
 	for _, a := range attempts {
-		v.badges[a.DeliveryID] = a.Badge()
+		if _, ok := v.model.find(a.DeliveryID); ok {
+			v.badges[a.DeliveryID] = a.Badge()
+		}
 	}
 	v.List.Refresh()
 }
@@ -271,6 +448,7 @@ func (v *deliveriesView) reloadBadges() {
 func (v *deliveriesView) refreshList() {
 	v.List.Refresh()
 	v.refreshCounts()
+	v.refreshNewest()
 	noRows := len(v.model.rows) == 0 && !v.model.loading
 	everEmpty := noRows && filterEmpty(v.model.filter) && v.win.stats.Deliveries == 0
 	var want fyne.CanvasObject = v.split
@@ -290,43 +468,64 @@ func (v *deliveriesView) refreshList() {
 	}
 }
 
+// refreshCounts says how many deliveries the list holds. Without a
+// filter that is the store's count, the header's: both read one number.
 func (v *deliveriesView) refreshCounts() {
-	n := len(v.model.rows)
+	var text string
 	switch {
-	case v.model.total < 0:
-		v.CountLabel.SetText(fmt.Sprintf("%d shown", n))
 	case filterEmpty(v.model.filter):
-		v.CountLabel.SetText(fmt.Sprintf("%s deliveries", thousands(v.model.total)))
+		text = plural(int(v.win.stats.Deliveries), "delivery", "deliveries")
+	case v.model.total < 0:
+		text = fmt.Sprintf("%d shown", len(v.model.rows))
 	default:
-		v.CountLabel.SetText(fmt.Sprintf("%s of %s match", thousands(v.model.total), thousands(v.win.stats.Deliveries)))
+		text = fmt.Sprintf("%s of %s match", thousands(v.model.total), thousands(v.win.stats.Deliveries))
 	}
-}
-
-// reselect keeps the selection on the same delivery after rows moved.
-func (v *deliveriesView) reselect() {
-	if v.selectedID == 0 {
-		return
-	}
-	if i, ok := v.model.find(v.selectedID); ok {
-		v.List.selecting = true
-		v.List.Select(i)
-		v.List.selecting = false
-	} else {
-		v.List.UnselectAll()
+	if v.CountLabel.Text != text {
+		v.CountLabel.SetText(text)
 	}
 }
 
 // selectIndex shows row i in the detail pane.
 func (v *deliveriesView) selectIndex(i int) {
-	if i < 0 || i >= len(v.model.rows) {
-		return
+	if i >= 0 && i < len(v.model.rows) {
+		v.selectID(v.model.rows[i].ID)
 	}
-	id := v.model.rows[i].ID
+}
+
+// tapRow selects the delivery a tapped row shows. It goes by the row's
+// delivery, not its index: during a flood the rows follow the newest once
+// a second, so the model's row at that index may already be another one.
+func (v *deliveriesView) tapRow(id int64) {
+	v.win.trace.selected(id)
+	if c := fyne.CurrentApp().Driver().CanvasForObject(v.List); c != nil {
+		c.Focus(v.List) // the arrow keys move from here
+	}
+	v.selectID(id)
+}
+
+// selectID shows delivery id in the detail pane and marks its row; no
+// list refresh (which sets every visible row again).
+func (v *deliveriesView) selectID(id int64) {
 	if id == v.selectedID {
 		return
 	}
 	v.selectedID = id
+	v.showSelection()
 	v.Detail.load(id)
+}
+
+// showSelection marks the row of the selected delivery, if it is in view.
+func (v *deliveriesView) showSelection() {
+	for _, r := range v.rowViews {
+		r.setSelected(r.shown != 0 && r.shown == v.selectedID)
+	}
+}
+
+// unselect empties the detail pane.
+func (v *deliveriesView) unselect() {
+	v.selectedID = 0
+	v.Detail.clear()
+	v.showSelection()
 }
 
 // move selects the previous (-1) or next (+1) row.
@@ -338,7 +537,7 @@ func (v *deliveriesView) move(delta int) {
 	if i < 0 || i >= len(v.model.rows) {
 		return
 	}
-	v.List.Select(i)
+	v.selectIndex(i)
 	v.List.ScrollTo(i)
 }
 
@@ -346,12 +545,12 @@ func (v *deliveriesView) move(delta int) {
 // delivery hidden by the filters is still shown in the detail pane.
 func (v *deliveriesView) open(id int64) {
 	if i, ok := v.model.find(id); ok {
-		v.List.Select(i)
+		v.selectIndex(i)
 		v.List.ScrollTo(i)
 		return
 	}
-	v.List.UnselectAll()
 	v.selectedID = id
+	v.showSelection()
 	v.Detail.load(id)
 }
 
@@ -360,13 +559,10 @@ func (v *deliveriesView) removed(ids ...int64) {
 	v.model.remove(ids...)
 	for _, id := range ids {
 		if id == v.selectedID {
-			v.selectedID = 0
-			v.List.UnselectAll()
-			v.Detail.clear()
+			v.unselect()
 		}
 	}
 	v.refreshList()
-	v.reselect()
 }
 
 // copySelectedBody is Ctrl+C outside a text field.
@@ -381,30 +577,40 @@ func (v *deliveriesView) copySelectedBody() {
 type rowList struct {
 	widget.List
 	v *deliveriesView
-	// selecting marks a Select made by reselect, which must not reload the detail.
-	selecting bool
 }
 
 func newRowList(v *deliveriesView) *rowList {
 	l := &rowList{v: v}
 	l.Length = func() int { return len(v.model.rows) }
-	l.CreateItem = func() fyne.CanvasObject { return newRowView() }
+	l.CreateItem = func() fyne.CanvasObject {
+		r := newRowView()
+		r.onTap = v.tapRow
+		v.rowViews = append(v.rowViews, r)
+		return r
+	}
 	l.UpdateItem = func(i widget.ListItemID, o fyne.CanvasObject) {
 		if i < len(v.model.rows) {
 			s := v.model.rows[i]
 			b, has := v.badges[s.ID]
-			o.(*rowView).set(s)
+			o.(*rowView).set(s, v.model.filter, s.ID == v.selectedID)
 			o.(*rowView).forward.set(forwardLook(b, has, v.win.forwardOff()))
+		}
+		if i == 0 && v.newAbove > 0 && l.GetScrollOffset() < v.rowStride() {
+			// Scrolled back up to the newest: nothing new is out of view.
+			v.newAbove = 0
+			v.refreshNewest()
 		}
 		if v.model.needMore(i) {
 			v.loadMore()
 		}
 	}
 	l.OnSelected = func(i widget.ListItemID) {
-		if l.selecting {
-			return
+		if i >= 0 && i < len(v.model.rows) {
+			v.win.trace.selected(v.model.rows[i].ID)
 		}
 		v.selectIndex(i)
+		// The rows draw the selection by id (selectedID).
+		l.UnselectAll()
 	}
 	l.ExtendBaseWidget(l)
 	return l
@@ -417,6 +623,8 @@ func (l *rowList) TypedKey(ev *fyne.KeyEvent) {
 		l.v.move(-1)
 	case fyne.KeyDown:
 		l.v.move(1)
+	case fyne.KeyHome:
+		l.v.newest()
 	default:
 		l.List.TypedKey(ev)
 	}
@@ -426,6 +634,11 @@ func (l *rowList) TypedKey(ev *fyne.KeyEvent) {
 // problems, path.
 type rowView struct {
 	widget.BaseWidget
+	// selected is the selection's background, shown on the selected row.
+	selected *canvas.Rectangle
+	// shown is the id of the delivery the row shows; onTap selects it.
+	shown    int64
+	onTap    func(id int64)
 	when     *widget.Label
 	sig      *badge
 	dedupe   *badge
@@ -438,6 +651,7 @@ type rowView struct {
 
 func newRowView() *rowView {
 	r := &rowView{
+		selected: canvas.NewRectangle(theme.Color(theme.ColorNameSelection)),
 		when:     widget.NewLabelWithStyle("00:00:00.000", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true}),
 		sig:      newBadge(92),
 		dedupe:   newBadge(0),
@@ -459,7 +673,8 @@ func (r *rowView) CreateRenderer() fyne.WidgetRenderer {
 	top := container.NewBorder(nil, nil, container.NewHBox(r.when, container.NewCenter(r.sig)), nil, r.summary)
 	bottom := container.NewBorder(nil, nil, nil,
 		container.NewHBox(container.NewCenter(r.forward), container.NewCenter(r.dedupe), container.NewCenter(r.problems)), r.path)
-	return widget.NewSimpleRenderer(container.New(&tightVBox{}, top, bottom))
+	r.selected.Hide()
+	return widget.NewSimpleRenderer(container.NewStack(r.selected, container.New(&tightVBox{}, top, bottom)))
 }
 
 // tightVBox stacks rows without the theme's padding between them, so a
@@ -492,8 +707,26 @@ func (tightVBox) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	}
 }
 
-func (r *rowView) set(s storage.Summary) {
-	r.when.SetText(s.ReceivedAt.Local().Format("15:04:05.000"))
+// Tapped selects the delivery the row shows.
+func (r *rowView) Tapped(*fyne.PointEvent) {
+	if r.onTap != nil && r.shown != 0 {
+		r.onTap(r.shown)
+	}
+}
+
+// setSelected shows or hides the selection's background.
+func (r *rowView) setSelected(selected bool) {
+	if selected != r.selected.Visible() {
+		r.selected.FillColor = r.Theme().Color(theme.ColorNameSelection, fyne.CurrentApp().Settings().ThemeVariant())
+		r.selected.Hidden = !selected
+		r.selected.Refresh()
+	}
+}
+
+func (r *rowView) set(s storage.Summary, f storage.Filter, selected bool) {
+	r.shown = s.ID
+	r.setSelected(selected)
+	setText(r.when, s.ReceivedAt.Local().Format("15:04:05.000"))
 	switch {
 	case s.Rejected:
 		r.sig.set("not POST", theme.CancelIcon(), theme.ColorNameDisabled)
@@ -504,7 +737,7 @@ func (r *rowView) set(s storage.Summary) {
 	}
 	r.dedupe.set(dedupeLook(s))
 	r.problems.set(problemsLook(s.Problems))
-	r.summary.SetText(rowSummary(s))
+	setText(r.summary, clipped(rowSummary(s, f)))
 	meta := fmt.Sprintf("#%d  %s %s · %s", s.ID, s.Method, s.Path, humanBytes(s.BodyLength))
 	if s.Status != 0 {
 		meta += fmt.Sprintf(" · %d", s.Status)
@@ -512,11 +745,21 @@ func (r *rowView) set(s storage.Summary) {
 	if s.EventCount > 1 {
 		meta += fmt.Sprintf(" · %d events", s.EventCount)
 	}
-	r.path.SetText(meta)
+	setText(r.path, meta)
 }
 
-// rowSummary is the one line a row shows for a delivery.
-func rowSummary(s storage.Summary) string {
+// setText changes a label's text only when it differs: a list refresh
+// sets every visible row again, and SetText lays the label out anew.
+func setText(l *widget.Label, s string) {
+	if l.Text != s {
+		l.SetText(s)
+	}
+}
+
+// rowSummary is the one line a row shows for a delivery. A batch listed
+// because of a type filter says that type first: its first event may be
+// of another.
+func rowSummary(s storage.Summary, f storage.Filter) string {
 	switch {
 	case s.Rejected:
 		return fmt.Sprintf("%s request rejected (only POST is a delivery)", s.Method)
@@ -530,6 +773,9 @@ func rowSummary(s storage.Summary) string {
 	line := s.FirstSummary
 	if line == "" {
 		line = s.FirstType
+	}
+	if len(f.Types) > 0 && !slices.Contains(f.Types, s.FirstType) {
+		return fmt.Sprintf("%s in a batch of %d events; the first: %s", strings.Join(f.Types, " or "), s.EventCount, line)
 	}
 	if s.EventCount > 1 {
 		line += fmt.Sprintf("  (+%d more)", s.EventCount-1)

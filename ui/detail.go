@@ -86,16 +86,24 @@ type detailView struct {
 	EventsScroll, SigScroll *container.Scroll
 	// DiffView shows a divergent copy's full diff, in a dialog.
 	DiffView *codeView
+	// ValueView shows an event card's long value whole (Show all), in a
+	// dialog: valueDialog while it is open.
+	ValueView   *codeView
+	valueDialog dialog.Dialog
 	// JSONView and RawView are virtualized line lists: only the visible
 	// rows are built, so every line of a body of megabytes is reachable
 	// and opening one costs what a small one does.
 	JSONView *codeView
 	// jsonTab formats the body into JSONView when first shown.
-	jsonTab    *lazyTab
-	RawNote    *widget.Label
-	RawView    *codeView
-	HeaderList *widget.List
-	SigBox     *fyne.Container
+	jsonTab *lazyTab
+	RawNote *widget.Label
+	RawView *codeView
+	// HeadersBox lists the headers as received, each value whole
+	// (wrapped; a long one cut with Show all) beside its Copy button.
+	HeadersBox    *fyne.Container
+	HeadersScroll *container.Scroll
+	headersTab    *lazyTab
+	SigBox        *fyne.Container
 	// Forward is the Forward tab (nil without forwarding).
 	Forward    *forwardPane
 	forwardTab *container.TabItem
@@ -109,6 +117,7 @@ type detailView struct {
 func newDetailView(win *mainWindow) *detailView {
 	d := &detailView{win: win}
 	d.Title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	d.Title.Truncation = fyne.TextTruncateEllipsis
 	d.Meta = widget.NewLabel("")
 	d.Meta.Truncation = fyne.TextTruncateEllipsis
 	d.CopyBody = widget.NewButtonWithIcon("Body", theme.ContentCopyIcon(), d.copyBody)
@@ -123,26 +132,9 @@ func newDetailView(win *mainWindow) *detailView {
 	d.RawNote.Wrapping = fyne.TextWrapWord
 	d.RawNote.Importance = widget.WarningImportance
 	d.RawView = newCodeView(win.copy)
-	d.HeaderList = widget.NewList(
-		func() int { return len(d.headers) },
-		func() fyne.CanvasObject {
-			name := widget.NewLabelWithStyle("X-Service-Signature", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-			val := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-			val.Truncation = fyne.TextTruncateEllipsis
-			btn := widget.NewButtonWithIcon("", theme.ContentCopyIcon(), nil)
-			btn.Importance = widget.LowImportance
-			return container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(190, name.MinSize().Height), name), btn, val)
-		},
-		func(i widget.ListItemID, o fyne.CanvasObject) {
-			if i >= len(d.headers) {
-				return
-			}
-			h := d.headers[i]
-			c := o.(*fyne.Container)
-			c.Objects[0].(*widget.Label).SetText(h.Value)
-			c.Objects[1].(*fyne.Container).Objects[0].(*widget.Label).SetText(h.Name)
-			c.Objects[2].(*widget.Button).OnTapped = func() { d.win.copy(h.Value, "value of "+h.Name) }
-		})
+	d.HeadersBox = container.NewVBox()
+	d.HeadersScroll = container.NewScroll(container.NewPadded(d.HeadersBox))
+	d.headersTab = newLazyTab(d.HeadersScroll)
 	d.SigBox = container.NewVBox()
 	d.EventsScroll = container.NewScroll(container.NewPadded(d.EventsBox))
 	d.SigScroll = container.NewScroll(container.NewPadded(d.SigBox))
@@ -150,13 +142,15 @@ func newDetailView(win *mainWindow) *detailView {
 	d.sigTab = newLazyTab(d.SigScroll)
 	d.DiffView = newCodeView(win.copy)
 	d.DiffView.Find.SetPlaceHolder("Find in diff…")
+	d.ValueView = newCodeView(win.copy)
+	d.ValueView.Find.SetPlaceHolder("Find in this value…")
 	d.jsonTab = newLazyTab(d.JSONView.content)
 
 	d.Tabs = container.NewAppTabs(
 		container.NewTabItem("Events", d.eventsTab),
 		container.NewTabItem("JSON", d.jsonTab),
 		container.NewTabItem("Raw", newLazyTab(container.NewBorder(d.RawNote, nil, nil, nil, d.RawView.content))),
-		container.NewTabItem("Headers", newLazyTab(d.HeaderList)),
+		container.NewTabItem("Headers", d.headersTab),
 		container.NewTabItem("Signature", d.sigTab),
 	)
 	if win.svc.Forward != nil {
@@ -164,8 +158,16 @@ func newDetailView(win *mainWindow) *detailView {
 		d.forwardTab = container.NewTabItem("Forward", d.Forward.content)
 		d.Tabs.Append(d.forwardTab)
 	}
-	actions := container.NewHBox(widget.NewLabel("Copy:"), d.CopyBody, d.CopyPretty, d.CopyCurl, layout.NewSpacer(), newReplayButton(win), d.DeleteButton)
-	head := container.NewVBox(d.Title, d.Meta, actions)
+	// Two rows: what it is, with what to do to it; how it came, with what
+	// to copy. Title and request line are cut at the pane's edge, the
+	// buttons never overlap (the pane is as wide as they need).
+	copies := container.NewHBox(d.CopyBody, d.CopyPretty, d.CopyCurl)
+	head := container.NewVBox(
+		container.NewBorder(nil, nil, nil, container.NewHBox(newReplayButton(win), d.DeleteButton), d.Title),
+		container.NewBorder(nil, nil, nil, copies, d.Meta))
+	if p := win.trace.detailProbe(); p != nil {
+		head.Add(p)
+	}
 	d.pane = container.NewBorder(head, nil, nil, nil, d.Tabs)
 	// The pane never widens the window: long values scroll or wrap inside it.
 	d.placeholder = container.NewCenter(widget.NewLabelWithStyle("Select a delivery to see its events, body, headers and signature.", fyne.TextAlignCenter, fyne.TextStyle{Italic: true}))
@@ -265,16 +267,18 @@ func (d *detailView) show(dat *detailData) {
 			mode = codeJSON
 		}
 		// setText scrolls the JSON and Raw views to their tops.
-		d.jsonTab.update(func() { d.JSONView.setText(catalog.Pretty(del.Body), mode) })
+		d.jsonTab.update(func() { d.JSONView.setFormatted(catalog.Pretty(del.Body), mode, len(del.Body)) })
 		d.showRaw(del, valid)
-		d.EventsScroll.ScrollToTop()
-		d.SigScroll.ScrollToTop()
-		// Before the new rows: ScrollToOffset skips a list whose rows fit,
-		// and has no scroller to move before its first layout.
-		d.HeaderList.ScrollToOffset(0)
+		// A scroll already at its top is left alone: ScrollToTop lays
+		// its content out again (the cards just built, ~5 ms a click).
+		for _, sc := range []*container.Scroll{d.EventsScroll, d.SigScroll, d.HeadersScroll} {
+			if sc.Offset.Y != 0 {
+				sc.ScrollToTop()
+			}
+		}
+		d.headers = del.Headers
+		d.headersTab.update(d.showHeaders)
 	}
-	d.headers = del.Headers
-	d.HeaderList.Refresh()
 	d.sigTab.update(func() { d.showSignature(dat.rec) })
 	if d.Forward != nil {
 		d.showAttempts(del.ID, dat.attempts)
@@ -285,6 +289,7 @@ func (d *detailView) show(dat *detailData) {
 		c.Objects = []fyne.CanvasObject{d.pane}
 		c.Refresh()
 	}
+	d.win.trace.detailShown(del.ID)
 }
 
 // forwardTabTitle is the Forward tab's title: the latest attempt's
@@ -382,6 +387,38 @@ func (d *detailView) showRaw(del *inspector.Delivery, valid bool) {
 	d.RawNote.SetText(strings.Join(append([]string{info}, notes...), "\n"))
 }
 
+// maxHeadersShown bounds the Headers tab's rows (net/http accepts up to
+// 1 MB of headers); Copy as curl has every header.
+const maxHeadersShown = 200
+
+// maxHeaderName is where a header name is cut in the name column.
+const maxHeaderName = 48
+
+// showHeaders lists the delivery's headers in the order received.
+func (d *detailView) showHeaders() {
+	var cells []fyne.CanvasObject
+	for i, h := range d.headers {
+		if i == maxHeadersShown {
+			break
+		}
+		name := h.Name
+		if r := []rune(name); len(r) > maxHeaderName {
+			name = string(r[:maxHeaderName]) + "…"
+		}
+		copyBtn := widget.NewButtonWithIcon("", theme.ContentCopyIcon(), func() { d.win.copy(h.Value, "value of "+h.Name) })
+		copyBtn.Importance = widget.LowImportance
+		cells = append(cells,
+			widget.NewLabelWithStyle(name, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true}),
+			container.NewBorder(nil, nil, nil, copyBtn, d.longText(h.Name, h.Value, true)))
+	}
+	objs := []fyne.CanvasObject{container.New(layout.NewFormLayout(), cells...)}
+	if n := len(d.headers) - maxHeadersShown; n > 0 {
+		objs = append(objs, factLabel(fmt.Sprintf("…and %s more headers, not shown here: Copy as curl has them all.", thousands(int64(n))), widget.WarningImportance))
+	}
+	d.HeadersBox.Objects = objs
+	d.HeadersBox.Refresh()
+}
+
 // hexDump renders b as offset, hex and printable columns.
 func hexDump(b []byte) string {
 	return strings.TrimRight(hex.Dump(b), "\n")
@@ -407,7 +444,7 @@ func (d *detailView) showEvents(dat *detailData) {
 	}
 	if a != nil {
 		if a.HookUUID != "" {
-			hook := widget.NewForm(widget.NewFormItem("hook uuid", selectable(a.HookUUID)))
+			hook := widget.NewForm(widget.NewFormItem("hook uuid", d.cardValue("hook uuid", a.HookUUID)))
 			objs = append(objs, hook)
 			if a.Resend && a.ResendOf != 0 && a.ResendOf != dat.rec.Delivery.ID {
 				objs = append(objs, container.NewBorder(nil, nil, nil, d.link(a.ResendOf),
@@ -454,7 +491,7 @@ func (d *detailView) batchNote(a *inspector.Analysis) fyne.CanvasObject {
 
 func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailData) fyne.CanvasObject {
 	dec := dat.decoded[i]
-	title := ev.Type
+	title := clipped(ev.Type)
 	if title == "" {
 		title = "(event without a type)"
 	}
@@ -466,14 +503,14 @@ func (d *detailView) eventCard(i int, ev inspector.EventAnalysis, dat *detailDat
 	// which made 25 cards take ~0.4 s.
 	var box []fyne.CanvasObject
 	if ev.Summary != "" {
-		box = append(box, factLabel(ev.Summary, widget.MediumImportance))
+		box = append(box, factLabel(clipped(ev.Summary), widget.MediumImportance))
 	}
 	var facts []*widget.FormItem
 	if len(dec.Fields) == 0 {
-		facts = append(facts, widget.NewFormItem("uuid", selectable(ev.UUID)), widget.NewFormItem("generated_at", selectable(ev.GeneratedRaw)))
+		facts = append(facts, widget.NewFormItem("uuid", d.cardValue("uuid", ev.UUID)), widget.NewFormItem("generated_at", d.cardValue("generated_at", ev.GeneratedRaw)))
 	}
 	for _, f := range dec.Fields {
-		facts = append(facts, widget.NewFormItem(f.Label, selectable(f.Value)))
+		facts = append(facts, widget.NewFormItem(f.Label, d.cardValue(f.Label, f.Value)))
 	}
 
 	// Dedupe facts.
@@ -536,9 +573,9 @@ func (d *detailView) changesBox(ev inspector.EventAnalysis, diff []inspector.JSO
 			lines = append(lines, factLabel(fmt.Sprintf("…and %d more changes: see the full diff.", len(diff)-n), widget.MediumImportance))
 			break
 		}
-		text := c.String()
-		if r := []rune(text); len(r) > maxChangeText {
-			text = string(r[:maxChangeText]) + "…"
+		text, cut := clipText(c.String(), cardValueLines, maxChangeText)
+		if cut {
+			text += "…"
 		}
 		l := widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 		l.Wrapping = fyne.TextWrapWord
@@ -567,7 +604,8 @@ func (d *detailView) showFullDiff(uuid string, first firstCopy, raw json.RawMess
 		return func() {
 			d.DiffView.setText([]byte(text), codeDiff)
 			dlg := dialog.NewCustom("Event "+uuid+": full diff", "Close", d.DiffView.content, d.win.w)
-			dlg.Resize(fyne.NewSize(900, 620))
+			cs := d.win.w.Canvas().Size()
+			dlg.Resize(fyne.NewSize(min(900, cs.Width-40), min(620, cs.Height-40)))
 			dlg.Show()
 		}
 	})

@@ -9,6 +9,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
@@ -226,7 +227,7 @@ func addLong(s *fakeStore) {
 		for i := range 60 {
 			r.Delivery.Headers = append(r.Delivery.Headers, inspector.Header{Name: fmt.Sprintf("X-Extra-%d", i), Value: "v"})
 		}
-		r.Analysis.Signature.Expected = []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+		r.Analysis.Signature.Expected = strings.Split("abcdefghijklmnop", "")
 		r.Delivery.Body = bytes.Repeat([]byte("line\n"), 500)
 	})
 }
@@ -242,7 +243,7 @@ func TestEachDeliveryOpensAtItsTop(t *testing.T) {
 		"Events":    func() float32 { return d.EventsScroll.Offset.Y },
 		"JSON":      func() float32 { return d.JSONView.List.GetScrollOffset() },
 		"Raw":       func() float32 { return d.RawView.List.GetScrollOffset() },
-		"Headers":   func() float32 { return d.HeaderList.GetScrollOffset() },
+		"Headers":   func() float32 { return d.HeadersScroll.Offset.Y },
 		"Signature": func() float32 { return d.SigScroll.Offset.Y },
 	}
 	scrollDown := func() {
@@ -256,7 +257,7 @@ func TestEachDeliveryOpensAtItsTop(t *testing.T) {
 			case "Raw":
 				d.RawView.List.ScrollToBottom()
 			case "Headers":
-				d.HeaderList.ScrollToBottom()
+				d.HeadersScroll.ScrollToBottom()
 			case "Signature":
 				d.SigScroll.ScrollToBottom()
 			}
@@ -323,5 +324,48 @@ func TestDivergentCopyShowsWhatChangedAsPaths(t *testing.T) {
 		if !strings.Contains(diff, want) {
 			t.Fatalf("full diff lacks %q:\n%s", want, diff)
 		}
+	}
+}
+
+// TestHeadersShowWholeValues: the Headers tab shows X-Service-Signature's
+// 64 hex digits whole (it cut them with "…"), wrapped to the pane.
+func TestHeadersShowWholeValues(t *testing.T) {
+	sig := strings.Repeat("0123456789abcdef", 4)
+	h := newHarness(t, func(s *fakeStore) {
+		s.add("media.created", "created", inspector.SignatureValid, func(r *inspector.Record) {
+			r.Delivery.Headers[1].Value = sig
+		})
+	})
+	h.win.w.Resize(fyne.NewSize(960, 640))
+	d := h.win.deliveries.Detail
+	h.win.deliveries.List.Select(0)
+	d.Tabs.SelectIndex(3)
+	var found *widget.Label
+	walk(d.HeadersBox, func(o fyne.CanvasObject) {
+		if l, ok := o.(*widget.Label); ok && l.Text == sig {
+			found = l
+		}
+	})
+	if found == nil {
+		t.Fatalf("no label holds the whole signature: %q", labelTexts(d.HeadersBox))
+	}
+	if found.Truncation != fyne.TextTruncateOff || found.Wrapping == fyne.TextWrapOff {
+		t.Fatalf("the signature is cut (truncation %v, wrapping %v)", found.Truncation, found.Wrapping)
+	}
+}
+
+// TestFormattedTextSaysItsReceivedSize: the app's 11-byte answer,
+// pretty-printed, is said to be 11 B (it said 17 B, the formatted size).
+func TestFormattedTextSaysItsReceivedSize(t *testing.T) {
+	test.NewTempApp(t)
+	v := newCodeView(func(string, string) {})
+	raw := []byte(`{"ok":true}`)
+	v.setFormatted(catalog.Pretty(raw), codeJSON, len(raw))
+	if !strings.HasPrefix(v.Info.Text, "11 B as received") {
+		t.Fatalf("footer %q, want the received size first", v.Info.Text)
+	}
+	v.setText(raw, codePlain)
+	if !strings.HasPrefix(v.Info.Text, "11 B · 1 line") {
+		t.Fatalf("footer of unformatted text %q", v.Info.Text)
 	}
 }

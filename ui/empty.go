@@ -74,7 +74,8 @@ func newEmptyState(win *mainWindow) *emptyState {
 	icon.FillMode = canvas.ImageFillContain
 	icon.SetMinSize(fyne.NewSquareSize(72))
 	box := container.NewVBox(container.NewCenter(icon), title, widget.NewSeparator(), one, widget.NewSeparator(), two)
-	e.content = container.NewCenter(container.NewGridWrap(fyne.NewSize(680, 520), box))
+	// It scrolls in a window lower than it: its height is not the window's minimum.
+	e.content = container.NewVScroll(container.NewCenter(container.NewGridWrap(fyne.NewSize(680, 520), box)))
 	return e
 }
 

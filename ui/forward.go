@@ -27,7 +27,7 @@ const (
 )
 
 // forwardPlaceholder is the Forward to field's hint.
-const forwardPlaceholder = "your app's URL, e.g. http://localhost:3000/webhooks (Enter applies)"
+const forwardPlaceholder = "your app's URL, e.g. http://localhost:3000/webhooks (Enter turns it on)"
 
 // displayForward is the Forward to field as shown: every route's target
 // with its credentials redacted (Route.Name), so a password typed into a
@@ -74,6 +74,9 @@ type forwardRow struct {
 	downSince map[string]time.Time
 	// err is why the saved configuration does not forward.
 	err error
+	// refused is why the last change was not applied (nothing changed);
+	// it is said under the field, once, until the next change.
+	refused error
 
 	row fyne.CanvasObject
 }
@@ -83,9 +86,17 @@ func newForwardRow(win *mainWindow) *forwardRow {
 	f.Field = widget.NewEntry()
 	f.Field.SetPlaceHolder(forwardPlaceholder)
 	f.Field.TextStyle = fyne.TextStyle{Monospace: true}
-	f.Field.OnSubmitted = func(string) { f.apply() }
+	// Enter means "forward there": it turns forwarding on (off when the
+	// field was emptied).
+	f.Field.OnSubmitted = func(string) {
+		f.quiet = true
+		f.On.SetChecked(len(forwardSpecs(f.field())) > 0)
+		f.quiet = false
+		f.apply()
+	}
 	f.Field.OnChanged = func(string) {
 		if !f.quiet {
+			f.refused = nil // being fixed
 			f.refresh()
 		}
 	}
@@ -172,14 +183,27 @@ func (f *forwardRow) apply() {
 		set.ForwardMode = string(forward.ModePassThrough)
 	}
 	if set.ForwardOn && len(forwardSpecs(set.ForwardTo)) == 0 {
-		f.quiet = true
-		f.On.SetChecked(false)
-		f.quiet = false
-		f.win.showError(fmt.Errorf("forward: type your app's URL first, for example http://localhost:3000/webhooks"))
+		f.refuse(fmt.Errorf("type your app's URL first, for example http://localhost:3000/webhooks"))
 		f.win.w.Canvas().Focus(f.Field)
 		return
 	}
 	f.win.setForward(set)
+}
+
+// refuse says under the field why a change was not applied, and puts the
+// switch and the mode back as they are: nothing was turned on.
+func (f *forwardRow) refuse(err error) {
+	f.refused = err
+	saved := f.win.settings
+	f.quiet = true
+	f.On.SetChecked(saved.ForwardOn)
+	mode := modeAckLabel
+	if forward.Mode(saved.ForwardMode) == forward.ModePassThrough {
+		mode = modePassThroughLabel
+	}
+	f.Mode.SetSelected(mode)
+	f.quiet = false
+	f.refresh()
 }
 
 // refresh shows forwarding's state: off, on (and how), down, or what is
@@ -196,13 +220,20 @@ func (f *forwardRow) refresh() {
 			down = append(down, rs.DownText(now))
 		}
 	}
+	_, stopped := w.receiverState()
 	switch {
-	case f.err != nil:
-		f.State.set("not forwarding", theme.ErrorIcon(), theme.ColorNameError)
+	case f.refused != nil:
+		f.State.set("not applied", theme.ErrorIcon(), theme.ColorNameError)
 	case f.edited():
 		f.State.set("press Enter to apply", theme.InfoIcon(), theme.ColorNamePrimary)
+	case f.err != nil:
+		f.State.set("not forwarding", theme.ErrorIcon(), theme.ColorNameError)
 	case !set.ForwardOn || set.ForwardTo == "":
 		f.State.set("forwarding off", theme.MediaStopIcon(), theme.ColorNameDisabled)
+	case stopped != nil:
+		// The badges describe this window's receiver: nothing arrives
+		// here to forward, whatever another process on the store does.
+		f.State.set("idle: receiver stopped", theme.MediaPauseIcon(), theme.ColorNameWarning)
 	case len(down) > 0:
 		f.State.set("app down", theme.ErrorIcon(), theme.ColorNameError)
 	default:
@@ -214,6 +245,9 @@ func (f *forwardRow) refresh() {
 	}
 	if f.err != nil {
 		down = append([]string{"Not forwarding: " + f.err.Error()}, down...)
+	}
+	if f.refused != nil {
+		down = append([]string{"Not applied, nothing changed: " + f.refused.Error()}, down...)
 	}
 	if len(down) == 0 {
 		f.Down.Hide()
@@ -287,9 +321,7 @@ func (m *mainWindow) setForward(set Settings) {
 	}
 	cfg, err := set.forwardConfig()
 	if err != nil {
-		m.showError(fmt.Errorf("forward: %w", err))
-		m.header.Forward.err = err
-		m.header.Forward.refresh()
+		m.header.Forward.refuse(err)
 		return
 	}
 	m.bridge.Go(func() func() {
@@ -298,12 +330,10 @@ func (m *mainWindow) setForward(set Settings) {
 		return func() {
 			f := m.header.Forward
 			if err != nil {
-				f.err = err
-				f.refresh()
-				m.showError(fmt.Errorf("forward: %w", err))
+				f.refuse(err)
 				return
 			}
-			f.err = nil
+			f.err, f.refused = nil, nil
 			f.reset(status)
 			m.settings.ForwardTo, m.settings.ForwardOn, m.settings.ForwardMode = set.ForwardTo, set.ForwardOn, set.ForwardMode
 			if err := saveSettings(context.Background(), m.svc.Store, m.settings); err != nil {
@@ -324,6 +354,21 @@ func (m *mainWindow) setForward(set Settings) {
 			}
 		}
 	})
+}
+
+// forwardTarget is the URL of the Forward to field's first route, ""
+// when there is none or it carries credentials (which a replay field
+// would show).
+func (m *mainWindow) forwardTarget() string {
+	for _, spec := range forwardSpecs(m.settings.ForwardTo) {
+		if r, err := forward.ParseRoute(spec); err == nil {
+			if t := r.Target.String(); r.TargetName() == t {
+				return t
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // forwardEvents applies what the forwarder reported: badges, the Forward
@@ -396,8 +441,9 @@ type forwardPane struct {
 	Again *widget.Button
 	// Route is "All routes" or one route.
 	Route *widget.Select
-	// Note says what the list shows (or why it is empty).
-	Note *widget.Label
+	// Count says how many attempts the list shows, or in a word why
+	// there are none; Note explains the latter (hidden with attempts).
+	Count, Note *widget.Label
 	// List has one line per attempt, newest first.
 	List *widget.List
 	// Info is the selected attempt in words: target, outcome, error.
@@ -427,8 +473,9 @@ const attemptRowsShown = 3
 // attemptLayout stacks the attempts list, the chosen attempt's words and
 // the app's answer with no divider to drag: the list is as tall as its
 // rows (at most attemptRowsShown), the words as tall as they wrap to
-// (scrolling past half the height left when the answer needs more), and
-// the answer takes the rest.
+// (scrolling when the answer needs the room for its first answerRowsKept
+// lines, down to a quarter of the height left), and the answer takes the
+// rest.
 type attemptLayout struct{ p *forwardPane }
 
 func (l attemptLayout) heights(width, height float32) (list, info float32) {
@@ -442,10 +489,17 @@ func (l attemptLayout) heights(width, height float32) (list, info float32) {
 	p.info.Resize(fyne.NewSize(width, p.info.MinSize().Height))
 	need := p.info.MinSize().Height
 	rest := height - list - 2*pad
-	body := p.Body.content.MinSize().Height + float32(max(p.Body.Rows()-1, 0))*(p.Body.List.CreateItem().MinSize().Height+sep)
-	info = min(need, max(rest/2, rest-body))
+	// The answer keeps room for its first answerRowsKept lines; the
+	// words and headers get the rest (scrolling), at least a quarter.
+	kept := min(max(p.Body.Rows(), 1), answerRowsKept)
+	body := p.Body.content.MinSize().Height + float32(kept-1)*(p.Body.List.CreateItem().MinSize().Height+sep)
+	info = min(need, max(rest/4, rest-body))
 	return list, max(info, 0)
 }
+
+// answerRowsKept is how many lines of the app's answer the Forward pane
+// keeps in view before it gives the attempt's words and headers room.
+const answerRowsKept = 8
 
 func (l attemptLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	p := l.p
@@ -540,6 +594,8 @@ func newForwardPane(d *detailView) *forwardPane {
 	p.Route = widget.NewSelect([]string{allRoutes}, nil)
 	p.Route.SetSelected(allRoutes)
 	p.Again = widget.NewButtonWithIcon("Forward again", theme.MailForwardIcon(), p.again)
+	p.Count = widget.NewLabel("")
+	p.Count.Truncation = fyne.TextTruncateEllipsis
 	p.Note = widget.NewLabel("")
 	p.Note.Wrapping = fyne.TextWrapWord
 	p.List = widget.NewList(func() int { return len(p.attempts) },
@@ -559,8 +615,9 @@ func newForwardPane(d *detailView) *forwardPane {
 	p.Body.Find.SetPlaceHolder("Find in the app's answer…")
 	// What the list shows and Forward again share a row: the height
 	// goes to the attempt.
-	top := container.NewBorder(nil, nil, nil,
-		container.NewHBox(widget.NewLabel("Forward again to"), p.Route, p.Again), p.Note)
+	top := container.NewVBox(
+		container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewLabel("Forward again to"), p.Route, p.Again), p.Count),
+		p.Note)
 	p.info = container.New(infoColumns{}, p.Info, p.Headers)
 	p.infoScroll = container.NewVScroll(p.info)
 	p.attempt = container.New(attemptLayout{p}, p.List, p.infoScroll, p.Body.content)
@@ -616,15 +673,21 @@ func (p *forwardPane) refreshControls() {
 		p.Route.Disable()
 	}
 	n := len(p.attempts)
+	p.Note.Show()
 	switch {
 	case n > 0:
-		p.Note.SetText(plurals.Count(n, "attempt", "attempts") + ", newest first")
+		p.Count.SetText(plurals.Count(n, "attempt", "attempts") + ", newest first")
+		p.Note.SetText("")
+		p.Note.Hide()
 	case on && w.deliveries.badges[p.id].State == forward.BadgeQueued:
-		p.Note.SetText("Queued: it waits for your app, behind the deliveries received before it; it goes as soon as your app answers.")
+		p.Count.SetText("Queued")
+		p.Note.SetText("It waits for your app, behind the deliveries received before it; it goes as soon as your app answers.")
 	case on:
-		p.Note.SetText("Not forwarded: it arrived while forwarding was off. Forward again sends it now.")
+		p.Count.SetText("Not forwarded")
+		p.Note.SetText("It arrived while forwarding was off. Forward again sends it now.")
 	default:
-		p.Note.SetText("Not forwarded: forwarding is off. Type your app's URL in the header's Forward to field and turn it on.")
+		p.Count.SetText("Not forwarded")
+		p.Note.SetText("Forwarding is off. Type your app's URL in the header's Forward to field and turn it on.")
 	}
 }
 
@@ -657,7 +720,7 @@ func (p *forwardPane) show(i int) {
 	if json.Valid(body) && jsonLooking(body) {
 		body, mode = catalog.Pretty(body), codeJSON
 	}
-	p.Body.setText(body, mode)
+	p.Body.setFormatted(body, mode, len(a.ResponseBody))
 }
 
 // again forwards the delivery once more to the chosen route(s).
@@ -696,15 +759,17 @@ func (p *forwardPane) again() {
 	})
 }
 
-// attemptLine is one attempt in the list: "#2  14:03:05.120  ack
-// localhost:3000  → 500 in 12 ms (attempt 2, next in 2 s)".
+// attemptLine is one attempt in the list, its outcome first so that a
+// narrow pane cuts the least of it: "→ 500 in 12 ms (attempt 2, next in
+// 2 s) · 14:03:05.120 · ack · localhost:3000". The chosen attempt is said
+// whole below the list.
 func attemptLine(a *forward.Attempt) string {
 	host := a.Target
 	if u, err := url.Parse(a.Target); err == nil && u.Host != "" {
 		host = u.Host
 	}
 	// "next in" as it was planned when the attempt ended.
-	return fmt.Sprintf("%s  %-12s %s  → %s", a.StartedAt.Local().Format("15:04:05.000"), a.Kind, host, a.Short(a.StartedAt.Add(a.Latency)))
+	return fmt.Sprintf("→ %s · %s · %s · %s", a.Short(a.StartedAt.Add(a.Latency)), a.StartedAt.Local().Format("15:04:05.000"), a.Kind, host)
 }
 
 // attemptDetail is what an attempt recorded, in words: not its headers

@@ -33,8 +33,10 @@ type headerView struct {
 	AnswerMode   *widget.Button
 	Secrets      *badge
 	SecretButton *widget.Button
-	Counts       *widget.Label
-	SendTest     *widget.Button
+	// Counts are the store's totals, shown at the right of the window's
+	// status bar.
+	Counts   *widget.Label
+	SendTest *widget.Button
 	// Forward is the Forward to row (nil without forwarding).
 	Forward *forwardRow
 
@@ -81,14 +83,16 @@ func newHeaderView(win *mainWindow) *headerView {
 		return widget.NewLabelWithStyle(s, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
 	}
 	// Each URL row says whether that URL works (the receiver's state and
-	// answer mode, the tunnel's state) beside it, so the line below keeps
-	// room for the secrets, the counts and the test button.
+	// answer mode, the tunnel's state) beside it, with what goes with it:
+	// the local URL is where Send test deliveries posts; the public one and
+	// the webhook's Secret Key are what the service's settings need. Three
+	// rows: the window keeps its height for the deliveries.
 	rows := []fyne.CanvasObject{
 		label("Local"), container.NewBorder(nil, nil, nil,
-			container.NewHBox(container.NewCenter(h.Receiver), h.AnswerMode, h.CopyLocal, h.FreePort), h.LocalURL),
+			container.NewHBox(container.NewCenter(h.Receiver), h.AnswerMode, h.CopyLocal, h.FreePort, h.SendTest), h.LocalURL),
 		label("Public"), container.NewBorder(nil, nil, nil,
 			// At the top: a reason wrapping over lines leaves the buttons their size.
-			container.NewVBox(container.NewHBox(container.NewCenter(h.TunnelState), h.TunnelLog, h.CopyPublic, h.TunnelButton)), h.PublicURL),
+			container.NewVBox(container.NewHBox(container.NewCenter(h.TunnelState), h.TunnelLog, h.CopyPublic, h.TunnelButton, widget.NewSeparator(), container.NewCenter(h.Secrets), h.SecretButton)), h.PublicURL),
 	}
 	// Forward to sits beside the URLs the service posts to: where the
 	// deliveries go next.
@@ -100,12 +104,9 @@ func newHeaderView(win *mainWindow) *headerView {
 	}
 	urls := container.New(layout.NewFormLayout(), rows...)
 	h.LocalURL.Truncation = fyne.TextTruncateEllipsis
-	h.Counts.Truncation = fyne.TextTruncateEllipsis
 	h.Counts.Alignment = fyne.TextAlignTrailing
-	status := container.NewBorder(nil, nil,
-		container.NewHBox(container.NewCenter(h.Secrets), h.SecretButton),
-		h.SendTest, h.Counts)
-	h.content = container.NewVBox(container.NewPadded(container.NewVBox(urls, down, status)), widget.NewSeparator())
+	h.Counts.SizeName = theme.SizeNameCaptionText
+	h.content = container.NewVBox(container.NewPadded(container.NewVBox(urls, down)), widget.NewSeparator())
 	if win.svc.Tunnel == nil {
 		h.TunnelButton.Hide()
 	}
@@ -139,8 +140,18 @@ func (h *headerView) refresh() {
 	if h.Forward != nil {
 		h.Forward.refresh()
 	}
-	s := w.stats
-	h.Counts.SetText(fmt.Sprintf("%s deliveries · %s events · %s invalid · %s duplicates", thousands(s.Deliveries), thousands(s.Events), thousands(s.InvalidSignatures), thousands(s.Duplicates)))
+	h.refreshCounts()
+}
+
+// refreshCounts shows the store's counts; a batch of live deliveries
+// changes only them.
+func (h *headerView) refreshCounts() {
+	s := h.win.stats
+	text := fmt.Sprintf("%s · %s · %s invalid · %s", plural(int(s.Deliveries), "delivery", "deliveries"), plural(int(s.Events), "event", "events"), thousands(s.InvalidSignatures), plural(int(s.Duplicates), "duplicate", "duplicates"))
+	if h.Counts.Text != text {
+		h.Counts.SetText(text)
+		h.win.trace.countsShown(s.Deliveries)
+	}
 }
 
 // showURL shows a URL in l (monospace, one line, cut at the edge) or, when

@@ -105,8 +105,10 @@ func (m *listModel) applyLive(gen int, ids []int64, matching []storage.Summary) 
 		i, ok := m.find(s.ID)
 		switch {
 		case ok:
-			m.rows[i] = s
-			changed = true
+			if m.rows[i] != s {
+				m.rows[i] = s
+				changed = true
+			}
 		case i < len(m.rows) || m.exhausted || len(m.rows) == 0 || i == 0:
 			// Inside the loaded range (or newer than everything): it
 			// belongs here. Older than the loaded pages: paging brings it.
@@ -130,6 +132,24 @@ func (m *listModel) applyLive(gen int, ids []int64, matching []storage.Summary) 
 		}
 	}
 	return changed
+}
+
+// applyNewest merges the newest matching rows (up to limit, newest
+// first) read after the store changed: new ones are inserted, changed
+// ones replaced. A full page older ids than the newest loaded one cannot
+// fill means deliveries in between were not read: the list starts over
+// from this page. It reports whether anything changed.
+func (m *listModel) applyNewest(gen int, page []storage.Summary, limit int) bool {
+	if gen != m.gen {
+		return false
+	}
+	if n := len(page); n == limit && len(m.rows) > 0 && page[n-1].ID > m.rows[0].ID {
+		m.rows = append([]storage.Summary(nil), page...)
+		m.exhausted = false
+		m.total = -1
+		return true
+	}
+	return m.applyLive(gen, nil, page)
 }
 
 // remove drops deleted deliveries.

@@ -322,6 +322,9 @@ func (t *oauthTab) callbackArrived(f *oauthflow.Flow, res *oauthflow.CallbackRes
 		return
 	}
 	v.Waiting.SetText("Callback received.")
+	// Replaces what the status line said while waiting (a browser that
+	// could not be opened, say): the flow has moved on.
+	t.m.showStatus("The callback arrived: the service granted the authorization.")
 	v.CallbackCard.set(stepDone)
 	v.enable()
 	if v.AutoExchange.Checked {

@@ -246,10 +246,11 @@ func (v *oauthProfilesView) persist(p oauthflow.Profile, done func()) {
 	old := v.selected
 	v.t.run(func() func() {
 		err := store.SaveProfile(context.Background(), p)
+		var derr error
 		if err == nil && old != "" && old != p.Name {
 			// A rename: the editor edits one profile, so the old name goes.
 			if _, lerr := store.LoadProfile(context.Background(), old); lerr == nil {
-				_ = store.DeleteProfile(context.Background(), old)
+				derr = store.DeleteProfile(context.Background(), old)
 			}
 		}
 		return func() {
@@ -260,6 +261,11 @@ func (v *oauthProfilesView) persist(p oauthflow.Profile, done func()) {
 			v.selected = p.Name
 			v.t.profileChosen(p)
 			v.reload(p.Name)
+			if derr != nil {
+				// Both profiles exist now: say so rather than the rename.
+				v.t.m.showError(fmt.Errorf("saved OAuth profile %q, but the old profile %q is still there (delete it in the list): %w", p.Name, old, derr))
+				return
+			}
 			if done != nil {
 				done()
 			}

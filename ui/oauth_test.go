@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/sandbox"
@@ -615,5 +617,44 @@ func TestOAuthPanesOpenAtTheirTop(t *testing.T) {
 	h.tab.profileChosen(oauthflow.Profile{Name: "other", BaseURL: "https://api.example.com"})
 	if y := st.scroll.Offset.Y; y != 0 {
 		t.Fatalf("another profile's steps opened scrolled to %.0f, want the first step", y)
+	}
+}
+
+// TestOAuthProgressReplacesTheBrowserError: "could not open the browser"
+// is not left in red in the status line once the flow went on without it.
+func TestOAuthProgressReplacesTheBrowserError(t *testing.T) {
+	h := newOAuthHarnessDB(t)
+	h.startSandbox(t)
+	h.authorize(t)
+	h.tab.m.showError(errors.New("open the browser: exec: \"xdg-open\": executable file not found in $PATH; copy the URL instead"))
+	h.deliver(t, h.browse(t, sandbox.NewBrowser("owner@example.com", "owner")))
+	if st := h.tab.m.Status; st.Importance == widget.DangerImportance || strings.Contains(st.Text, "xdg-open") {
+		t.Fatalf("after the callback the status line still says %q", st.Text)
+	}
+}
+
+// stuckDeleteStore refuses to delete profiles.
+type stuckDeleteStore struct{ *memOAuthStore }
+
+func (stuckDeleteStore) DeleteProfile(context.Context, string) error {
+	return errors.New("database is locked")
+}
+
+// TestOAuthRenameThatKeepsTheOldProfileSaysSo: a rename whose removal of
+// the old name fails says that both profiles are there (it was silent).
+func TestOAuthRenameThatKeepsTheOldProfileSaysSo(t *testing.T) {
+	h := newOAuthHarness(t)
+	h.tab.store = stuckDeleteStore{newMemOAuthStore()}
+	p := h.tab.profiles
+	test.Tap(p.New)
+	p.Name.SetText("acme")
+	p.BaseURL.SetText("https://api.example.com")
+	p.ClientID.SetText("cid")
+	p.RedirectURI.SetText("http://127.0.0.1:9/callback")
+	test.Tap(p.Save)
+	p.Name.SetText("acme-2")
+	test.Tap(p.Save)
+	if st := h.win.Status; st.Importance != widget.DangerImportance || !strings.Contains(st.Text, `old profile "acme" is still there`) {
+		t.Fatalf("status after a rename that kept the old profile: %q", st.Text)
 	}
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -186,5 +187,83 @@ func TestForwardPaneShowsTheWholeAnswer(t *testing.T) {
 	line := p.Body.List.CreateItem().MinSize().Height
 	if shown := int((p.Body.List.Size().Height + sep) / (line + sep)); shown < p.Body.Rows() {
 		t.Errorf("the answer shows %d of its %d lines (%.0f px)", shown, p.Body.Rows(), p.Body.List.Size().Height)
+	}
+}
+
+// longAnswer is an app's answer of 14 lines pretty-printed.
+const longAnswer = `{"ok": true, "received": 12, "types": ["media.created"], "queued_jobs": 1, "handler": {"name": "webhooks#create", "duration_ms": 3.2, "db_queries": 2}, "warnings": ["signature not checked in development", "duplicate detection is off"]}`
+
+// TestForwardPaneKeepsEightLinesWhileTheAppIsDown: at 1280×800, with the
+// "app down" line under the header, an earlier answer shows at least 8
+// lines (it showed one).
+func TestForwardPaneKeepsEightLinesWhileTheAppIsDown(t *testing.T) {
+	app := startTestApp(t, "127.0.0.1:0")
+	app.body = []byte(longAnswer)
+	set := DefaultSettings()
+	set.ForwardTo, set.ForwardOn = "http://"+app.addr+"/webhooks", true
+	h := newForwardHarness(t, set)
+	h.app.Settings().SetTheme(newHouseTheme())
+	h.win.w.Resize(fyne.NewSize(1280, 800))
+	h.post(t, "media.created")
+	h.waitFor(t, "forwarded", func() bool { return allEqual(h.rowBadges(), "→ 200", 1) })
+	app.srv.Close()
+	h.post(t, "media.ready")
+	f := h.win.header.Forward
+	h.waitFor(t, "the app down line", func() bool { return f.Down.Visible() })
+	d := h.win.deliveries
+	d.open(1)
+	d.Detail.Tabs.Select(d.Detail.forwardTab)
+	h.win.w.Resize(fyne.NewSize(1280, 800))
+	p := d.Detail.Forward
+	if p.Body.Rows() < 12 {
+		t.Fatalf("the answer has %d lines", p.Body.Rows())
+	}
+	sep := p.Body.List.Theme().Size(theme.SizeNameSeparatorThickness)
+	line := p.Body.List.CreateItem().MinSize().Height
+	if shown := int((p.Body.List.Size().Height + sep) / (line + sep)); shown < 8 {
+		t.Errorf("the answer shows %d lines (%.0f px), want at least 8", shown, p.Body.List.Size().Height)
+	}
+	if w, h := h.win.w.Content().MinSize().Width, h.win.w.Content().MinSize().Height; w > 960 || h > 640 {
+		t.Errorf("the window needs %.0f×%.0f px, want at most 960×640", w, h)
+	}
+}
+
+// TestAttemptRowSaysItsOutcomeFirst: a cut attempt row keeps its outcome
+// (it was cut at "(attempt 6, given …" behind the time and host).
+func TestAttemptRowSaysItsOutcomeFirst(t *testing.T) {
+	a := &forward.Attempt{Number: 6, Outcome: forward.Refused, GaveUp: true, Kind: forward.KindAck,
+		Target: "http://localhost:3000/webhooks", StartedAt: time.Date(2026, 11, 25, 14, 3, 5, 0, time.UTC)}
+	if got := attemptLine(a); !strings.HasPrefix(got, "→ refused (attempt 6, given up) · ") {
+		t.Fatalf("row %q", got)
+	}
+}
+
+// TestEverythingFitsAt960x640: the window and every dialog it opens fit
+// 960×640 (half of a 1920 px screen), so every control can be reached.
+func TestEverythingFitsAt960x640(t *testing.T) {
+	h := newForwardHarness(t, DefaultSettings())
+	h.app.Settings().SetTheme(newHouseTheme())
+	const w, hgt = 960, 640
+	if m := h.win.w.Content().MinSize(); m.Width > w || m.Height > hgt {
+		t.Errorf("the empty window needs %.0f×%.0f", m.Width, m.Height)
+	}
+	h.post(t, "media.created")
+	h.waitFor(t, "a row", func() bool { return len(h.win.deliveries.model.rows) == 1 })
+	h.win.deliveries.List.Select(0)
+	if m := h.win.w.Content().MinSize(); m.Width > w || m.Height > hgt {
+		t.Errorf("the window needs %.0f×%.0f", m.Width, m.Height)
+	}
+	// A dialog is the content, its title and its Close button, padded.
+	chrome := fyne.NewSize(2*theme.Padding(), 100)
+	for name, content := range map[string]fyne.CanvasObject{
+		"Replay…":           h.win.openReplay().content,
+		"Replay selection…": h.win.openChaos().content,
+		"Consumer check…":   h.win.openConsumerCheck().content,
+		"Export…":           h.win.openExport().content,
+		"Import…":           h.win.openImport().content,
+	} {
+		if m := content.MinSize().Add(chrome); m.Width > w-40 || m.Height > hgt-40 {
+			t.Errorf("%s needs %.0f×%.0f, more than the window leaves it", name, m.Width, m.Height)
+		}
 	}
 }

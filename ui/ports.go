@@ -7,6 +7,7 @@ package ui
 
 import (
 	"context"
+	"io"
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
@@ -116,6 +117,9 @@ type Services struct {
 	StorePath string
 	// Version is shown in the Settings tab.
 	Version string
+	// Trace, when set, receives a line each time the window draws what a
+	// user waits for (a clicked delivery, the header's count): see uiTrace.
+	Trace io.Writer
 	// OAuthCallbacks routes callbacks the receiver gets on /oauth/callback
 	// to the OAuth tab's waiting flows (tunnel redirect URIs); may be nil.
 	OAuthCallbacks *oauthflow.CallbackHub

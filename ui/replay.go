@@ -93,6 +93,9 @@ func newReplayView(m *mainWindow, rs replayStore, d *inspector.Delivery) *replay
 	v.Headline.SizeName = theme.SizeNameSubHeadingText
 	v.Headline.Wrapping = fyne.TextWrapWord
 	v.Detail = widget.NewTextGrid()
+	// It scrolls: a long answer was drawn past the pane, over the history
+	// and out of the dialog.
+	v.Detail.Scroll = fyne.ScrollBoth
 	v.History = widget.NewList(
 		func() int { return len(v.history) },
 		func() fyne.CanvasObject {

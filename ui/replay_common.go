@@ -291,10 +291,15 @@ func passwordEntry(placeholder string) *widget.Entry {
 	return e
 }
 
-// targetEntry is a URL entry pre-filled with the remembered replay target.
+// targetEntry is a URL entry pre-filled with your app's URL: the Forward
+// to field's, else the remembered replay target.
 func (m *mainWindow) targetEntry() *widget.Entry {
 	e := widget.NewEntry()
 	e.SetPlaceHolder("http://127.0.0.1:3000/webhooks")
+	if app := m.forwardTarget(); app != "" {
+		e.SetText(app)
+		return e
+	}
 	store := m.svc.Store
 	m.bridge.Go(func() func() {
 		last, err := replay.LastTarget(context.Background(), store)

@@ -21,8 +21,8 @@ import (
 // Batch shapes a chaos run offers.
 const (
 	shapeAsIs  = "As captured"
-	shapeSplit = "Split batches (an event per message)"
-	shapeMerge = "Merge all into one message"
+	shapeSplit = "One event per message"
+	shapeMerge = "All in one message"
 )
 
 // chaosView is "Replay selection…": the selected deliveries sent again the
@@ -112,7 +112,8 @@ func newChaosView(m *mainWindow, rs replayStore) *chaosView {
 
 	form := widget.NewForm(
 		widget.NewFormItem("Target URL", v.Target),
-		widget.NewFormItem("Send each", container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewLabel("time(s), same bytes and hook uuid;"), v.Shuffle), v.Times)),
+		widget.NewFormItem("Send each", container.NewBorder(nil, nil, nil, widget.NewLabel("time(s), same bytes and hook uuid"), v.Times)),
+		widget.NewFormItem("Order", v.Shuffle),
 		widget.NewFormItem("Messages", v.Shape),
 		widget.NewFormItem("Delay", container.NewBorder(nil, nil, nil, widget.NewLabel("between sends, e.g. 200ms"), v.Delay)),
 		widget.NewFormItem("Secret", v.Secret),

@@ -173,6 +173,9 @@ func TestReplayShowsResultInlineAndRemembersTarget(t *testing.T) {
 	if got := v.Detail.Text(); !strings.Contains(got, `"processed": 1`) || !strings.Contains(got, "Content-Type: application/json") {
 		t.Fatalf("result detail lacks the pretty answer and headers:\n%s", got)
 	}
+	if v.Detail.Scroll != fyne.ScrollBoth {
+		t.Fatal("the answer does not scroll: a long one is drawn past its pane")
+	}
 	got := cons.received()
 	if len(got) != 1 || !bytes.Equal(got[0], rec.Delivery.Body) {
 		t.Fatalf("consumer got %d bodies; byte-exact = %v", len(got), len(got) == 1 && bytes.Equal(got[0], rec.Delivery.Body))
@@ -623,5 +626,25 @@ func TestReplayHistoryRowShowsItsAnswer(t *testing.T) {
 	}
 	if last, _ := replay.LastTarget(context.Background(), h.db); last != url {
 		t.Fatalf("a URL with a token was remembered: %q", last)
+	}
+}
+
+// TestReplayAndConsumerCheckOfferTheForwardToURL: with a Forward to URL
+// set, Replay… and Consumer check… start with your app's URL, not an
+// empty field with :3000 as its hint; a URL with a password is not shown.
+func TestReplayAndConsumerCheckOfferTheForwardToURL(t *testing.T) {
+	h := newReplayHarness(t, 1)
+	h.selectNewest(t)
+	app := "http://127.0.0.1:4567/hooks"
+	h.win.settings.ForwardTo = "media.*=" + app
+	if got := h.win.openReplay().Target.Text; got != app {
+		t.Fatalf("Replay… target %q, want %q", got, app)
+	}
+	if got := h.win.openConsumerCheck().Target.Text; got != app {
+		t.Fatalf("Consumer check… target %q, want %q", got, app)
+	}
+	h.win.settings.ForwardTo = "http://dev:hunter2@127.0.0.1:4567/hooks"
+	if got := h.win.openReplay().Target.Text; strings.Contains(got, "hunter2") {
+		t.Fatalf("Replay… shows the password: %q", got)
 	}
 }

@@ -8,11 +8,12 @@ import (
 )
 
 // newBulkActions is the Deliveries toolbar row of actions on the filtered
-// list: Replay selection…, Export…, Import… and Consumer check…. Actions
-// whose engine the window lacks (a store that keeps no replays, an engine
-// that cannot ingest) are left out.
+// list: Replay selection…, Export…, Import… and Consumer check…, wrapping
+// onto a second row in a narrow pane. Actions whose engine the window
+// lacks (a store that keeps no replays, an engine that cannot ingest) are
+// left out.
 func newBulkActions(m *mainWindow) fyne.CanvasObject {
-	row := container.NewHBox()
+	row := newFlow()
 	if _, ok := m.replayDeps(); ok {
 		row.Add(widget.NewButtonWithIcon("Replay selection…", theme.MediaReplayIcon(), func() { m.openChaos() }))
 		row.Add(widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), func() { m.openExport() }))

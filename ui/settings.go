@@ -323,13 +323,22 @@ func (v *settingsView) save() {
 		v.Status.SetText("Not saved: " + err.Error())
 		return
 	}
-	if err := v.win.applySettings(set); err != nil {
-		v.Status.Importance = widget.DangerImportance
-		v.Status.SetText(err.Error())
-		return
+	v.SaveButton.Disable()
+	v.Status.Importance = widget.MediumImportance
+	v.Status.SetText("Saving…")
+	if r := v.win.svc.Receiver; r != nil && (r.Err() != nil || set.ListenAddr != v.win.settings.ListenAddr) {
+		v.Status.SetText("Saving: moving the receiver to " + set.ListenAddr + "…")
 	}
-	v.Status.Importance = widget.SuccessImportance
-	v.Status.SetText("Saved.")
+	v.win.applySettings(set, func(err error) {
+		v.SaveButton.Enable()
+		if err != nil {
+			v.Status.Importance = widget.DangerImportance
+			v.Status.SetText(err.Error())
+			return
+		}
+		v.Status.Importance = widget.SuccessImportance
+		v.Status.SetText("Saved.")
+	})
 }
 
 // showSecrets lists the configured secrets, masked.
@@ -349,8 +358,9 @@ func (v *settingsView) showSecrets(secrets [][]byte, where string) {
 	v.SecretsList.Refresh()
 }
 
-// secretDialog asks for a new secret with a masked entry.
-func secretDialog(w fyne.Window, onSet func(secret string)) *dialog.FormDialog {
+// secretDialog asks for a new secret with a masked entry (returned too,
+// for tests).
+func secretDialog(w fyne.Window, onSet func(secret string)) (*dialog.FormDialog, *widget.Entry) {
 	e := widget.NewPasswordEntry()
 	e.SetPlaceHolder("Secret Key from the service's webhook settings")
 	e.Validator = func(s string) error {
@@ -366,6 +376,8 @@ func secretDialog(w fyne.Window, onSet func(secret string)) *dialog.FormDialog {
 				onSet(strings.TrimSpace(e.Text))
 			}
 		}, w)
-	d.Resize(fyne.NewSize(520, 200))
-	return d
+	// Enter adds, as the Add button does (it is disabled while empty).
+	e.OnSubmitted = func(string) { d.Submit() }
+	d.Resize(fyne.NewSize(min(520, w.Canvas().Size().Width-40), 200))
+	return d, e
 }

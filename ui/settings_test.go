@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"image/color"
 	"math"
 	"strings"
@@ -153,4 +154,81 @@ func contrast(a, b color.Color) float64 {
 	}
 	la, lb := lum(a), lum(b)
 	return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+}
+
+// TestEnterAddsTheSecret: Enter in "Add signature secret" adds it, as the
+// Add button does; an empty field adds nothing.
+func TestEnterAddsTheSecret(t *testing.T) {
+	h := newHarness(t, nil)
+	var got []string
+	d, e := secretDialog(h.win.w, func(s string) { got = append(got, s) })
+	d.Show()
+	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	test.Type(e, "s3cret")
+	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if len(got) != 1 || got[0] != "s3cret" {
+		t.Fatalf("added %q, want only s3cret", got)
+	}
+}
+
+// blockingReceiver is a receiver whose Restart waits until released, as
+// a restart that waits for the old socket's requests does.
+type blockingReceiver struct {
+	*fakeReceiver
+	release chan struct{}
+}
+
+func (r blockingReceiver) Restart(addr string) error {
+	<-r.release
+	return r.fakeReceiver.Restart(addr)
+}
+
+// TestSaveAndFreePortDoNotHoldTheWindow: Save and Use a free port move
+// the receiver off the UI goroutine (a restart can take seconds): the tap
+// returns at once, the button is disabled and says what runs, and the
+// outcome shows when the move is done.
+func TestSaveAndFreePortDoNotHoldTheWindow(t *testing.T) {
+	h := newHarness(t, nil)
+	h.win.bridge.inline = false // background work in goroutines, as in the app
+	recv := blockingReceiver{fakeReceiver: h.recv, release: make(chan struct{})}
+	h.win.svc.Receiver = recv
+	s := h.win.settingsV
+	s.ListenAddr.SetText("127.0.0.1:9999")
+	test.Tap(s.SaveButton) // returns while the receiver is still moving
+	if !s.SaveButton.Disabled() || !strings.Contains(s.Status.Text, "moving the receiver to 127.0.0.1:9999") {
+		t.Fatalf("while saving: button disabled %v, status %q", s.SaveButton.Disabled(), s.Status.Text)
+	}
+	close(recv.release)
+	h.win.bridge.work.Wait()
+	if s.SaveButton.Disabled() || s.Status.Text != "Saved." || h.recv.addr != "127.0.0.1:9999" {
+		t.Fatalf("after the move: button disabled %v, status %q, receiver %s", s.SaveButton.Disabled(), s.Status.Text, h.recv.addr)
+	}
+
+	recv.release = make(chan struct{})
+	h.win.svc.Receiver = recv
+	h.recv.busy = map[string]bool{"127.0.0.1:9999": true}
+	h.recv.err = errors.New("taken")
+	h.win.header.refresh()
+	fp := h.win.header.FreePort
+	test.Tap(fp)
+	if !fp.Disabled() || !strings.Contains(fp.Text, "Finding") {
+		t.Fatalf("while finding a port: disabled %v, text %q", fp.Disabled(), fp.Text)
+	}
+	close(recv.release)
+	h.win.bridge.work.Wait()
+	if h.recv.addr != "127.0.0.1:10000" || h.win.settings.ListenAddr != "127.0.0.1:10000" || fp.Disabled() {
+		t.Fatalf("after Use a free port: receiver %s, saved %s, button disabled %v", h.recv.addr, h.win.settings.ListenAddr, fp.Disabled())
+	}
+}
+
+// TestSecretDialogTakesTheTyping: the secret field has the focus when
+// "Add signature secret" opens, so typing and Enter add it.
+func TestSecretDialogTakesTheTyping(t *testing.T) {
+	h := newHarness(t, nil)
+	h.win.promptSecret()
+	f := h.win.w.Canvas().Focused()
+	e, ok := f.(*widget.Entry)
+	if !ok || !e.Password {
+		t.Fatalf("focused %T, want the secret field", f)
+	}
 }

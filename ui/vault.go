@@ -1,10 +1,12 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/zalando/go-keyring"
@@ -121,19 +123,40 @@ func keyringWorks() bool {
 }
 
 // chooseVault picks the keyring when it works, else the store. When the
-// keyring is chosen, secrets an earlier run kept in the store move there.
-func chooseVault(store Store, path string) SecretVault {
+// keyring is chosen, secrets an earlier run kept in the store move there:
+// added to the keyring's, then removed from the store file. The error says
+// what went wrong halfway (the secrets stayed in the store, or a copy is
+// left there); the vault returned holds every secret either way.
+func chooseVault(store Store, path string) (SecretVault, error) {
 	sv := storeVault{store: store, path: path}
 	if !keyringWorks() {
-		return sv
+		return sv, nil
 	}
 	kv := keyringVault{}
-	if old, err := sv.Load(); err == nil && len(old) > 0 {
-		if cur, err := kv.Load(); err == nil && len(cur) == 0 {
-			if kv.Save(old) == nil {
-				_ = sv.Save(nil)
-			}
+	old, err := sv.Load()
+	if err != nil {
+		return kv, fmt.Errorf("secrets in the store file %s were not moved to the OS keyring: %w", path, err)
+	}
+	if len(old) == 0 {
+		return kv, nil
+	}
+	cur, err := kv.Load()
+	if err != nil {
+		return sv, fmt.Errorf("secrets stay in the store file %s: %w", path, err)
+	}
+	merged := cur
+	for _, s := range old {
+		if !slices.ContainsFunc(merged, func(c []byte) bool { return bytes.Equal(c, s) }) {
+			merged = append(merged, s)
 		}
 	}
-	return kv
+	if len(merged) > len(cur) {
+		if err := kv.Save(merged); err != nil {
+			return sv, fmt.Errorf("secrets stay in the store file %s: %w", path, err)
+		}
+	}
+	if err := sv.Save(nil); err != nil {
+		return kv, fmt.Errorf("the secrets moved to the OS keyring, but a copy is still in the store file %s (remove the secrets in Settings and add them again): %w", path, err)
+	}
+	return kv, nil
 }

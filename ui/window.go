@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
@@ -33,6 +34,8 @@ type mainWindow struct {
 	svc    Services
 	bridge *bridge
 	icon   fyne.Resource
+	// trace logs draw timings (nil: off).
+	trace *uiTrace
 
 	settings     Settings
 	secrets      [][]byte
@@ -58,7 +61,7 @@ type mainWindow struct {
 // newMainWindow builds the window's content into w. inline makes every
 // background job synchronous (tests).
 func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secrets [][]byte, icon fyne.Resource, inline bool) *mainWindow {
-	m := &mainWindow{app: a, w: w, svc: svc, settings: set, secrets: secrets, icon: icon}
+	m := &mainWindow{app: a, w: w, svc: svc, settings: set, secrets: secrets, icon: icon, trace: newUITrace(svc.Trace)}
 	m.bridge = newBridge(m.prepare, inline)
 	m.live.Store(&liveSnapshot{})
 	if svc.Tunnel != nil {
@@ -66,6 +69,7 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secret
 	}
 	m.Status = widget.NewLabel("")
 	m.Status.Truncation = fyne.TextTruncateEllipsis
+	m.Status.SizeName = theme.SizeNameCaptionText
 	m.header = newHeaderView(m)
 	m.deliveries = newDeliveriesView(m)
 	m.settingsV = newSettingsView(m)
@@ -85,13 +89,21 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secret
 		container.NewTabItem("OAuth", m.oauth.content),
 		container.NewTabItem("Settings", m.settingsV.content),
 	)
-	footer := container.NewPadded(m.Status)
+	// The status bar: the last message, and the store's counts.
+	right := []fyne.CanvasObject{m.header.Counts}
+	if p := m.trace.countsProbe(); p != nil {
+		right = append(right, p)
+	}
+	footer := container.NewVBox(widget.NewSeparator(), container.NewBorder(nil, nil, nil, container.NewHBox(right...), m.Status))
 	w.SetContent(container.NewBorder(m.header.content, footer, nil, nil, m.Tabs))
 	m.Tabs.Refresh()
 	m.shortcuts()
 
 	if svc.Engine != nil {
 		m.cancels = append(m.cancels, svc.Engine.Subscribe(m.bridge.pushRecord))
+	}
+	if w, ok := svc.Store.(storeWatcher); ok && !inline {
+		m.cancels = append(m.cancels, m.watchStore(w))
 	}
 	if svc.Tunnel != nil {
 		m.cancels = append(m.cancels, svc.Tunnel.Subscribe(m.bridge.pushTunnel))
@@ -142,8 +154,30 @@ func (m *mainWindow) shortcuts() {
 			m.deliveries.move(-1)
 		case fyne.KeyDown:
 			m.deliveries.move(1)
+		case fyne.KeyHome:
+			m.deliveries.newest()
 		}
 	})
+}
+
+// storeWatcher reports writes to the store by any process (storage.DB).
+type storeWatcher interface {
+	Watch(ctx context.Context, every time.Duration, changed func()) error
+}
+
+// watchStore shows what other processes write to the store (`listen
+// --db` on the window's file): each write reaches the bridge, which reads
+// the new rows and counts. It returns the function that stops it.
+func (m *mainWindow) watchStore(w storeWatcher) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := w.Watch(ctx, 0, m.bridge.pushStoreChanged); err != nil {
+			m.bridge.do(func() { m.showError(fmt.Errorf("%w; restart Hookscope to see new deliveries", err)) })
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // prepare runs on the bridge goroutine with what the engines reported.
@@ -158,11 +192,18 @@ func (m *mainWindow) prepare(b batch) func() {
 		if apply := m.deliveries.liveQuery(ids, snap.filter, snap.gen); apply != nil {
 			applies = append(applies, apply)
 		}
+		recs := b.records
+		applies = append(applies, func() { m.notify(recs) })
+	}
+	if b.store {
+		if apply := m.deliveries.resyncQuery(snap.filter, snap.gen); apply != nil {
+			applies = append(applies, apply)
+		}
+	}
+	if len(b.records) > 0 || b.store {
 		if st, err := m.svc.Store.Stats(context.Background()); err == nil {
 			applies = append(applies, func() { m.setStats(st) })
 		}
-		recs := b.records
-		applies = append(applies, func() { m.notify(recs) })
 	}
 	if b.tunnel != nil {
 		ev := *b.tunnel
@@ -186,7 +227,7 @@ func (m *mainWindow) snapshotLive() {
 func (m *mainWindow) setStats(st storage.Stats) {
 	wasEmpty := m.stats.Deliveries == 0
 	m.stats = st
-	m.header.refresh()
+	m.header.refreshCounts()
 	m.deliveries.refreshCounts()
 	if wasEmpty != (st.Deliveries == 0) {
 		m.deliveries.refreshList()
@@ -381,7 +422,9 @@ func (m *mainWindow) sendTest() {
 
 // promptSecret asks for a signature secret.
 func (m *mainWindow) promptSecret() {
-	secretDialog(m.w, m.addSecret).Show()
+	d, e := secretDialog(m.w, m.addSecret)
+	d.Show()
+	m.w.Canvas().Focus(e) // type at once, Enter adds
 }
 
 func (m *mainWindow) addSecret(s string) {
@@ -438,41 +481,55 @@ func (m *mainWindow) setSecrets(secrets [][]byte) {
 	}
 }
 
-// applySettings makes new settings take effect and persists them. The
-// receiver moves when the address changed, and tries again when it is not
-// listening (the program holding its port may have gone).
-func (m *mainWindow) applySettings(set Settings) error {
+// applySettings makes new settings take effect and persists them, then
+// calls done with what went wrong (nil: saved). The receiver moves when
+// the address changed, and tries again when it is not listening (the
+// program holding its port may have gone). Moving it waits for the old
+// socket's requests (up to 5 s) and restarts a running tunnel, so that
+// part runs off the UI goroutine; done runs on it.
+func (m *mainWindow) applySettings(set Settings, done func(error)) {
 	old := m.settings
 	// Pass-through answers with the app's answer: another answer mode
 	// would contradict it.
 	if _, err := set.forwardConfig(); err != nil && m.svc.Forward != nil {
-		return fmt.Errorf("not saved: %w", err)
+		done(fmt.Errorf("not saved: %w", err))
+		return
 	}
-	if r := m.svc.Receiver; r != nil && (r.Err() != nil || set.ListenAddr != old.ListenAddr && set.ListenAddr != r.Addr()) {
-		if err := r.Restart(set.ListenAddr); err != nil {
+	r, eng, store, tun := m.svc.Receiver, m.svc.Engine, m.svc.Store, m.svc.Tunnel
+	setKeep := m.svc.SetKeep
+	m.bridge.Go(func() func() {
+		if r != nil && (r.Err() != nil || set.ListenAddr != old.ListenAddr && set.ListenAddr != r.Addr()) {
+			if err := r.Restart(set.ListenAddr); err != nil {
+				return func() {
+					m.header.refresh()
+					m.deliveries.Empty.refresh()
+					done(fmt.Errorf("not saved: cannot listen on %s: %w", set.ListenAddr, err))
+				}
+			}
+		}
+		if eng != nil {
+			eng.SetMaxBody(set.MaxBody)
+			eng.SetAnswerMode(inspector.AnswerMode(set.Answer))
+		}
+		if setKeep != nil && set.Keep != old.Keep {
+			setKeep(set.Keep)
+		}
+		if tun != nil && (set.Cloudflared != old.Cloudflared || set.ListenAddr != old.ListenAddr) {
+			addr := set.ListenAddr
+			if r != nil && r.Addr() != "" {
+				addr = r.Addr()
+			}
+			tun.Configure(set.Cloudflared, "http://"+addr)
+		}
+		err := saveSettings(context.Background(), store, set)
+		return func() {
+			m.settings = set
+			m.snapshotLive()
 			m.header.refresh()
 			m.deliveries.Empty.refresh()
-			return fmt.Errorf("not saved: cannot listen on %s: %w", set.ListenAddr, err)
+			done(err)
 		}
-	}
-	if m.svc.Engine != nil {
-		m.svc.Engine.SetMaxBody(set.MaxBody)
-		m.svc.Engine.SetAnswerMode(inspector.AnswerMode(set.Answer))
-	}
-	if m.svc.SetKeep != nil && set.Keep != old.Keep {
-		m.svc.SetKeep(set.Keep)
-	}
-	m.settings = set
-	if m.svc.Tunnel != nil && (set.Cloudflared != old.Cloudflared || set.ListenAddr != old.ListenAddr) {
-		m.svc.Tunnel.Configure(set.Cloudflared, m.localBase())
-	}
-	m.snapshotLive()
-	if err := saveSettings(context.Background(), m.svc.Store, set); err != nil {
-		return err
-	}
-	m.header.refresh()
-	m.deliveries.Empty.refresh()
-	return nil
+	})
 }
 
 // freePortTries is how many ports after the configured one useFreePort
@@ -481,7 +538,8 @@ const freePortTries = 20
 
 // useFreePort moves the receiver to a free port: the next free one after
 // the configured port (so the URL stays easy to read), else any the system
-// gives, and saves it in Settings.
+// gives, and saves it in Settings. The button is disabled and says so
+// while the receiver moves (off the UI goroutine).
 func (m *mainWindow) useFreePort() {
 	r := m.svc.Receiver
 	if r == nil {
@@ -498,24 +556,41 @@ func (m *mainWindow) useFreePort() {
 		candidates = append(candidates, net.JoinHostPort(host, strconv.Itoa(p)))
 	}
 	candidates = append(candidates, net.JoinHostPort(host, "0"))
-	for _, addr := range candidates {
-		if err = r.Restart(addr); err == nil {
-			break
+	b := m.header.FreePort
+	b.Disable()
+	b.SetText("Finding a free port…")
+	finish := func() {
+		b.SetText("Use a free port")
+		b.Enable()
+	}
+	m.bridge.Go(func() func() {
+		var err error
+		for _, addr := range candidates {
+			if err = r.Restart(addr); err == nil {
+				break
+			}
 		}
-	}
-	if err != nil {
-		m.header.refresh()
-		m.showError(fmt.Errorf("no free port on %s: %w", host, err))
-		return
-	}
-	set := m.settings
-	set.ListenAddr = r.Addr()
-	if err := m.applySettings(set); err != nil {
-		m.showError(err)
-		return
-	}
-	m.settingsV.fill(set)
-	m.showStatus(fmt.Sprintf("Listening on %s instead of %s (saved in Settings). Update the URL wherever you pasted it.", set.ListenAddr, was))
+		addr := r.Addr()
+		return func() {
+			if err != nil {
+				finish()
+				m.header.refresh()
+				m.showError(fmt.Errorf("no free port on %s: %w", host, err))
+				return
+			}
+			set := m.settings
+			set.ListenAddr = addr
+			m.applySettings(set, func(err error) {
+				finish()
+				if err != nil {
+					m.showError(err)
+					return
+				}
+				m.settingsV.fill(set)
+				m.showStatus(fmt.Sprintf("Listening on %s instead of %s (saved in Settings). Update the URL wherever you pasted it.", set.ListenAddr, was))
+			})
+		}
+	})
 }
 
 // showAnswerSettings opens the Settings tab, where the answer mode is set.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector/replay"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/plural"
 )
 
@@ -126,7 +127,7 @@ func run(ctx context.Context, o *Options) error {
 		if err := rep.WriteText(env.Stdout); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "(took %s)\n", time.Since(started).Round(time.Millisecond))
+		fmt.Fprintf(env.Stdout, "(took %s)\n", human.Duration(time.Since(started)))
 	}
 	if !rep.OK() {
 		return checkFailed{rep.Failed, len(rep.Cases), rep.Skipped}

@@ -308,6 +308,22 @@ func TestAttemptPrintedUnderItsDelivery(t *testing.T) {
 	}
 }
 
+// TestAttemptForAnEarlierRunPrintedAtOnce: after a restart, an attempt
+// for a delivery stored before this run (owed since then; its line was
+// printed by the run that received it) is printed at once, not held.
+func TestAttemptForAnEarlierRunPrintedAtOnce(t *testing.T) {
+	out := &clitest.Buffer{}
+	pr := newPrinter(out, true, false)
+	pr.before = 31
+	p := newForwardPrinter(pr, 1)
+	at := time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)
+	a := &forward.Attempt{DeliveryID: 1, Route: "http://localhost:3000/h", Number: 1, Outcome: forward.Delivered, Status: 200, StartedAt: at, Reforward: true}
+	p.attempt(a, forward.RouteStatus{Name: a.Route, Target: a.Route, State: forward.RouteUp, Since: at})
+	if got := out.String(); !strings.Contains(got, `"reforward":true`) {
+		t.Fatalf("the attempt for delivery 1 was held: %q", got)
+	}
+}
+
 // TestListenStopSaysWhatWaits: Ctrl+C says how many deliveries wait for
 // the app, to be sent on the next run.
 func TestListenStopSaysWhatWaits(t *testing.T) {

@@ -234,6 +234,13 @@ func run(ctx context.Context, o *Options) error {
 	// Printed from the first: a restart analyses what a crash left and
 	// forwards what was owed as soon as it starts.
 	db := st.Store()
+	if out.before, err = db.NewestDeliveryID(ctx); err != nil {
+		st.Close(context.Background())
+		if profLn != nil {
+			profLn.Close()
+		}
+		return err
+	}
 	st.Engine().Subscribe(func(r *inspector.Record) {
 		out.delivery(r, divergences(context.WithoutCancel(ctx), db, r))
 	})

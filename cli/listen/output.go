@@ -36,6 +36,10 @@ type printer struct {
 	held    map[int64][][]byte
 	shown   int64
 	flusher *time.Timer
+	// before is the newest delivery stored before this run: an attempt
+	// for one of those (owed since the last run) is written at once,
+	// since its delivery's line was printed then, not now.
+	before int64
 }
 
 // holdFor bounds how long an attempt's entry waits for its delivery's
@@ -64,7 +68,7 @@ func (p *printer) emitAfter(id int64, text func() string, v any) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if id <= p.shown {
+	if id <= p.shown || id <= p.before {
 		p.w.Write(b) //nolint:errcheck // as in emit
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/plural"
 )
 
@@ -333,7 +334,7 @@ func (r *Result) Line() string {
 	case r.Status == 0:
 		fmt.Fprintf(&b, "no answer: %s", r.Error)
 	default:
-		fmt.Fprintf(&b, "%d %s in %s", r.Status, r.StatusText, roundLatency(r.Latency))
+		fmt.Fprintf(&b, "%d %s in %s", r.Status, r.StatusText, human.Duration(r.Latency))
 		if r.Error != "" {
 			fmt.Fprintf(&b, " (%s)", r.Error)
 		}

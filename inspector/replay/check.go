@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/plural"
 )
 
@@ -260,18 +261,6 @@ func (r *Replayer) CheckConsumer(ctx context.Context, opts CheckOptions) (*Check
 	return rep, nil
 }
 
-// roundLatency keeps two or three significant digits: loopback answers
-// take microseconds, remote ones seconds.
-func roundLatency(d time.Duration) string {
-	switch {
-	case d < time.Millisecond:
-		return d.Round(time.Microsecond).String()
-	case d < time.Second:
-		return d.Round(100 * time.Microsecond).String()
-	}
-	return d.Round(10 * time.Millisecond).String()
-}
-
 func snippet(b []byte) string {
 	const n = 200
 	s := strings.ToValidUTF8(string(b[:min(len(b), n)]), "?")
@@ -309,7 +298,7 @@ func judge(c checkCase, sends []Send, limit time.Duration) (Verdict, string) {
 		case s.Status == 0:
 			return Fail, which + fmt.Sprintf("no answer: %s. The service would give up after %s and send the message again", s.Error, ServiceTimeout)
 		case s.Latency > limit:
-			return Fail, which + fmt.Sprintf("answered %d after %s, later than the %s time-out: the service would send it again. Answer first, process afterwards (queue the work)", s.Status, roundLatency(s.Latency), limit)
+			return Fail, which + fmt.Sprintf("answered %d after %s, later than the %s time-out: the service would send it again. Answer first, process afterwards (queue the work)", s.Status, human.Duration(s.Latency), limit)
 		case s.Status >= 300 && s.Status < 400:
 			return Fail, which + fmt.Sprintf("answered a redirect (%d): the service does not follow redirects; configure the final URL", s.Status)
 		case s.Status >= 400:
@@ -337,7 +326,7 @@ func judge(c checkCase, sends []Send, limit time.Duration) (Verdict, string) {
 	for _, s := range sends {
 		slow = max(slow, s.Latency)
 	}
-	msg := fmt.Sprintf("answered 200 in %s", roundLatency(slow))
+	msg := fmt.Sprintf("answered 200 in %s", human.Duration(slow))
 	switch c.name {
 	case "duplicate":
 		msg += fmt.Sprintf("; check that event %s was processed once, not twice (it also came in the media.created case)", sends[0].Events[0])
@@ -385,7 +374,7 @@ func (c CaseResult) Answers(latency bool) string {
 		case s.Status == 0:
 			out[i] = "no answer"
 		case latency:
-			out[i] = fmt.Sprintf("%d in %s", s.Status, roundLatency(s.Latency))
+			out[i] = fmt.Sprintf("%d in %s", s.Status, human.Duration(s.Latency))
 		default:
 			out[i] = strconv.Itoa(s.Status)
 		}
@@ -538,7 +527,7 @@ func findings(cases []CaseResult, limit time.Duration) []Finding {
 			worst = max(worst, s.Latency)
 		}
 		out = append(out, Finding{Kind: "slow", Severity: Fail, Cases: names(slow),
-			Text: fmt.Sprintf("It answered %s later than the %s limit (the slowest after %s): the service would send them again. Answer first, then process (queue the work).", plural.S(len(slow), "request"), limit, roundLatency(worst))})
+			Text: fmt.Sprintf("It answered %s later than the %s limit (the slowest after %s): the service would send them again. Answer first, then process (queue the work).", plural.S(len(slow), "request"), limit, human.Duration(worst))})
 	}
 	other := where(signed, func(s send) bool { return s.Status > 200 && s.Status < 300 })
 	if len(other) > 0 {

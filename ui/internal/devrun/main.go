@@ -6,7 +6,8 @@
 //	WEBHOOK_SECRET=s3cret devrun --secret-env WEBHOOK_SECRET send http://127.0.0.1:8787/webhooks
 //
 // HOOKSCOPE_PPROF=127.0.0.1:6060 serves net/http/pprof there, for
-// measuring the window's memory (docs/ui.md).
+// measuring the window's memory (docs/ui.md); HOOKSCOPE_UI_TRACE=1 writes
+// the window's draw timings to stderr (scripts/bench-window.sh).
 package main
 
 import (
@@ -47,7 +48,11 @@ func main() {
 		}
 		return
 	}
-	if err := ui.Run(ui.Config{DBPath: *db, Version: "dev", Secrets: secrets, ListenAddr: *addr}); err != nil {
+	cfg := ui.Config{DBPath: *db, Version: "dev", Secrets: secrets, ListenAddr: *addr}
+	if os.Getenv("HOOKSCOPE_UI_TRACE") != "" {
+		cfg.Trace = os.Stderr
+	}
+	if err := ui.Run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "devrun:", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,52 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/zalando/go-keyring"
+)
+
+// noDeleteStore is a store whose secrets cannot be removed.
+type noDeleteStore struct{ *fakeStore }
+
+func (s noDeleteStore) SetValue(ctx context.Context, key string, v []byte) error {
+	if key == storeSecretsKey {
+		return errors.New("attempt to write a readonly database")
+	}
+	return s.fakeStore.SetValue(ctx, key, v)
+}
+
+// TestSecretsMovedToTheKeyringLeaveNoCopySilently: secrets an earlier run
+// kept in the store move to the keyring, merged with its own, and are
+// removed from the store file; a copy that cannot be removed is said.
+func TestSecretsMovedToTheKeyringLeaveNoCopySilently(t *testing.T) {
+	keyring.MockInit()
+	fs := newFakeStore()
+	sv := storeVault{store: fs}
+	if err := sv.Save([][]byte{[]byte("old-secret")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := (keyringVault{}).Save([][]byte{[]byte("kept-secret")}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := chooseVault(fs, "/tmp/hooks.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := v.Load()
+	if len(got) != 2 || string(got[0]) != "kept-secret" || string(got[1]) != "old-secret" {
+		t.Fatalf("the keyring holds %q, want both secrets", got)
+	}
+	if left, _ := sv.Load(); len(left) != 0 {
+		t.Fatalf("the store file still holds %q", left)
+	}
+
+	_ = sv.Save([][]byte{[]byte("another")})
+	_, err = chooseVault(noDeleteStore{fs}, "/tmp/hooks.db")
+	if err == nil || !strings.Contains(err.Error(), "a copy is still in the store file /tmp/hooks.db") {
+		t.Fatalf("a copy left in the store was not said: %v", err)
+	}
+}
