@@ -60,7 +60,8 @@ func (r *RelayOptions) start(ctx context.Context, out *printer, host relayHost) 
 	if r.conn == nil {
 		return nil, nil
 	}
-	p := &relayPrinter{out: out, stopped: make(chan error, 1)}
+	// The first state, connecting, is the line printed here.
+	p := &relayPrinter{out: out, stopped: make(chan error, 1), last: relay.State{Phase: relay.Connecting}}
 	out.emit(func() string { return "relay: connecting to " + r.conn.Redacted() + "\n" },
 		relayLine{Relay: string(relay.Connecting), Message: "relay: connecting to " + r.conn.Redacted()})
 	host.SubscribeRelay(p.state)

@@ -127,6 +127,9 @@ func TestRunRelayAndALaptop(t *testing.T) {
 	}()
 	lout.WaitFor(t, `"relay_seq":3`)
 	lout.WaitFor(t, `"relay":"live"`)
+	if n := strings.Count(lout.String(), `"relay":"connecting"`); n != 1 {
+		t.Errorf("listen said it was connecting %d times:\n%s", n, lout)
+	}
 	lcancel()
 	if code := <-ldone; code != 0 {
 		t.Fatalf("listen exit %d: %s", code, lerr)
