@@ -54,8 +54,12 @@ type Delivery struct {
 	// attempt).
 	Answer string `json:"answer,omitempty"`
 	// Source tells where the delivery came from: "receiver" (default),
-	// "import" or "replay".
+	// "relay" (a team relay received it; RelaySeq is its stream
+	// sequence), "import" or "replay".
 	Source string `json:"source,omitempty"`
+	// RelaySeq is the relay's stream sequence of a delivery that came
+	// through a relay (Source "relay"); zero otherwise.
+	RelaySeq uint64 `json:"relay_seq,omitempty"`
 	// Damaged says why the stored bytes cannot be trusted when the store
 	// found its body changed since it was stored (a digest mismatch);
 	// empty otherwise. The bytes are returned as read, never silently.

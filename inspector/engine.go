@@ -109,6 +109,10 @@ type Options struct {
 	// Instance names this Hookscope process in ForwardedHeader: a request
 	// carrying it is refused (508) and not stored. Empty checks nothing.
 	Instance string
+	// Sink, when set, is where the receiver commits each delivery in place
+	// of the store (a team relay's stream; see Sink). The store may then
+	// be nil: analysis judges each delivery alone and saves nothing.
+	Sink Sink
 }
 
 // DefaultBodyMemory is the default BodyMemory: three bodies at the
@@ -129,6 +133,8 @@ type Engine struct {
 	tap     Tap
 	// instance is this process's forward mark (Options.Instance).
 	instance string
+	// sink replaces the store's insert when set (Options.Sink).
+	sink Sink
 
 	q queue
 	// bodies is the budget of BodyMemory bytes big bodies are read into
@@ -153,6 +159,7 @@ func NewEngine(store Store, opts Options) *Engine {
 		maxBody:  opts.MaxBody,
 		answer:   opts.Answer,
 		instance: opts.Instance,
+		sink:     opts.Sink,
 	}
 	if e.logf == nil {
 		e.logf = func(string, ...any) {}
@@ -271,6 +278,9 @@ func (e *Engine) Ingest(ctx context.Context, d *Delivery) (int64, error) {
 // commit stores d (its ID set) without queueing it for analysis; a
 // failure is reported once until the store works again.
 func (e *Engine) commit(ctx context.Context, d *Delivery) (int64, error) {
+	if e.sink != nil {
+		return e.record(ctx, d)
+	}
 	id, err := e.store.InsertDelivery(ctx, d)
 	if err != nil {
 		e.storing.Fail(err)
@@ -300,6 +310,9 @@ func (e *Engine) VerifySignature(d *Delivery) SignatureResult {
 // fails it reports that once and retries (see analyzeBatch), and what a
 // stop leaves unanalyzed stays stored for the next start.
 func (e *Engine) Run(ctx context.Context) error {
+	if e.sink != nil {
+		return e.runSink(ctx)
+	}
 	stop := ctx.Done()
 	for backoff := retryMin; ; backoff = min(2*backoff, retryMax) {
 		err := e.recover(ctx, stop)
@@ -709,7 +722,8 @@ func (q *queue) push(d *Delivery) {
 	// A big body is never kept: analysis reads it back when its turn
 	// comes, so bodies that arrive together are not all held at once.
 	if len(d.Body) > 0 && (q.bytes+int64(len(d.Body)) > q.limit || len(d.Body) > maxQueuedBody) {
-		d = &Delivery{ID: d.ID, BodyLength: max(d.BodyLength, 1)}
+		d = &Delivery{ID: d.ID, ReceivedAt: d.ReceivedAt, Method: d.Method, Path: d.Path, Status: d.Status, Answer: d.Answer,
+			Source: d.Source, RelaySeq: d.RelaySeq, Truncated: d.Truncated, Rejected: d.Rejected, BodyLength: max(d.BodyLength, 1)}
 	}
 	q.bytes += int64(len(d.Body))
 	q.items = append(q.items, d)

@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -104,6 +105,7 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "hookscope could not store the delivery; send it again", http.StatusServiceUnavailable)
 		return
 	}
+	status = cmp.Or(d.Status, status) // a Sink may have stored it cut: 413
 	if tap != nil {
 		tap.Stored(d)
 		if relay {

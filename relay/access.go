@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -146,6 +147,37 @@ func ParseConnString(s string) (ConnString, error) {
 	}
 	if _, err := nkeys.FromSeed([]byte(c.Seed)); err != nil {
 		return ConnString{}, errors.New("the relay connection string's credential is damaged: ask for it again")
+	}
+	return c, nil
+}
+
+// ReadConnString reads a connection string from the environment variable
+// named envVar (through getenv) or from the file at path: exactly one of
+// them is given. It is never taken from a command line, where every user
+// of the machine could read it. Its errors say where from and what is
+// wrong, never the string.
+func ReadConnString(getenv func(string) string, envVar, path string) (ConnString, error) {
+	var raw, from string
+	switch {
+	case envVar != "" && path != "":
+		return ConnString{}, errors.New("give --relay-env or --relay-file, not both")
+	case envVar != "":
+		raw, from = getenv(envVar), "--relay-env "+envVar
+		if strings.TrimSpace(raw) == "" {
+			return ConnString{}, fmt.Errorf("%s: the environment variable is unset or empty", from)
+		}
+	case path != "":
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return ConnString{}, fmt.Errorf("--relay-file: %w", err)
+		}
+		raw, from = string(b), "--relay-file "+path
+	default:
+		return ConnString{}, errors.New("give --relay-env VAR or --relay-file FILE: where the relay connection string is (hookscope relay invite NAME prints one)")
+	}
+	c, err := ParseConnString(raw)
+	if err != nil {
+		return ConnString{}, fmt.Errorf("%s: %w", from, err)
 	}
 	return c, nil
 }

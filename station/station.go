@@ -19,6 +19,7 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/internal/pubsub"
+	"github.com/hookscope/hookscope/relay"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
 )
@@ -51,6 +52,12 @@ type Config struct {
 	Wrap func(http.Handler) http.Handler
 	// Server overrides the receiver's timeouts (tests).
 	Server inspector.ServerOptions
+	// Relay, when set, makes the station a team relay: its receiver
+	// appends every delivery to the relay's stream, started from these
+	// options, instead of a store (no store is opened; Forward and Keep
+	// are refused), and its port serves laptops under relay.NATSPath
+	// (station/relay.go).
+	Relay *relay.Options
 }
 
 // Station is a running receiver assembly.
@@ -87,6 +94,9 @@ type Station struct {
 	fwdHub pubsub.Hub[forward.Event]
 	tunHub pubsub.Hub[tunnel.Event]
 
+	// rl is the relay this station is, or the link to the one it reads.
+	rl relayParts
+
 	stopRun   context.CancelFunc
 	runDone   chan error
 	pruneKick chan struct{}
@@ -112,6 +122,9 @@ func Open(ctx context.Context, cfg Config) (*Station, error) {
 // SubscribeTunnel) and sees the first delivery and the first attempt: a
 // restart analyses what a crash left and forwards what was owed at once.
 func New(cfg Config) (*Station, error) {
+	if cfg.Relay != nil {
+		return newRelayStation(cfg)
+	}
 	path := cfg.DBPath
 	if path == "" {
 		p, err := storage.DefaultPath()
@@ -173,7 +186,8 @@ func (s *Station) Start(ctx context.Context) error {
 	return nil
 }
 
-// Store is the open store (the faces list, show and export from it).
+// Store is the open store (the faces list, show and export from it);
+// nil for a relay (Config.Relay).
 func (s *Station) Store() *storage.DB { return s.db }
 
 // Engine is the inspector engine (secrets, answer mode, subscriptions).
@@ -343,6 +357,9 @@ func (s *Station) stopTunnel() {
 func (s *Station) SetForward(ctx context.Context, cfg *forward.Config) error {
 	s.setMu.Lock()
 	defer s.setMu.Unlock()
+	if err := s.checkRelayForward(cfg); err != nil {
+		return err
+	}
 	var next *forward.Forwarder
 	if cfg != nil {
 		if err := s.checkRoutes(cfg.Routes); err != nil {
@@ -513,6 +530,9 @@ func (s *Station) retention(ctx context.Context) {
 // prune keeps the newest keep deliveries, and every one a forward route
 // still owes.
 func (s *Station) prune(ctx context.Context, keep int64) error {
+	if s.db == nil {
+		return nil // a relay: its stream keeps its own limits
+	}
 	_, err := s.db.Prune(ctx, keep)
 	return err
 }
@@ -539,6 +559,9 @@ func (s *Station) Close(ctx context.Context) error {
 	if srv == nil && s.cfg.Listener != nil {
 		s.cfg.Listener.Close() // given, never served
 	}
+	if err := s.closeRelay(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	s.setMu.Lock()
 	if err := s.stopForward(ctx, nil); err != nil {
 		errs = append(errs, err)
@@ -551,6 +574,9 @@ func (s *Station) Close(ctx context.Context) error {
 		}
 	}
 	s.bg.Wait()
+	if s.db == nil {
+		return errors.Join(errs...)
+	}
 	if err := s.db.Close(); err != nil {
 		errs = append(errs, err)
 	}

@@ -574,6 +574,9 @@ func (db *DB) records(ctx context.Context, ids []int64) ([]*inspector.Record, er
 		return nil, err
 	}
 	rows.Close()
+	if err := fillRelaySeq(ctx, db.sql, recs); err != nil {
+		return nil, err
+	}
 	return recs, fillGeneratedAt(ctx, db.sql, recs)
 }
 

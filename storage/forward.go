@@ -176,8 +176,9 @@ func (db *DB) PendingForwards(ctx context.Context, route string, after int64, li
 	return out, nil
 }
 
-// owedWhere selects the receiver deliveries route ?1 owes above ?2.
-const owedWhere = `d.id > ?2 AND d.source = 'receiver'
+// owedWhere selects the received deliveries (directly or through a relay)
+// route ?1 owes above ?2.
+const owedWhere = `d.id > ?2 AND d.source IN ('receiver', 'relay')
 	AND NOT EXISTS (SELECT 1 FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1 AND a.final = 1)`
 
 // PendingCount counts what PendingForwards would return (forward.Store).
@@ -404,7 +405,7 @@ func (db *DB) ForwardDelivery(ctx context.Context, id int64) (*inspector.Deliver
 // how many receiver deliveries it still owes (what a stopped `listen`
 // sends on its next run).
 func (db *DB) ForwardWaiting(ctx context.Context) (map[string]int64, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT r.route, (SELECT count(*) FROM deliveries d WHERE d.id > r.cursor AND d.source = 'receiver'
+	rows, err := db.sql.QueryContext(ctx, `SELECT r.route, (SELECT count(*) FROM deliveries d WHERE d.id > r.cursor AND d.source IN ('receiver', 'relay')
 			AND NOT EXISTS (SELECT 1 FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = r.route AND a.final = 1))
 		FROM forward_routes r WHERE r.off_at = 0`)
 	if err != nil {

@@ -85,6 +85,7 @@ func migrations() []migration {
 		{8, "forward summary", schemaForwardSummary},
 		{9, "oauth-scrub", schemaOAuthScrub},
 		{10, "one log: ids from SQLite, forward cursors with leases", schemaOneLog},
+		{11, "relayed deliveries: the relay's stream and sequence", schemaRelayed},
 	}
 }
 

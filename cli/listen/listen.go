@@ -6,6 +6,7 @@ package listen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -43,6 +44,9 @@ const examples = `  # receive on the default address and forward every delivery 
 
   # receive only, and print one line per delivery
   hookscope listen
+
+  # a laptop of a team relay: what it received while this laptop slept, then live, to your app
+  HOOKSCOPE_RELAY=... hookscope listen --relay-env HOOKSCOPE_RELAY --forward-to localhost:3000/webhooks
 
   # verify signatures; the secret comes from the environment
   WEBHOOK_SECRET=... hookscope listen --secret-env WEBHOOK_SECRET
@@ -84,6 +88,7 @@ type Options struct {
 	Secrets       *cmdutil.SecretFlags
 	Tunnel        *TunnelOptions
 	Forward       *ForwardOptions
+	Relay         *RelayOptions
 
 	// Set by validate.
 	secrets [][]byte
@@ -116,6 +121,15 @@ many deliveries wait), and one when it is back (--json prints every attempt).
 A route that leads back to this receiver is refused, and every forwarded
 request carries X-Hookscope-Forwarded, so a loop through another hop stops too.
 
+With --relay-env VAR (or --relay-file FILE) the deliveries a team relay
+received come too (hookscope relay; docs/relay.md): first those that arrived
+while this laptop was away, in the relay's order, then live ones. Each is
+stored before the relay is told, keeps the relay's receive time, headers and
+body byte for byte, and is then analysed, shown ("via relay #42") and
+forwarded as a direct one (ack mode). The relay's state is printed as it
+changes ("relay: catching up 1,240 of 5,002", "relay: live"); a refused
+credential stops listen.
+
 Ctrl+C stops accepting, finishes in-flight requests, records what was forwarded
 and closes the store; it says how many deliveries wait for your app: the next
 run sends them.`,
@@ -136,6 +150,7 @@ run sends them.`,
 	fs.StringVar(&o.Pprof, "pprof", "", "serve Go's profiler (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	o.Tunnel = addTunnelFlags(fs)
 	o.Forward = addForwardFlags(fs)
+	o.Relay = addRelayFlags(fs)
 	_ = cmd.RegisterFlagCompletionFunc("answer", cmdutil.CompleteFixed("200\tanswer 200 OK", "500\tanswer 500: the service sends again", "hang\tno answer for 15 s", "close\tdrop the connection"))
 	_ = cmd.RegisterFlagCompletionFunc("tunnel-protocol", cmdutil.CompleteFixed("auto\tQUIC, and http2 when UDP port 7844 is blocked", "quic\tQUIC over UDP port 7844", "http2\tHTTP/2 over TCP port 7844"))
 	_ = cmd.RegisterFlagCompletionFunc("forward-mode", cmdutil.CompleteFixed("ack\tanswer 200 once stored, then forward from a durable queue", "pass-through\tanswer the service with your app's answer"))
@@ -182,7 +197,7 @@ func (o *Options) validate([]string) error {
 	if o.forward, err = o.Forward.config(o.Env, o.mode, o.Addr); err != nil {
 		return err
 	}
-	return nil
+	return o.Relay.config(o.Env, o.forward)
 }
 
 func run(ctx context.Context, o *Options) error {
@@ -259,8 +274,16 @@ func run(ctx context.Context, o *Options) error {
 		closeStation()
 		return err
 	}
-	<-ctx.Done()
-	err = closeStation()
+	relayStopped, err := o.Relay.start(ctx, out, st)
+	if err != nil {
+		closeStation()
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-relayStopped:
+	}
+	err = errors.Join(err, closeStation())
 	out.flush()
 	if o.forward != nil && o.forward.Mode == forward.ModeAck {
 		sayWaiting(env, db.Path(), o.forward.Routes)

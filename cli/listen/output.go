@@ -15,6 +15,7 @@ import (
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/internal/plural"
+	"github.com/hookscope/hookscope/relay"
 )
 
 // printer writes listen's standard output: the start line, one entry per
@@ -223,12 +224,16 @@ type listenEvent struct {
 
 // listenLine is one delivery in listen's --json output.
 type listenLine struct {
-	DeliveryID      int64  `json:"delivery_id"`
-	ReceivedAt      string `json:"received_at"`
-	Method          string `json:"method"`
-	Path            string `json:"path"`
-	Status          int    `json:"status"`
-	Answer          string `json:"answer,omitempty"`
+	DeliveryID int64  `json:"delivery_id"`
+	ReceivedAt string `json:"received_at"`
+	Method     string `json:"method"`
+	Path       string `json:"path"`
+	Status     int    `json:"status"`
+	Answer     string `json:"answer,omitempty"`
+	// Source is where it came from when not this receiver ("relay", with
+	// the relay's stream sequence).
+	Source          string `json:"source,omitempty"`
+	RelaySeq        uint64 `json:"relay_seq,omitempty"`
 	BodyLength      int64  `json:"body_length"`
 	Signature       string `json:"signature"`
 	SignatureReason string `json:"signature_reason,omitempty"`
@@ -256,11 +261,15 @@ func listenJSON(r *inspector.Record, firsts map[int]*inspector.FirstCopy) listen
 		Path:       d.Path,
 		Status:     d.Status,
 		Answer:     d.Answer,
+		RelaySeq:   d.RelaySeq,
 		BodyLength: d.BodyLength,
 		Truncated:  d.Truncated,
 		Rejected:   d.Rejected,
 		Problems:   []catalog.Problem{},
 		Events:     []listenEvent{},
+	}
+	if d.Source != "receiver" {
+		l.Source = d.Source
 	}
 	if a == nil {
 		l.Signature = "pending"
@@ -335,6 +344,9 @@ func deliveryText(r *inspector.Record, firsts map[int]*inspector.FirstCopy, colo
 		status = "closed"
 	}
 	fmt.Fprintf(&b, "%s  #%-5d %s %s  %s", d.ReceivedAt.Local().Format("15:04:05.000"), d.ID, d.Method, d.Path, status)
+	if d.Source == relay.DeliverySource {
+		fmt.Fprintf(&b, "  via relay #%d", d.RelaySeq)
+	}
 	if a == nil {
 		b.WriteString("  (not analyzed)\n")
 		return b.String()

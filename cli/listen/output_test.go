@@ -151,3 +151,24 @@ func TestListenPortTaken(t *testing.T) {
 		t.Errorf("the store was created (%v)", err)
 	}
 }
+
+// TestDeliveryViaRelay: a delivery that came through a team relay says
+// so with its stream sequence, in text and in --json; a direct one
+// says nothing of it.
+func TestDeliveryViaRelay(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)
+	via := &inspector.Record{Delivery: &inspector.Delivery{ID: 9, Method: "POST", Path: "/webhooks", Status: 200, ReceivedAt: at, Source: "relay", RelaySeq: 1240}}
+	direct := &inspector.Record{Delivery: &inspector.Delivery{ID: 10, Method: "POST", Path: "/webhooks", Status: 200, ReceivedAt: at, Source: "receiver"}}
+	if got := deliveryText(via, nil, false); !strings.Contains(got, "#9     POST /webhooks  200  via relay #1240") {
+		t.Errorf("text: %q", got)
+	}
+	if got := deliveryText(direct, nil, false); strings.Contains(got, "relay") {
+		t.Errorf("direct text: %q", got)
+	}
+	if l := listenJSON(via, nil); l.Source != "relay" || l.RelaySeq != 1240 {
+		t.Errorf("JSON: %+v", l)
+	}
+	if l := listenJSON(direct, nil); l.Source != "" || l.RelaySeq != 0 {
+		t.Errorf("direct JSON: %+v", l)
+	}
+}

@@ -7,18 +7,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nkeys"
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/cli/internal/clitest"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/relay"
 )
+
+// testRelayConn is a connection string for alice with a key made for the
+// test.
+func testRelayConn(t *testing.T) string {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := kp.Seed()
+	return relay.ConnString{URL: "ws://127.0.0.1:1/nats", Name: "alice", Stream: "HOOKSCOPE", Seed: string(seed)}.String()
+}
 
 // TestParse checks flags -> Options, without listening.
 func TestParse(t *testing.T) {
 	env := &cmdutil.Env{Stderr: io.Discard, Getenv: clitest.Getenv(map[string]string{"S": "whsec", "TOK": "eyJ",
-		"APP_URL": "https://u:pw@app.internal:8443/hooks", "APP_TOKEN": "Bearer t0k", "BAD": "a\nb"})}
+		"APP_URL": "https://u:pw@app.internal:8443/hooks", "APP_TOKEN": "Bearer t0k", "BAD": "a\nb", "RELAY": testRelayConn(t), "NOT_RELAY": "hookscope-relay-1:damaged"})}
 	clitest.ParseTable(t, func(runF func(context.Context, *Options) error) *cobra.Command { return NewCmd(env, runF) }, []clitest.ParseCase[Options]{
 		{Args: []string{}, Want: func(o *Options) bool {
 			return o.Addr == DefaultAddr && o.Path == DefaultPath && o.MaxBody == inspector.DefaultMaxBody && o.mode == inspector.AnswerMode("200") && len(o.secrets) == 0
@@ -77,5 +90,11 @@ func TestParse(t *testing.T) {
 		{Args: []string{"--pprof", "0.0.0.0:6060"}, Err: "not a loopback address"},
 		{Args: []string{"--tunnel-hostname", "h.example.com"}, Err: "needs --tunnel"},
 		{Args: []string{"extra"}, Err: "unexpected argument"},
+		{Args: []string{"--relay-env", "RELAY"}, Want: func(o *Options) bool { return o.Relay.conn != nil && o.Relay.conn.Name == "alice" }},
+		{Args: []string{"--relay-env", "NOPE"}, Err: "--relay-env NOPE: the environment variable is unset or empty"},
+		{Args: []string{"--relay-env", "NOT_RELAY"}, Err: "--relay-env NOT_RELAY: the relay connection string is damaged"},
+		{Args: []string{"--relay-env", "RELAY", "--relay-file", "x"}, Err: "not both"},
+		{Args: []string{"--relay-file", "/nope.relay"}, Err: "--relay-file"},
+		{Args: []string{"--relay-env", "RELAY", "--forward-to", "http://localhost:3000/", "--forward-mode", "pass-through"}, Err: "forward in ack mode with a relay"},
 	})
 }

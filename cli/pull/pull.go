@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"strconv"
 	"time"
@@ -29,7 +28,10 @@ const examples = `  # the last two hours of deliveries as NDJSON, for a CI job
   hookscope pull media.har --relay-file ci.relay --from-seq 1200 --type 'media.*'
 
   # NDJSON to standard output
-  hookscope pull - --relay-env HOOKSCOPE_RELAY --since 30m`
+  hookscope pull - --relay-env HOOKSCOPE_RELAY --since 30m
+
+  # into a store, for hookscope list/show/export (again later: only what is new is added)
+  hookscope pull --into ci.db --relay-env HOOKSCOPE_RELAY --since 2h`
 
 // Options are pull's argument and flags.
 type Options struct {
@@ -46,18 +48,20 @@ type Options struct {
 	Reveal    bool
 	Force     bool
 	JSON      bool
+	Into      string
 
-	conn   relay.ConnString
-	since  time.Time
-	format export.Format
-	secret []byte
+	conn    relay.ConnString
+	since   time.Time
+	format  export.Format
+	secret  []byte
+	secrets [][]byte
 }
 
 // NewCmd builds `hookscope pull`; runF replaces the work in tests.
 func NewCmd(env *cmdutil.Env, runF func(context.Context, *Options) error) *cobra.Command {
 	o := &Options{Env: env}
 	cmd := &cobra.Command{
-		Use:   "pull PATH (--relay-env VAR | --relay-file FILE) [--since 2h | --from-seq N] [--type GLOB]... [flags]",
+		Use:   "pull (PATH | --into STORE) (--relay-env VAR | --relay-file FILE) [--since 2h | --from-seq N] [--type GLOB]... [flags]",
 		Short: "Read deliveries from a team's relay and write them as export does (for CI)",
 		Long: `Read the deliveries a relay holds and write them to PATH in export's formats
 (NDJSON, HAR, or the json, fixtures and curl folders; - is standard output for
@@ -69,6 +73,10 @@ to the newest delivery when it starts, through a throwaway consumer: the
 credential's laptop position does not move unless --durable (then it reads
 from that position, and acknowledges what it read). One pull at a time per
 credential.
+
+With --into STORE it imports them into a store instead, as a laptop does
+(each marked via the relay with its stream sequence, and analysed): a delivery
+already there is skipped, so pulling again adds only what is new.
 
 Exit codes: 0 it got what was asked (an empty selection writes nothing and
 says so), 1 the relay was unreachable or refused the credential, 2 usage.`,
@@ -89,6 +97,7 @@ says so), 1 the relay was unreachable or refused the credential, 2 usage.`,
 	fs.BoolVar(&o.Reveal, "reveal", false, "keep credential headers and query parameters instead of redacting them")
 	fs.BoolVar(&o.Force, "force", false, "write into a non-empty folder or over an existing file")
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as JSON")
+	fs.StringVar(&o.Into, "into", "", "import into this store `file` instead of writing a file (each delivery once: one already there, by the relay's stream and sequence, is skipped), then analyse")
 	_ = cmd.RegisterFlagCompletionFunc("format", cmdutil.CompleteExportFormats)
 	return cmd
 }
@@ -97,6 +106,15 @@ func (o *Options) validate(args []string) error {
 	var err error
 	if o.Out, err = cmdutil.ArgOrFlag(args, "--out", o.Out); err != nil {
 		return err
+	}
+	if o.Into != "" {
+		if o.Out != "" || o.Format != "" || o.Force || o.Reveal {
+			return cmdutil.UsageErrorf("--into imports into a store: it takes no PATH, --out, --format, --force or --reveal")
+		}
+		if o.secrets, err = o.Secrets.Resolve(o.Env); err != nil {
+			return err
+		}
+		return o.checkSelection()
 	}
 	if o.Out == "" {
 		return cmdutil.UsageErrorf("give the file or folder to write (the argument or --out), e.g. deliveries.ndjson, or - for standard output")
@@ -122,6 +140,15 @@ func (o *Options) validate(args []string) error {
 	if o.format == export.Fixtures && o.secret == nil {
 		return cmdutil.UsageErrorf("--format fixtures needs --secret or --secret-env: the secret your consumer's tests verify signatures with")
 	}
+	if o.secret != nil {
+		o.secrets = [][]byte{o.secret}
+	}
+	return o.checkSelection()
+}
+
+// checkSelection checks what to read (--type, --since, --from-seq,
+// --durable) and reads the connection string.
+func (o *Options) checkSelection() error {
 	for _, g := range o.Types {
 		if _, err := path.Match(g, ""); err != nil {
 			return cmdutil.UsageErrorf("--type %q is not a valid glob (e.g. media.*)", g)
@@ -148,27 +175,9 @@ func (o *Options) validate(args []string) error {
 // readConn reads the connection string from --relay-env or --relay-file;
 // its errors never quote it.
 func (o *Options) readConn() error {
-	var raw, from string
-	switch {
-	case o.RelayEnv != "" && o.RelayFile != "":
-		return cmdutil.UsageErrorf("give --relay-env or --relay-file, not both")
-	case o.RelayEnv != "":
-		raw, from = o.Env.Getenv(o.RelayEnv), "--relay-env "+o.RelayEnv
-		if raw == "" {
-			return cmdutil.UsageErrorf("%s: the environment variable is unset or empty", from)
-		}
-	case o.RelayFile != "":
-		b, err := os.ReadFile(o.RelayFile)
-		if err != nil {
-			return cmdutil.UsageErrorf("--relay-file: %v", err)
-		}
-		raw, from = string(b), "--relay-file "+o.RelayFile
-	default:
-		return cmdutil.UsageErrorf("give --relay-env VAR or --relay-file FILE: where the relay connection string is (hookscope relay invite NAME prints one)")
-	}
-	c, err := relay.ParseConnString(raw)
+	c, err := relay.ReadConnString(o.Env.Getenv, o.RelayEnv, o.RelayFile)
 	if err != nil {
-		return cmdutil.UsageErrorf("%s: %v", from, err)
+		return cmdutil.UsageErrorf("%v", err)
 	}
 	o.conn = c
 	return nil
@@ -184,14 +193,13 @@ func (e exitError) ExitCode() int { return e.code }
 func (e exitError) Unwrap() error { return e.error }
 
 func run(ctx context.Context, o *Options) error {
-	env := o.Env
-	var secrets [][]byte
-	if o.secret != nil {
-		secrets = [][]byte{o.secret}
+	if o.Into != "" {
+		return runInto(ctx, o)
 	}
+	env := o.Env
 	// Analysis without a store: types for --type and the fixtures,
 	// signature verdicts with a secret; no ledger.
-	eng := inspector.NewEngine(nil, inspector.Options{Secrets: secrets})
+	eng := inspector.NewEngine(nil, inspector.Options{Secrets: o.secrets})
 	var recs []*inspector.Record
 	sum, err := relay.Pull(ctx, relay.PullOptions{
 		Conn: o.conn, Since: o.since, FromSeq: o.FromSeq, Durable: o.Durable,
@@ -207,12 +215,7 @@ func run(ctx context.Context, o *Options) error {
 		},
 	})
 	if err != nil {
-		var un *relay.UnreachableError
-		var refused *relay.RefusedError
-		if errors.As(err, &un) || errors.As(err, &refused) {
-			return exitError{err, 1}
-		}
-		return err
+		return pullError(err)
 	}
 	if len(recs) == 0 {
 		fmt.Fprintf(env.Stderr, "The relay holds no delivery matching the selection (%s read); nothing written.\n", plural.Count(sum.Deliveries, "delivery", "deliveries"))
@@ -254,6 +257,16 @@ func run(ctx context.Context, o *Options) error {
 		fmt.Fprintln(env.Stdout, "Credential headers and query parameters were redacted (--reveal keeps them).")
 	}
 	return nil
+}
+
+// pullError makes an unreachable relay or a refused credential exit 1.
+func pullError(err error) error {
+	var un *relay.UnreachableError
+	var refused *relay.RefusedError
+	if errors.As(err, &un) || errors.As(err, &refused) {
+		return exitError{err, 1}
+	}
+	return err
 }
 
 // matches reports whether an analysed delivery has an event whose type

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
 	"github.com/hookscope/hookscope/relay"
+	"github.com/hookscope/hookscope/storage"
 )
 
 func runPull(t *testing.T, getenv map[string]string, args ...string) clitest.Result {
@@ -81,6 +83,9 @@ func TestPullUsage(t *testing.T) {
 		{[]string{"out", "--relay-env", "R"}, "cannot tell the format"},
 		{[]string{"-", "--format", "json", "--relay-env", "R"}, "writes a folder"},
 		{[]string{"dir", "--format", "fixtures", "--relay-env", "R"}, "needs --secret"},
+		{[]string{"x.ndjson", "--into", "ci.db", "--relay-env", "R"}, "takes no PATH"},
+		{[]string{"--into", "ci.db", "--relay-env", "R", "--format", "har"}, "takes no PATH"},
+		{[]string{"--into", "ci.db"}, "give --relay-env VAR or --relay-file FILE"},
 	} {
 		r := runPull(t, env, c.args...)
 		if r.Code != 2 || !strings.Contains(r.Stderr, c.phrase) {
@@ -134,5 +139,48 @@ func TestPullUnreachableExits1(t *testing.T) {
 	r := runPull(t, map[string]string{"R": c.String()}, "-", "--relay-env", "R")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "cannot reach the relay at ws://127.0.0.1:1/nats") || strings.Contains(r.Stderr, c.Seed) {
 		t.Fatalf("exit %d %q", r.Code, r.Stderr)
+	}
+}
+
+// TestPullInto: --into imports into a store, each delivery once (a second
+// pull adds only what is new), marked via the relay with its sequence,
+// analysed; --type narrows it.
+func TestPullInto(t *testing.T) {
+	conn, srv := startRelay(t)
+	env := map[string]string{"HOOKSCOPE_RELAY": conn}
+	db := filepath.Join(t.TempDir(), "ci.db")
+	r := runPull(t, env, "--into", db, "--relay-env", "HOOKSCOPE_RELAY", "--type", "media.*")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Pulled 3 deliveries from the relay (sequences 1-3) into "+db+": 2 deliveries new, 1 not of --type.") {
+		t.Fatalf("--into --type: exit %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runPull(t, env, "--into", db, "--relay-env", "HOOKSCOPE_RELAY")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "1 delivery new, 2 already there.") {
+		t.Fatalf("--into again: exit %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if err := srv.Sink().Record(context.Background(), &inspector.Delivery{ReceivedAt: time.Now(), Method: "POST", Path: "/x", Body: []byte("{}"), BodyLength: 2, Status: 200}); err != nil {
+		t.Fatal(err)
+	}
+	r = runPull(t, env, "--into", db, "--relay-env", "HOOKSCOPE_RELAY", "--json")
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"read":4,"stored":1,"already_there":3,"first_seq":1,"last_seq":4`) {
+		t.Fatalf("--into --json: exit %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
+	store, err := storage.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var seqs []uint64
+	if err := store.Each(context.Background(), storage.Filter{}, func(rec *inspector.Record) error {
+		if rec.Delivery.Source != relay.DeliverySource || rec.Analysis == nil {
+			t.Errorf("delivery %d: source %q, analysis %v", rec.Delivery.ID, rec.Delivery.Source, rec.Analysis)
+		}
+		seqs = append(seqs, rec.Delivery.RelaySeq)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(seqs)
+	if !slices.Equal(seqs, []uint64{1, 2, 3, 4}) {
+		t.Fatalf("the store holds sequences %v", seqs)
 	}
 }

@@ -1,6 +1,6 @@
-// Package relay is `hookscope relay`: the team relay's credentials
-// (invite, revoke) and its status. (Running the relay itself comes with
-// the receiver's relay sink in station.)
+// Package relay is `hookscope relay`: running a team relay (the receiver
+// with the relay's sink, behind the same station as listen), its
+// credentials (invite, revoke) and its status.
 package relay
 
 import (
@@ -21,30 +21,45 @@ import (
 	"github.com/hookscope/hookscope/relay"
 )
 
-// NewCmd builds `hookscope relay` and its subcommands.
-func NewCmd(env *cmdutil.Env) *cobra.Command {
+// NewCmd builds `hookscope relay`: run with flags alone, it is the relay;
+// its subcommands manage it.
+func NewCmd(env *cmdutil.Env) *cobra.Command { return newCmd(env, nil) }
+
+// newCmd is NewCmd with runF replacing the relay's run in tests.
+func newCmd(env *cmdutil.Env, runF func(context.Context, *RunOptions) error) *cobra.Command {
+	o := &RunOptions{Env: env}
 	cmd := &cobra.Command{
-		Use:   "relay <subcommand> [flags]",
-		Short: "A team's always-on relay: invite and revoke laptops, show its status",
-		Long: `A relay runs on an always-on machine, receives the service's deliveries and
-keeps them in a NATS JetStream stream until every invited laptop has them.
-Each laptop reads them in order with its own credential, also after it slept.
+		Use:   "relay [flags] | relay <subcommand>",
+		Short: "A team's always-on relay: receive while laptops sleep; invite and revoke laptops",
+		Long: `Run on an always-on machine, hookscope relay receives the service's
+deliveries with the same receiver as listen (the same body cap, raw capture,
+signature check with --secret-env) and keeps each one in a NATS JetStream
+stream, answering the service only once the stream has it. Every invited
+laptop reads the stream in order with its own credential (hookscope listen
+--relay-env VAR, or the window's Settings), also what arrived while it slept.
+Laptops connect over WebSocket under /nats on the same port, so one tunnel
+(--tunnel) or one HTTPS front (--public-url) serves the service and laptops.
+It prints the URL for the service, the laptops' address and one line per
+delivery ("#42" is its stream sequence); Ctrl+C or SIGTERM stops it cleanly.
 
   hookscope relay invite alice   print alice's connection string (shown once)
   hookscope relay revoke alice   end alice's credential (a running relay drops her)
   hookscope relay status         addresses, stream size and limits, each laptop's position
 
 The relay's data (its stream, its credentials) is in --data, by default under
-your config folder. See docs/relay.md.`,
-		Example: `  hookscope relay invite alice --out alice.relay
+your config folder; --nats uses an existing NATS deployment instead of the
+embedded server. See docs/relay.md.`,
+		Example: `  hookscope relay --tunnel
+  WEBHOOK_SECRET=... hookscope relay --addr 0.0.0.0:8788 --public-url https://relay.example.com --secret-env WEBHOOK_SECRET
+  hookscope relay --nats nats://n1:4222,nats://n2:4222 --nats-creds relay.creds --replicas 3
+  hookscope relay invite alice --out alice.relay
   hookscope relay revoke alice
   hookscope relay status --json`,
 		Args:                       cmdutil.Subcommands,
 		SuggestionsMinimumDistance: 2,
-		RunE: func(*cobra.Command, []string) error {
-			return cmdutil.UsageErrorf("missing subcommand: invite, revoke or status")
-		},
+		RunE:                       cmdutil.RunE(o, o.validate, runF, run),
 	}
+	addRunFlags(cmd, o)
 	cmd.AddCommand(NewInviteCmd(env, nil), NewRevokeCmd(env, nil), NewStatusCmd(env, nil))
 	return cmd
 }

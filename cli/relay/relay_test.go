@@ -26,7 +26,6 @@ func TestUsage(t *testing.T) {
 		args   []string
 		phrase string
 	}{
-		{nil, "missing subcommand"},
 		{[]string{"invte", "a"}, "did you mean invite"},
 		{[]string{"invite"}, "give the credential's NAME"},
 		{[]string{"invite", "Alice.B", "--data", dir}, "cannot name a credential"},

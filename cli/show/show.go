@@ -203,7 +203,10 @@ func Text(d *Detail) string {
 		b.WriteString(" (truncated)")
 	}
 	b.WriteString("\n")
-	if del.Source != "" && del.Source != "receiver" {
+	switch {
+	case del.RelaySeq > 0:
+		fmt.Fprintf(&b, "  source    via relay, stream sequence %d\n", del.RelaySeq)
+	case del.Source != "" && del.Source != "receiver":
 		fmt.Fprintf(&b, "  source    %s\n", del.Source)
 	}
 	if del.Damaged != "" {

@@ -1,15 +1,21 @@
 package show_test
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/cli/internal/clitest"
 	"github.com/hookscope/hookscope/cli/show"
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/relay"
+	"github.com/hookscope/hookscope/storage"
 )
 
 func newCmd(env *cmdutil.Env) *cobra.Command { return show.NewCmd(env, nil) }
@@ -64,5 +70,30 @@ func TestShow(t *testing.T) {
 	}
 	if r := clitest.Run(t, newCmd, nil, "show", "99", "--db", db); r.Code != 1 || !strings.Contains(r.Stderr, "not found") {
 		t.Errorf("missing id: %d %s", r.Code, r.Stderr)
+	}
+}
+
+// TestShowViaRelay: a delivery that came through a team relay says so,
+// with its stream sequence, in text and in JSON.
+func TestShowViaRelay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "laptop.db")
+	db, err := storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"hook":{"uuid":"h1"},"events":[]}`)
+	err = db.InsertRelayed(context.Background(), []*relay.Relayed{{Origin: "HOOKSCOPE@1", Seq: 42, Delivery: &inspector.Delivery{
+		ReceivedAt: time.Now(), Method: "POST", Path: "/webhooks", Body: body, BodyLength: int64(len(body)), Status: 200}}})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := clitest.Run(t, newCmd, nil, "show", "1", "--db", path)
+	if !strings.Contains(text.Stdout, "source    via relay, stream sequence 42") {
+		t.Errorf("text:\n%s%s", text.Stdout, text.Stderr)
+	}
+	js := clitest.Run(t, newCmd, nil, "show", "1", "--db", path, "--json")
+	if !strings.Contains(js.Stdout, `"source": "relay",`) || !strings.Contains(js.Stdout, `"relay_seq": 42`) {
+		t.Errorf("JSON:\n%s", js.Stdout)
 	}
 }

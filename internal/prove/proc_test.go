@@ -42,7 +42,14 @@ type listenProc struct {
 // startListen starts the listener and waits for its "listening" line.
 func startListen(t *testing.T, bin, home string, env []string, args ...string) *listenProc {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"listen", "--json", "--addr", "127.0.0.1:0"}, args...)...)
+	return startProc(t, bin, home, env, append([]string{"listen", "--json", "--addr", "127.0.0.1:0"}, args...)...)
+}
+
+// startProc starts a hookscope command that prints --json lines, the
+// first naming its URL "listening" (listen, relay), and waits for it.
+func startProc(t *testing.T, bin, home string, env []string, args ...string) *listenProc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = ChildEnv(home, env...)
 	p := &listenProc{cmd: cmd, ids: map[int64]bool{}, idSeen: make(chan struct{}, 1), done: make(chan struct{})}
 	stdout, err := cmd.StdoutPipe()
@@ -92,9 +99,9 @@ func startListen(t *testing.T, bin, home string, env []string, args ...string) *
 	select {
 	case p.url = <-listening:
 	case <-p.done:
-		t.Fatalf("hookscope listen exited before listening: %s", p.stderr())
+		t.Fatalf("hookscope %s exited before listening: %s", args[0], p.stderr())
 	case <-time.After(30 * time.Second):
-		t.Fatalf("hookscope listen did not start within 30 s: %s", p.stderr())
+		t.Fatalf("hookscope %s did not start within 30 s: %s", args[0], p.stderr())
 	}
 	return p
 }
