@@ -135,7 +135,7 @@ func TestRuleErrors(t *testing.T) {
 		msg    string
 	}{
 		{[]string{"500", `events.exists(e, e.tpye == "x") => 500`}, 1, 19, "undefined field 'tpye'"},
-		{[]string{`events.exists(e, e.dedupe == "duplicate") => 200`}, 0, 19, "not known when the receiver answers"},
+		{[]string{`events.exists(e, e.dedupe == "duplicate") => 200`}, 0, 19, "not known on arrival"},
 		{[]string{`delivery.status == 500 => 200`}, 0, 9, "delivery.status is not known"},
 		{[]string{`delivery.path == "/a" => 500 x1 then`}, 0, 0, "empty step"},
 		{[]string{`delivery.path == "=>" => 500`}, -1, 0, ""},
@@ -172,11 +172,18 @@ func TestTry(t *testing.T) {
 	if tr.Rule != 0 || tr.Step.Status != 500 || tr.Explain != "rule 1 answers delivery 42 (attempt 1 of message h9): 500 Internal Server Error" {
 		t.Errorf("attempt 1: %+v", tr)
 	}
-	if tr := rs.Try(rec, 3, nil); tr.Step.Status != 200 || tr.Step.Delay != 11*time.Second || !strings.Contains(tr.Explain, "waits 11s, then 200 OK") {
+	if tr := rs.Try(rec, 3, nil); tr.Step.Status != 200 || tr.Step.Delay != 11*time.Second || !strings.Contains(tr.Explain, "waits 11 s, then 200 OK") {
 		t.Errorf("attempt 3: %+v", tr)
 	}
 	if n := rs.attempts.Seen("h9"); n != 0 {
 		t.Errorf("Try counted %d attempts", n)
+	}
+	closing, err := NewRules([]string{`close after 3s`}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := closing.Try(rec, 1, nil); !strings.HasSuffix(tr.Explain, ": waits 3 s, then closes the connection without an answer") {
+		t.Errorf("close after a hold: %q", tr.Explain)
 	}
 	other := stored(43, message("h8", "media.ready"), inspector.SignatureValid)
 	if tr := rs.Try(other, 1, nil); tr.Rule != -1 || !strings.Contains(tr.Explain, "no rule answers delivery 43") {
