@@ -11,8 +11,6 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
-
-	"github.com/hookscope/hookscope/inspector"
 )
 
 // TestSettingsStatusFollowsEdits: what the last Save said goes away with
@@ -31,7 +29,7 @@ func TestSettingsStatusFollowsEdits(t *testing.T) {
 		wantAfter string
 	}{
 		{"path", func() { test.Type(s.Path, "x") }, func() { s.Path.SetText("/webhooks") }, ""},
-		{"answer", func() { s.Answer.SetSelected(answerLabel(inspector.Answer500)) }, func() { s.Answer.SetSelected(answerLabel(inspector.Answer200)) }, ""},
+		{"answer", func() { s.Answer.SetSelected(answerLabel([]string{"500"})) }, func() { s.Answer.SetSelected(answerLabel(nil)) }, ""},
 		{"notify", func() { test.Tap(s.NotifyInvalid) }, func() { test.Tap(s.NotifyInvalid) }, ""},
 		{"bad body cap", func() { s.MaxBodyKiB.SetText("lots") }, func() { s.MaxBodyKiB.SetText("10240") }, ""},
 	} {
