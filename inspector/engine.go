@@ -186,14 +186,6 @@ func (e *Engine) SetAnswerer(a Answerer) {
 	e.mu.Unlock()
 }
 
-// Answerer returns what chooses the receiver's answers, nil for 200 to
-// every delivery.
-func (e *Engine) Answerer() Answerer {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.answer
-}
-
 // SetMaxBody changes the body cap from the next request on.
 func (e *Engine) SetMaxBody(n int64) {
 	if n <= 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,7 +232,8 @@ func (f fakeAttempts) HookAttempts(_ context.Context, _ time.Time, fn func(strin
 
 // BenchmarkDecide: a typical rule set (four rules, one a sequence) on a
 // typical delivery (one media.updated event, ~600 bytes, signed): what
-// answer rules add to the receiver's ack path.
+// answer rules add to the receiver's ack path (the target: < 0.5 ms on the
+// ack's p99 at 1,000/s).
 func BenchmarkDecide(b *testing.B) {
 	rs, err := NewRules([]string{
 		`delivery.path == "/slow" => 200 after 12s`,
@@ -251,12 +253,22 @@ func BenchmarkDecide(b *testing.B) {
 	for i := range bodies {
 		bodies[i] = message(fmt.Sprint("h", i), "media.updated")
 	}
+	// Each call's time too: deciding runs on the request's goroutine
+	// before the commit, so what it adds to the ack's latency is its own
+	// duration, and its p99 bounds what it adds to the ack's p99.
+	took := make([]time.Duration, 0, 1<<20)
 	i := 0
 	for b.Loop() {
 		i++
 		d.Body = bodies[i%len(bodies)]
+		start := time.Now()
 		rs.Decide(d, secrets, t0)
+		if len(took) < cap(took) {
+			took = append(took, time.Since(start))
+		}
 	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)*99/100].Microseconds()), "p99-µs")
 }
 
 // TestCounterAcrossEdits: attempts are counted under a rule set without a
