@@ -87,6 +87,7 @@ func newSettingsView(win *mainWindow) *settingsView {
 		labels[i] = c.label
 	}
 	v.Answer = widget.NewRadioGroup(labels, nil)
+	v.Answer.Required = true
 	v.Cloudflared = widget.NewEntry()
 	v.Cloudflared.SetPlaceHolder("cloudflared (looked up on PATH)")
 	v.SaveButton = widget.NewButtonWithIcon("Save settings", theme.DocumentSaveIcon(), v.save)
