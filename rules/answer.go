@@ -236,6 +236,8 @@ func (c *Compiler) ParseRule(line string) (*Rule, error) {
 type Rules struct {
 	list     []*Rule
 	attempts *Attempts
+	// counts: a rule has a sequence (Counts).
+	counts bool
 }
 
 // RuleError says which rule of a set is wrong.
@@ -253,9 +255,10 @@ func (e *RuleError) Unwrap() error { return e.Err }
 
 // NewRules parses lines into a rule set counting attempts in attempts (nil
 // makes a counter of DefaultAttempts messages, unseeded). Give every rule
-// set of one receiver the same counter, seeded once (Attempts.Seed), so
-// editing the rules keeps the counts. A wrong line is a *RuleError
-// wrapping its CompileErrors or action error.
+// set of one receiver the same counter, seeded (Attempts.Seed) whenever a
+// set with a sequence is put in force after one without, so editing the
+// rules keeps the counts. A wrong line is a *RuleError wrapping its
+// CompileErrors or action error.
 func NewRules(lines []string, attempts *Attempts) (*Rules, error) {
 	c, err := NewCompiler(Arrival)
 	if err != nil {
@@ -271,12 +274,17 @@ func NewRules(lines []string, attempts *Attempts) (*Rules, error) {
 			return nil, &RuleError{Index: i, Err: err}
 		}
 		rs.list = append(rs.list, r)
+		rs.counts = rs.counts || r.Action.Sequence()
 	}
 	return rs, nil
 }
 
 // List returns the rules in order.
 func (rs *Rules) List() []*Rule { return rs.list }
+
+// Counts reports a rule set with a sequence: only such a set counts each
+// message's attempts (which needs every delivery's hook uuid).
+func (rs *Rules) Counts() bool { return rs.counts }
 
 // Decision is how to answer one delivery.
 type Decision struct {
@@ -296,28 +304,31 @@ type Decision struct {
 
 // Decide chooses the answer to a delivery that has just arrived: what
 // the receiver knows of it (no id, no analysis), the receiver's secrets
-// for delivery.signature, now the arrival time. The delivery is counted
-// as one more attempt of its message, whether or not a rule has a
-// sequence now: a sequence added later (the Rules editor) then goes on
-// from the true count.
+// for delivery.signature, now the arrival time. While a rule has a
+// sequence (Counts), the delivery is counted as one more attempt of its
+// message; otherwise nothing is counted and the body is read only as far
+// as a condition needs (a set with a sequence put in force later goes on
+// from the store's count: Attempts.Seed).
 func (rs *Rules) Decide(d *inspector.Delivery, secrets [][]byte, now time.Time) Decision {
 	in := &Input{Record: &inspector.Record{Delivery: d}, Secrets: secrets, Now: now}
 	if in.Now.IsZero() {
 		in.Now = time.Now()
 	}
 	act := newActivation(in, Arrival)
-	dec := Decision{Rule: -1}
-	dec.HookUUID = act.d.hookUUID().Value().(string)
-	dec.Attempt = rs.attempts.Next(dec.HookUUID)
+	dec := Decision{Rule: -1, Attempt: 1}
+	if rs.counts {
+		dec.HookUUID = act.d.hookUUID().Value().(string)
+		dec.Attempt = rs.attempts.Next(dec.HookUUID)
+	}
 	return rs.decide(act, dec)
 }
 
 // The rules answer for the receiver.
 var _ inspector.Answerer = (*Rules)(nil)
 
-// Answer is Decide for the receiver (inspector.Answerer): the delivery
-// counted as one more attempt of its message at its arrival time, and the
-// step of the rule that answers, or 200 at once when none does.
+// Answer is Decide for the receiver (inspector.Answerer) at the
+// delivery's arrival time: the step of the rule that answers, or 200 at
+// once when none does.
 func (rs *Rules) Answer(d *inspector.Delivery, secrets [][]byte) inspector.Reply {
 	dec := rs.Decide(d, secrets, d.ReceivedAt)
 	if dec.Rule < 0 {

@@ -379,15 +379,27 @@ func (d *deliveryVal) resend() ref.Val {
 	return types.False
 }
 
+// hookUUID is the analysis' hook uuid, or without one the body's
+// hook.uuid, scanned for without decoding the events (a sequence needs
+// it of every delivery, on the receiver's ack path, whatever its size).
 func (d *deliveryVal) hookUUID() ref.Val {
 	if a := d.analysis(); a != nil {
 		return types.String(a.HookUUID)
 	}
-	d.decode()
 	if d.decoded != nil {
 		return types.String(d.decoded.HookUUID)
 	}
-	return types.String("")
+	del := d.rec().Delivery
+	if del.Rejected || del.Truncated || del.ReadError != "" {
+		return types.String("")
+	}
+	var uuid string
+	if hook, ok := d.sc.memberRaw(del.Body, "hook"); ok {
+		if raw, ok := d.sc.memberRaw(hook, "uuid"); ok && unmarshalLenient(raw, &uuid) != nil {
+			uuid = ""
+		}
+	}
+	return types.String(uuid)
 }
 
 func (d *deliveryVal) decodeError() ref.Val {

@@ -8,14 +8,17 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/inspector/resends"
 	"github.com/hookscope/hookscope/rules"
 )
 
 // answers is the home of the receiver's answer rules: the rule set in
 // force and the one attempt counter every rule set of the station
-// shares, so a sequence ("500 x2 then 200") goes on from each message's
-// true count when the rules are edited, and, seeded from the store at
-// Start, across a restart.
+// shares. A set with a sequence ("500 x2 then 200") counts each
+// message's attempts; the counter is seeded from the store when such a
+// set comes in force (at Start, or in place of one without), so a
+// sequence goes on from each message's true count across edits and
+// restarts.
 type answers struct {
 	attempts *rules.Attempts
 	mu       sync.Mutex
@@ -34,29 +37,40 @@ func newAnswers(lines []string) (*answers, error) {
 }
 
 // seedAttempts counts the store's recent attempts of each message
-// (rules.Attempts.Seed), before the receiver serves; a failure only
-// makes sequences start over, and is said.
+// (rules.Attempts.Seed) when the rules in force have a sequence: at Start,
+// before the receiver serves. A failure only makes sequences start over,
+// and is said.
 func (s *Station) seedAttempts(ctx context.Context) {
+	if s.AnswerRules().Counts() {
+		s.seed(ctx)
+	}
+}
+
+func (s *Station) seed(ctx context.Context) {
 	if err := s.answers.attempts.Seed(ctx, s.db, time.Time{}); err != nil {
-		s.logf("answer rules: sequences start over for messages received before this start: %v", err)
+		s.logf("answer rules: sequences start over for the messages received so far: %v", err)
 	}
 }
 
 // SetAnswerRules replaces the receiver's answer rules from the next
 // request on: lines in order, the first that matches answering, none
-// answering 200 to every delivery (rules.NewRules). A line that does not
-// compile is a *rules.RuleError (its index; rules.Render shows the column)
-// and leaves the rules in force.
+// answering 200 to every delivery (rules.NewRules). A set with a sequence
+// in place of one without first counts the store's attempts of each
+// message (a query on the store: call it off a UI goroutine). A line
+// that does not compile is a *rules.RuleError (its index; rules.Render
+// shows the column) and leaves the rules in force.
 func (s *Station) SetAnswerRules(lines []string) error {
 	rs, err := rules.NewRules(lines, s.answers.attempts)
 	if err != nil {
 		return err
 	}
 	s.answers.mu.Lock()
+	defer s.answers.mu.Unlock()
+	if rs.Counts() && !s.answers.rules.Counts() && s.started.Load() {
+		// The deliveries received meanwhile were not counted.
+		s.seed(context.Background())
+	}
 	s.answers.rules = rs
-	s.answers.mu.Unlock()
-	// Given even when empty: every delivery counts, so a sequence added
-	// later goes on from the true count.
 	s.eng.SetAnswerer(rs)
 	return nil
 }
@@ -75,22 +89,39 @@ func (s *Station) AnswerWarning() string { return s.AnswerRules().Warning() }
 
 // TryAnswerRules tells what lines would answer to a stored delivery
 // arriving as the attempt-th attempt of its message (below 1: its next
-// attempt, from the station's count), with the receiver's secrets; it
-// counts nothing and changes nothing (the window's Rules editor tests a
-// rule against the selected delivery with it). Lines that do not compile
-// are a *rules.RuleError.
-func (s *Station) TryAnswerRules(lines []string, rec *inspector.Record, attempt int) (rules.Trial, error) {
+// attempt, after those the store holds and the station counted), with
+// the receiver's secrets; it counts nothing and changes nothing (the
+// window's Rules editor tests a rule against the selected delivery with
+// it; it reads the store: call it off a UI goroutine). Lines that do not
+// compile are a *rules.RuleError.
+func (s *Station) TryAnswerRules(ctx context.Context, lines []string, rec *inspector.Record, attempt int) (rules.Trial, error) {
 	rs, err := rules.NewRules(lines, s.answers.attempts)
 	if err != nil {
 		return rules.Trial{}, err
 	}
 	if attempt < 1 {
 		attempt = 1
-		if rec.Analysis != nil && rec.Analysis.HookUUID != "" {
-			attempt = s.answers.attempts.Seen(rec.Analysis.HookUUID) + 1
+		if hook := hookOf(rec); hook != "" {
+			stored := 0
+			err := s.db.EachArrival(ctx, []string{hook}, func(resends.Arrival) error {
+				stored++
+				return nil
+			})
+			if err != nil {
+				return rules.Trial{}, fmt.Errorf("count the attempts of message %s: %w", hook, err)
+			}
+			attempt = max(stored, s.answers.attempts.Seen(hook)) + 1
 		}
 	}
 	return rs.Try(rec, attempt, s.eng.Secrets()), nil
+}
+
+// hookOf is a stored delivery's hook uuid, "" before its analysis.
+func hookOf(rec *inspector.Record) string {
+	if rec.Analysis == nil {
+		return ""
+	}
+	return rec.Analysis.HookUUID
 }
 
 // PassThroughNote says, when forwarding is in pass-through and answer

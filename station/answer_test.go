@@ -149,6 +149,27 @@ func TestSequenceAcrossRestart(t *testing.T) {
 	}
 }
 
+// TestSequenceAddedLater: a sequence put in force while the receiver
+// runs goes on from each message's stored count (no set before it
+// counted).
+func TestSequenceAddedLater(t *testing.T) {
+	st := openRules(t, "", []string{`delivery.path == "/x" => 500`}, nil)
+	for range 2 {
+		if got := answered(t, st, "/webhooks", hookMessage("h1", "media.ready")); got != "200" {
+			t.Fatalf("before the sequence: %s", got)
+		}
+	}
+	waitAnalyzed(t, st, 2)
+	if err := st.SetAnswerRules([]string{`500 x3 then 200`}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"500", "200"} {
+		if got := answered(t, st, "/webhooks", hookMessage("h1", "media.ready")); got != want {
+			t.Errorf("attempt %d: %s, want %s", i+3, got, want)
+		}
+	}
+}
+
 // TestAnswerRulesRefused: a rule that does not compile is refused with
 // its place and column, at start and when set; the rules in force stay.
 func TestAnswerRulesRefused(t *testing.T) {
@@ -188,14 +209,14 @@ func TestTryAnswerRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := []string{`media.ready => 500 x1 then 200 after 12s`}
-	tr, err := st.TryAnswerRules(lines, rec, 0)
+	tr, err := st.TryAnswerRules(context.Background(), lines, rec, 0)
 	if err != nil || tr.Rule != 0 || tr.Attempt != 2 || tr.Explain != "rule 1 answers delivery 1 (attempt 2 of message h7): waits 12 s, then 200 OK" {
 		t.Fatalf("the next attempt: %+v, %v", tr, err)
 	}
-	if tr, _ := st.TryAnswerRules(lines, rec, 1); tr.Step.Status != 500 {
+	if tr, _ := st.TryAnswerRules(context.Background(), lines, rec, 1); tr.Step.Status != 500 {
 		t.Errorf("attempt 1: %+v", tr)
 	}
-	if _, err := st.TryAnswerRules([]string{`x =>`}, rec, 1); err == nil {
+	if _, err := st.TryAnswerRules(context.Background(), []string{`x =>`}, rec, 1); err == nil {
 		t.Error("a bad rule was tried")
 	}
 	if got := answered(t, st, "/webhooks", hookMessage("h7", "media.ready")); got != "200" {
