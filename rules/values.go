@@ -440,6 +440,10 @@ func (d *deliveryVal) decode() {
 			d.decodeErr = "the request was not read whole"
 			return
 		}
+		if m, ok := decodeArrival(&d.sc, del.Body); ok {
+			d.decoded = m
+			return
+		}
 		m, err := inspector.DecodeMessage(del.Body)
 		if err != nil {
 			d.decodeErr = err.Error()
