@@ -188,7 +188,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"listen", "--adr", "127.0.0.1:1"}, "hookscope listen: unknown flag: --adr (did you mean --addr?)", "hookscope listen"},
 		{[]string{"listen", "-adr", "127.0.0.1:1"}, "unknown flag: -adr (did you mean --addr?)", "hookscope listen"},
 		// Go's flag package took one dash; scripts written for it still parse.
-		{[]string{"listen", "-addr", "127.0.0.1:1", "-answer=404"}, `--answer: unknown answer mode "404"`, "hookscope listen"},
+		{[]string{"listen", "-addr", "127.0.0.1:1", "-answer=4040"}, `--answer (rule 1): "4040": status 4040: give one from 200 to 599`, "hookscope listen"},
 		{[]string{"send", "http://127.0.0.1:1", "--all-type"}, "unknown flag: --all-type (did you mean --all-types?)", "hookscope send"},
 		{[]string{"replay", "1", "--to", "http://127.0.0.1:1", "--secret-env", "X"}, "unknown flag: --secret-env", "hookscope replay"},
 		{[]string{"send", "--count", "many"}, `--count "many": want a whole number`, "hookscope send"},

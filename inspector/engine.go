@@ -15,38 +15,6 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// AnswerMode is how the receiver answers, so a developer can provoke the
-// service's re-sends on purpose.
-type AnswerMode string
-
-// The answer modes. Every mode stores the delivery first.
-const (
-	Answer200   AnswerMode = "200"   // 200 OK at once (the normal mode)
-	Answer500   AnswerMode = "500"   // 500 at once: the service should retry
-	AnswerHang  AnswerMode = "hang"  // no answer for 15 s: past the service's 10 s timeout
-	AnswerClose AnswerMode = "close" // close the connection without an answer
-)
-
-// Warning says in a few words how the receiver answers when that is not
-// 200 at once, "" when it is: the service takes these answers as failures
-// and re-sends, so every face shows it while it lasts.
-func (m AnswerMode) Warning() string {
-	switch m {
-	case Answer500:
-		return "answering 500 to every delivery"
-	case AnswerHang:
-		return fmt.Sprintf("holding every delivery %d s unanswered", int(HangFor.Seconds()))
-	case AnswerClose:
-		return "closing every connection unanswered"
-	}
-	return ""
-}
-
-// AnswerPassThrough is Delivery.Answer for a delivery answered by the
-// developer's app through a Tap (pass-through forwarding): the status the
-// service got is in the forward attempt, not in Delivery.Status.
-const AnswerPassThrough = "pass-through"
-
 // Tap sees what the receiver stores, to forward it (see inspector/forward).
 type Tap interface {
 	// Relays reports whether d, read whole and about to be stored with a
@@ -67,24 +35,9 @@ type Tap interface {
 // directly or through other hops.
 const ForwardedHeader = "X-Hookscope-Forwarded"
 
-// ParseAnswerMode checks a user-supplied mode.
-func ParseAnswerMode(s string) (AnswerMode, error) {
-	switch m := AnswerMode(s); m {
-	case Answer200, Answer500, AnswerHang, AnswerClose:
-		return m, nil
-	case "":
-		return Answer200, nil
-	}
-	return "", fmt.Errorf("unknown answer mode %q (expected 200, 500, hang or close)", s)
-}
-
 // DefaultMaxBody is the default body cap: far above any real message, small
 // enough that a runaway client cannot fill the disk quickly.
 const DefaultMaxBody = 10 << 20
-
-// HangFor is how long AnswerHang holds a request: longer than the
-// service's 10 s timeout so the service gives up and re-sends.
-const HangFor = 15 * time.Second
 
 // Options configures an Engine.
 type Options struct {
@@ -93,8 +46,9 @@ type Options struct {
 	// MaxBody caps the stored body; larger bodies are answered 413 and kept
 	// truncated. Zero means DefaultMaxBody.
 	MaxBody int64
-	// Answer is the answer mode; empty means Answer200.
-	Answer AnswerMode
+	// Answer chooses the answer to each delivery the receiver takes
+	// (answer rules); nil answers 200 to every one.
+	Answer Answerer
 	// Logf receives operational messages (never secrets). Nil discards.
 	Logf func(format string, args ...any)
 	// Now is the clock (tests); nil means time.Now.
@@ -128,7 +82,7 @@ type Engine struct {
 
 	mu      sync.RWMutex
 	secrets [][]byte
-	answer  AnswerMode
+	answer  Answerer
 	maxBody int64
 	tap     Tap
 	// instance is this process's forward mark (Options.Instance).
@@ -169,9 +123,6 @@ func NewEngine(store Store, opts Options) *Engine {
 	}
 	if e.maxBody <= 0 {
 		e.maxBody = DefaultMaxBody
-	}
-	if e.answer == "" {
-		e.answer = Answer200
 	}
 	e.q.limit = opts.QueueBytes
 	if e.q.limit <= 0 {
@@ -215,6 +166,18 @@ func (e *Engine) SetSecrets(secrets [][]byte) {
 	e.mu.Unlock()
 }
 
+// Secrets returns a copy of the webhook secrets, for what judges a
+// delivery as the receiver would (an answer rule tried in the window).
+func (e *Engine) Secrets() [][]byte {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([][]byte, len(e.secrets))
+	for i, s := range e.secrets {
+		out[i] = append([]byte(nil), s...)
+	}
+	return out
+}
+
 // SecretCount says how many secrets are configured (never the secrets).
 func (e *Engine) SecretCount() int {
 	e.mu.RLock()
@@ -222,18 +185,12 @@ func (e *Engine) SecretCount() int {
 	return len(e.secrets)
 }
 
-// SetAnswerMode changes how the receiver answers from the next request on.
-func (e *Engine) SetAnswerMode(m AnswerMode) {
+// SetAnswerer changes how the receiver answers from the next request on
+// (nil: 200 to every delivery).
+func (e *Engine) SetAnswerer(a Answerer) {
 	e.mu.Lock()
-	e.answer = m
+	e.answer = a
 	e.mu.Unlock()
-}
-
-// AnswerMode returns the current answer mode.
-func (e *Engine) AnswerMode() AnswerMode {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.answer
 }
 
 // SetMaxBody changes the body cap from the next request on.
@@ -247,7 +204,8 @@ func (e *Engine) SetMaxBody(n int64) {
 }
 
 // SetTap gives every delivery the receiver stores from now on to t (nil
-// stops). Answer modes other than 200 take precedence over t's relaying.
+// stops). A delivery t relays (pass-through) is answered by the app, not
+// by the Answerer.
 func (e *Engine) SetTap(t Tap) {
 	e.mu.Lock()
 	e.tap = t

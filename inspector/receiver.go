@@ -1,7 +1,6 @@
 package inspector
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,7 +41,7 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	received := e.now().UTC()
 	e.mu.RLock()
-	maxBody, mode := e.maxBody, e.answer
+	maxBody, answerer, tap, secrets := e.maxBody, e.answer, e.tap, e.secrets
 	e.mu.RUnlock()
 
 	d := &Delivery{
@@ -72,32 +71,28 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	status := http.StatusOK
+	// The answer is decided before the delivery is stored, so its row
+	// says what the sender is answered: a refusal, the app's answer
+	// (pass-through), or what the answer rules choose.
+	reply := Reply{Status: http.StatusOK}
+	relay := false
 	switch {
 	case r.Method != http.MethodPost:
 		d.Rejected = true
-		status = http.StatusMethodNotAllowed
+		reply.Status = http.StatusMethodNotAllowed
 	case d.Truncated:
-		status = http.StatusRequestEntityTooLarge
+		reply.Status = http.StatusRequestEntityTooLarge
 	case readErr != nil:
-		status = http.StatusBadRequest
-	case mode == Answer500:
-		status = http.StatusInternalServerError
+		reply.Status = http.StatusBadRequest
+	case tap != nil && tap.Relays(d):
+		relay = true
+	case answerer != nil:
+		reply = answerer.Answer(d, secrets)
 	}
-	switch mode {
-	case AnswerHang, AnswerClose:
-		if status == http.StatusOK || status == http.StatusInternalServerError {
-			d.Answer = string(mode)
-			status = 0
-		}
-	}
-	d.Status = status
-	e.mu.RLock()
-	tap := e.tap
-	relay := tap != nil && status == http.StatusOK && mode == Answer200 && tap.Relays(d)
-	e.mu.RUnlock()
 	if relay {
 		d.Status, d.Answer = 0, AnswerPassThrough
+	} else {
+		d.SetReply(reply)
 	}
 	if _, err := e.commit(r.Context(), d); err != nil {
 		// Not stored, so not acknowledged: the sender must try again.
@@ -105,7 +100,6 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "hookscope could not store the delivery; send it again", http.StatusServiceUnavailable)
 		return
 	}
-	status = cmp.Or(d.Status, status) // a Sink may have stored it cut: 413
 	if tap != nil {
 		tap.Stored(d)
 		if relay {
@@ -115,21 +109,36 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	e.q.push(d)
+	// What the row says is what the sender gets.
+	answer(w, r, d, d.Reply())
+}
 
-	switch {
-	case status == 0 && mode == AnswerClose:
-		closeConn(w)
-		return
-	case status == 0 && mode == AnswerHang:
-		t := time.NewTimer(HangFor)
+// holdSlack is how long a held answer may take to write once its delay
+// is over.
+const holdSlack = 15 * time.Second
+
+// answer sends d's reply: after its delay (ended early, with nothing
+// sent, when the sender hangs up or the receiver stops), the status or a
+// closed connection.
+func answer(w http.ResponseWriter, r *http.Request, d *Delivery, reply Reply) {
+	if reply.Delay > 0 {
+		// The server's write deadline (for slow clients) would cut a
+		// long hold short: this request's moves past the hold. (Its read
+		// deadline does not: net/http clears it once the body is read.)
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(reply.Delay + holdSlack))
+		t := time.NewTimer(reply.Delay)
 		defer t.Stop()
 		select {
 		case <-t.C:
 		case <-r.Context().Done():
 			return
 		}
-		status = http.StatusOK
 	}
+	if reply.Close {
+		closeConn(w)
+		return
+	}
+	status := reply.Status
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Hookscope-Delivery", strconv.FormatInt(d.ID, 10))
 	if status == http.StatusMethodNotAllowed {
@@ -340,6 +349,9 @@ type ServerOptions struct {
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds reading the whole request. Default 60 s.
 	ReadTimeout time.Duration
+	// WriteTimeout bounds writing the answer, from the end of the
+	// request's head. Default 30 s; a held answer extends its own.
+	WriteTimeout time.Duration
 }
 
 // ServeListener serves h on an existing listener (tests, socket
@@ -351,6 +363,9 @@ func ServeListener(ln net.Listener, h http.Handler, o ServerOptions) *Server {
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = 60 * time.Second
 	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 30 * time.Second
+	}
 	baseCtx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{
 		// Every request claims the head its connection copied, whichever
@@ -360,15 +375,16 @@ func ServeListener(ln net.Listener, h http.Handler, o ServerOptions) *Server {
 		// (slowloris), a whole body within a minute.
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
 		ReadTimeout:       o.ReadTimeout,
-		WriteTimeout:      HangFor + 15*time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    MaxHeaderBytes,
-		ConnContext:       rawhttp.ConnContext,
-		BaseContext:       func(net.Listener) context.Context { return baseCtx },
-		ErrorLog:          nil,
+		// A held answer (Reply.Delay) moves its own deadlines.
+		WriteTimeout:   o.WriteTimeout,
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: MaxHeaderBytes,
+		ConnContext:    rawhttp.ConnContext,
+		BaseContext:    func(net.Listener) context.Context { return baseCtx },
+		ErrorLog:       nil,
 	}
-	// Shutdown waits for handlers; a request held by the "hang" answer
-	// mode must let go at once.
+	// Shutdown waits for handlers; a request held by an answer rule
+	// ("200 after 12s") must let go at once.
 	srv.RegisterOnShutdown(cancel)
 	s := &Server{srv: srv, ln: ln, done: make(chan error, 1)}
 	go func() {

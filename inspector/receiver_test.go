@@ -391,31 +391,152 @@ func TestExpectationFailedIsNotRecorded(t *testing.T) {
 	}
 }
 
-func TestAnswerModes(t *testing.T) {
-	h := newHarness(t, Options{Answer: Answer500})
+// fixedAnswer answers every delivery it is given with one reply, and
+// counts what it was asked.
+type fixedAnswer struct {
+	mu    sync.Mutex
+	reply Reply
+	asked int
+}
+
+func (f *fixedAnswer) Answer(*Delivery, [][]byte) Reply {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked++
+	return f.reply
+}
+
+func (f *fixedAnswer) set(r Reply) {
+	f.mu.Lock()
+	f.reply = r
+	f.mu.Unlock()
+}
+
+// TestReplies: each answer an Answerer chooses, against the real
+// receiver, stored before it is sent; refusals keep their answer.
+func TestReplies(t *testing.T) {
+	ans := &fixedAnswer{reply: Reply{Status: 500}}
+	h := newHarness(t, Options{Answer: ans})
 	body := message("h1", event("e1", "media.ready", "m1", "2026-01-01T00:00:00Z"))
 	if resp := h.post("/webhooks", body, nil); resp.StatusCode != 500 {
-		t.Fatalf("500 mode answered %d", resp.StatusCode)
+		t.Fatalf("500 answered %d", resp.StatusCode)
 	}
-	if r := h.next(); r.Delivery.Status != 500 {
-		t.Fatalf("stored status %d", r.Delivery.Status)
+	if r := h.next(); r.Delivery.Status != 500 || r.Delivery.Answer != "" {
+		t.Fatalf("500 record: status %d answer %q", r.Delivery.Status, r.Delivery.Answer)
 	}
-	h.eng.SetAnswerMode(AnswerClose)
+	ans.set(Reply{Close: true})
 	req, _ := http.NewRequest(http.MethodPost, h.url+"/webhooks", bytes.NewReader(body))
 	if _, err := http.DefaultClient.Do(req); err == nil {
-		t.Fatal("close mode answered")
+		t.Fatal("close answered")
 	}
 	if r := h.next(); r.Delivery.Answer != "close" || r.Delivery.Status != 0 || !bytes.Equal(r.Delivery.Body, body) {
-		t.Fatalf("close mode record: %+v", r.Delivery)
+		t.Fatalf("close record: %+v", r.Delivery)
 	}
-	h.eng.SetAnswerMode(AnswerHang)
+	// A hold longer than the client waits: nothing answered, the record
+	// says what the rule chose.
+	ans.set(Reply{Status: 200, Delay: time.Minute})
 	client := &http.Client{Timeout: 300 * time.Millisecond}
 	req, _ = http.NewRequest(http.MethodPost, h.url+"/webhooks", bytes.NewReader(body))
 	if _, err := client.Do(req); err == nil {
-		t.Fatal("hang mode answered before the client's timeout")
+		t.Fatal("a 1-minute hold answered before the client's timeout")
 	}
-	if r := h.next(); r.Delivery.Answer != "hang" {
-		t.Fatalf("hang mode record: %+v", r.Delivery)
+	if r := h.next(); r.Delivery.Answer != "after 1m0s" || r.Delivery.Status != 200 {
+		t.Fatalf("held record: status %d answer %q", r.Delivery.Status, r.Delivery.Answer)
+	}
+	// Requests the receiver refuses are not the Answerer's.
+	ans.set(Reply{Status: 200})
+	asked := ans.asked
+	if resp := h.post("/webhooks", []byte(`{}`), nil); resp.StatusCode != 200 {
+		t.Fatalf("200 answered %d", resp.StatusCode)
+	}
+	getReq, _ := http.NewRequest(http.MethodGet, h.url+"/webhooks", nil)
+	resp, err := http.DefaultClient.Do(getReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET answered %d", resp.StatusCode)
+	}
+	for range 2 {
+		h.next()
+	}
+	if ans.asked != asked+1 {
+		t.Errorf("the Answerer was asked %d times for a POST and a GET, want once", ans.asked-asked)
+	}
+}
+
+// TestHeldPastServerTimeouts: a held answer outlasts the server's read
+// and write time-outs (which protect it from slow clients) and is sent;
+// so is a close after a hold.
+func TestHeldPastServerTimeouts(t *testing.T) {
+	ans := &fixedAnswer{reply: Reply{Status: 202, Delay: 400 * time.Millisecond}}
+	ms := newMemStore()
+	eng := NewEngine(ms, Options{Answer: ans})
+	srv, err := Serve("127.0.0.1:0", eng.Handler(), ServerOptions{ReadHeaderTimeout: 100 * time.Millisecond, ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	resp, err := http.Post("http://"+srv.Addr()+"/webhooks", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatalf("held 400 ms past 100 ms time-outs: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 202 {
+		t.Fatalf("held answer %d, want 202", resp.StatusCode)
+	}
+	ans.set(Reply{Close: true, Delay: 200 * time.Millisecond})
+	if _, err := http.Post("http://"+srv.Addr()+"/webhooks", "application/json", strings.NewReader(`{}`)); err == nil {
+		t.Fatal("close after a hold answered")
+	}
+	ms.mu.Lock()
+	stored := len(ms.rows)
+	ms.mu.Unlock()
+	if stored != 2 {
+		t.Fatalf("%d deliveries stored, want 2", stored)
+	}
+}
+
+// TestReplyRecord: a reply goes into a delivery's Status and Answer and
+// comes back out the same; rows of versions before answer rules read as
+// they were answered.
+func TestReplyRecord(t *testing.T) {
+	cases := []struct {
+		reply   Reply
+		status  int
+		answer  string
+		text    string
+		service int
+	}{
+		{Reply{Status: 200}, 200, "", "200", 200},
+		{Reply{Status: 500}, 500, "", "500", 500},
+		{Reply{Close: true}, 0, "close", "close", 0},
+		{Reply{Status: 200, Delay: 12 * time.Second}, 200, "after 12s", "200 after 12s", 0},
+		{Reply{Status: 503, Delay: 1500 * time.Millisecond}, 503, "after 1.5s", "503 after 1.5s", 503},
+		{Reply{Close: true, Delay: 3 * time.Second}, 0, "close after 3s", "close after 3s", 0},
+	}
+	for _, c := range cases {
+		var d Delivery
+		d.SetReply(c.reply)
+		if d.Status != c.status || d.Answer != c.answer {
+			t.Errorf("%+v recorded as %d %q, want %d %q", c.reply, d.Status, d.Answer, c.status, c.answer)
+		}
+		if got := d.Reply(); got != c.reply {
+			t.Errorf("%d %q read back as %+v, want %+v", d.Status, d.Answer, got, c.reply)
+		}
+		if got := c.reply.String(); got != c.text {
+			t.Errorf("%+v.String() = %q, want %q", c.reply, got, c.text)
+		}
+		if got := c.reply.ServiceStatus(); got != c.service {
+			t.Errorf("%+v.ServiceStatus() = %d, want %d", c.reply, got, c.service)
+		}
+	}
+	if got := ReplyOf(0, "hang"); got != (Reply{Status: 200, Delay: HangFor}) {
+		t.Errorf("an old hang row reads %+v", got)
+	}
+	if got := ReplyOf(502, AnswerPassThrough); got != (Reply{Status: 502}) {
+		t.Errorf("a pass-through row reads %+v", got)
 	}
 }
 
@@ -633,19 +754,5 @@ func TestServeSaysWhenThePortIsTaken(t *testing.T) {
 	}
 	if _, err := Serve("127.0.0.1:99999", http.NotFoundHandler(), ServerOptions{}); err == nil || errors.As(err, &busy) {
 		t.Fatalf("a bad port is not a taken one: %v", err)
-	}
-}
-
-func TestAnswerModeWarning(t *testing.T) {
-	for m, want := range map[AnswerMode]string{
-		Answer200:   "",
-		"":          "",
-		Answer500:   "answering 500 to every delivery",
-		AnswerHang:  "holding every delivery 15 s unanswered",
-		AnswerClose: "closing every connection unanswered",
-	} {
-		if got := m.Warning(); got != want {
-			t.Errorf("%q.Warning() = %q, want %q", m, got, want)
-		}
 	}
 }

@@ -61,9 +61,10 @@ func (k *Sink) Record(ctx context.Context, d *inspector.Delivery) error {
 		cut.Body = d.Body[:int64(len(d.Body))-over]
 		cut.Truncated = true
 		cut.BodyLength = max(d.BodyLength, int64(len(d.Body)))
-		cut.Status = http.StatusRequestEntityTooLarge
+		cut.Status, cut.Answer = http.StatusRequestEntityTooLarge, ""
 		env = encodeEnvelope(&cut, receipt)
-		d.Body, d.Truncated, d.BodyLength, d.Status = cut.Body, true, cut.BodyLength, cut.Status
+		// What the row says is what the sender gets: 413, nothing else.
+		d.Body, d.Truncated, d.BodyLength, d.Status, d.Answer = cut.Body, true, cut.BodyLength, cut.Status, ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, PublishTimeout)
 	defer cancel()

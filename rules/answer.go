@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // Answer rules decide how the receiver answers a delivery. A rule is one
@@ -192,53 +194,41 @@ func parseStep(words []string) (Step, error) {
 type Rule struct {
 	// Text is the rule as written.
 	Text string `json:"text"`
+	// Cond is the condition as written ("" for a rule without one): an
+	// expression, or an event-type glob (IsGlob).
+	Cond string `json:"cond,omitempty"`
 	// When is the condition; nil for a rule without one (every delivery).
 	When   *Expr  `json:"-"`
 	Action Action `json:"action"`
 }
 
-// ruleArrow separates a rule's condition from its action. CEL has no =>,
-// so the last one in a line is the separator (a string literal in the
-// condition may hold one; an action never does).
-const ruleArrow = "=>"
-
-// ParseRule reads one rule, `EXPR => ACTION` or ACTION, compiling the
-// condition for the Arrival view. A bad condition gives CompileErrors
-// (with the column in the whole line).
+// ParseRule reads one rule, `COND => ACTION` or ACTION, compiling the
+// condition (an expression, or an event-type glob such as media.*) for
+// the Arrival view. A bad condition gives CompileErrors (with the column
+// in the whole line).
 func (c *Compiler) ParseRule(line string) (*Rule, error) {
 	if c.view != Arrival {
 		return nil, errors.New("answer rules are compiled for the arrival view")
 	}
 	r := &Rule{Text: strings.TrimSpace(line)}
-	cond, act, found := cutLast(line, ruleArrow)
+	cond, act, found := CutArrow(line)
 	if !found {
 		act = line
 	}
 	var err error
 	if r.Action, err = ParseAction(act); err != nil {
-		return nil, fmt.Errorf("rule %q: %w", r.Text, err)
+		return nil, err
 	}
 	if !found {
 		return r, nil
 	}
-	r.When, err = c.Compile(cond)
+	r.Cond = strings.TrimSpace(cond)
+	r.When, err = c.Condition(cond)
 	var ce CompileErrors
 	if errors.As(err, &ce) {
-		// Columns count in the whole line, and the caret sits under it.
-		for _, e := range ce {
-			e.Expr = line
-		}
-		return nil, ce
+		return nil, ce.Within(line, "")
 	}
 	return r, err
-}
-
-func cutLast(s, sep string) (before, after string, found bool) {
-	i := strings.LastIndex(s, sep)
-	if i < 0 {
-		return s, "", false
-	}
-	return s[:i], s[i+len(sep):], true
 }
 
 // Rules is an ordered rule set; the first rule that matches answers. It
@@ -246,6 +236,8 @@ func cutLast(s, sep string) (before, after string, found bool) {
 type Rules struct {
 	list     []*Rule
 	attempts *Attempts
+	// counts: a rule has a sequence (Counts).
+	counts bool
 }
 
 // RuleError says which rule of a set is wrong.
@@ -263,9 +255,10 @@ func (e *RuleError) Unwrap() error { return e.Err }
 
 // NewRules parses lines into a rule set counting attempts in attempts (nil
 // makes a counter of DefaultAttempts messages, unseeded). Give every rule
-// set of one receiver the same counter, seeded once (Attempts.Seed), so
-// editing the rules keeps the counts. A wrong line is a *RuleError
-// wrapping its CompileErrors or action error.
+// set of one receiver the same counter, seeded (Attempts.Seed) whenever a
+// set with a sequence is put in force after one without, so editing the
+// rules keeps the counts. A wrong line is a *RuleError wrapping its
+// CompileErrors or action error.
 func NewRules(lines []string, attempts *Attempts) (*Rules, error) {
 	c, err := NewCompiler(Arrival)
 	if err != nil {
@@ -281,12 +274,17 @@ func NewRules(lines []string, attempts *Attempts) (*Rules, error) {
 			return nil, &RuleError{Index: i, Err: err}
 		}
 		rs.list = append(rs.list, r)
+		rs.counts = rs.counts || r.Action.Sequence()
 	}
 	return rs, nil
 }
 
 // List returns the rules in order.
 func (rs *Rules) List() []*Rule { return rs.list }
+
+// Counts reports a rule set with a sequence: only such a set counts each
+// message's attempts (which needs every delivery's hook uuid).
+func (rs *Rules) Counts() bool { return rs.counts }
 
 // Decision is how to answer one delivery.
 type Decision struct {
@@ -306,20 +304,132 @@ type Decision struct {
 
 // Decide chooses the answer to a delivery that has just arrived: what
 // the receiver knows of it (no id, no analysis), the receiver's secrets
-// for delivery.signature, now the arrival time. The delivery is counted
-// as one more attempt of its message, whether or not a rule has a
-// sequence now: a sequence added later (the Rules editor) then goes on
-// from the true count.
+// for delivery.signature, now the arrival time. While a rule has a
+// sequence (Counts), the delivery is counted as one more attempt of its
+// message; otherwise nothing is counted and the body is read only as far
+// as a condition needs (a set with a sequence put in force later goes on
+// from the store's count: Attempts.Seed).
 func (rs *Rules) Decide(d *inspector.Delivery, secrets [][]byte, now time.Time) Decision {
 	in := &Input{Record: &inspector.Record{Delivery: d}, Secrets: secrets, Now: now}
 	if in.Now.IsZero() {
 		in.Now = time.Now()
 	}
 	act := newActivation(in, Arrival)
-	dec := Decision{Rule: -1}
-	dec.HookUUID = act.d.hookUUID().Value().(string)
-	dec.Attempt = rs.attempts.Next(dec.HookUUID)
+	dec := Decision{Rule: -1, Attempt: 1}
+	if rs.counts {
+		dec.HookUUID = act.d.hookUUID().Value().(string)
+		dec.Attempt = rs.attempts.Next(dec.HookUUID)
+	}
 	return rs.decide(act, dec)
+}
+
+// The rules answer for the receiver.
+var _ inspector.Answerer = (*Rules)(nil)
+
+// Answer is Decide for the receiver (inspector.Answerer) at the
+// delivery's arrival time: the step of the rule that answers, or 200 at
+// once when none does.
+func (rs *Rules) Answer(d *inspector.Delivery, secrets [][]byte) inspector.Reply {
+	dec := rs.Decide(d, secrets, d.ReceivedAt)
+	if dec.Rule < 0 {
+		return inspector.Reply{Status: http.StatusOK}
+	}
+	return dec.Step.Reply()
+}
+
+// Reply is the receiver's answer the step gives.
+func (s Step) Reply() inspector.Reply {
+	return inspector.Reply{Status: s.Status, Close: s.Close, Delay: s.Delay}
+}
+
+// normal reports an action that answers 200 at once, every time: the
+// receiver's answer without rules.
+func (a Action) normal() bool {
+	for _, s := range a.Steps {
+		if s.Close || s.Status != http.StatusOK || s.Delay > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Lines returns the rules as written, in order.
+func (rs *Rules) Lines() []string {
+	out := make([]string, len(rs.list))
+	for i, r := range rs.list {
+		out[i] = r.Text
+	}
+	return out
+}
+
+// Warning says in a few words how the rules answer when that is not 200
+// at once to every delivery, "" when it is: the service takes other
+// answers as failures and sends again, so every face shows it while it
+// lasts. It names the first rule that answers otherwise, briefly enough
+// for a header: "answering 500 to media.* (rule 1 of 2)", "answering 500
+// x2 then 200 to every delivery", "holding every delivery 15 s, then
+// answering 200".
+func (rs *Rules) Warning() string {
+	if rs == nil {
+		return ""
+	}
+	first, others := -1, 0
+	for i, r := range rs.list {
+		switch {
+		case r.Action.normal():
+		case first < 0:
+			first = i
+		default:
+			others++
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	r := rs.list[first]
+	s := actionWords(r.Action, r.Cond)
+	if len(rs.list) > 1 {
+		s += fmt.Sprintf(" (rule %d of %d", first+1, len(rs.list))
+		if others > 0 {
+			s += fmt.Sprintf(" and %d more", others)
+		}
+		s += ")"
+	}
+	return s
+}
+
+// maxCondWords is the longest condition a warning quotes.
+const maxCondWords = 24
+
+// whoWords names the deliveries a condition picks, for a warning.
+func whoWords(cond string) string {
+	switch {
+	case cond == "":
+		return "every delivery"
+	case IsGlob(cond) || utf8.RuneCountInString(cond) <= maxCondWords:
+		return cond
+	}
+	return "some deliveries"
+}
+
+// actionWords says what an action does to the deliveries cond picks.
+func actionWords(a Action, cond string) string {
+	who := whoWords(cond)
+	if a.Sequence() {
+		return fmt.Sprintf("answering %s to %s", a, who)
+	}
+	s := a.Steps[0]
+	switch {
+	case s.Close && s.Delay > 0:
+		return fmt.Sprintf("holding %s %s, then closing", who, human.Duration(s.Delay))
+	case s.Close && cond == "":
+		return "closing every connection unanswered"
+	case s.Close:
+		return "closing connections unanswered for " + who
+	case s.Delay > 0:
+		return fmt.Sprintf("holding %s %s, then answering %d", who, human.Duration(s.Delay), s.Status)
+	}
+	return fmt.Sprintf("answering %d to %s", s.Status, who)
 }
 
 // decide runs the rules on one activation (shared, so the body is
@@ -402,7 +512,7 @@ func describe(s Step) string {
 		what = "closes the connection without an answer"
 	}
 	if s.Delay > 0 {
-		return fmt.Sprintf("waits %s, then %s", s.Delay, strings.TrimPrefix(what, "closes"))
+		return fmt.Sprintf("waits %s, then %s", human.Duration(s.Delay), what)
 	}
 	return what
 }

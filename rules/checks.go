@@ -51,7 +51,7 @@ func checkView(src string, a *celast.AST, v View) CompileErrors {
 		}
 		if f := objects[typeName][name]; f.storedOnly {
 			what := strings.TrimPrefix(typeName, "hookscope.")
-			errs = append(errs, errorAt(src, a, e.ID(), "%s.%s is not known when the receiver answers (%s); an answer rule can use %s",
+			errs = append(errs, errorAt(src, a, e.ID(), "%s.%s is not known on arrival, when the answer and the forward routes are chosen (%s); answer rules and routes can use %s",
 				strings.ToLower(what), name, f.why, strings.Join(fieldNames(typeName, Arrival), ", ")))
 		}
 	})
@@ -65,7 +65,7 @@ func checkView(src string, a *celast.AST, v View) CompileErrors {
 var enumValues = map[string][]string{
 	"hookscope.Delivery.signature": {"valid", "invalid", "missing", "unverified", signaturePending},
 	"hookscope.Delivery.source":    {"receiver", "relay", "import", "replay"},
-	"hookscope.Delivery.answer":    {"status", "hang", "close", "pass-through"},
+	"hookscope.Delivery.answer":    {"status", "close", "pass-through"},
 	"hookscope.Event.dedupe":       {DedupeFirst, DedupeDuplicate, DedupeDivergent, dedupePending},
 	"hookscope.Forward.outcome":    {"delivered", "rejected", "timeout", "dropped", "refused", "unreachable", "stopped"},
 }

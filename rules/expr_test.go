@@ -148,8 +148,8 @@ func TestCompileErrors(t *testing.T) {
 		{`delivery.size > "big"`, Stored, 15, "no matching overload"},
 		{`delivery.path`, Stored, 1, "it must give true or false"},
 		{`delivery.path == `, Stored, 18, "Syntax error"},
-		{`events.exists(e, e.dedupe == "duplicate")`, Arrival, 19, "event.dedupe is not known when the receiver answers"},
-		{`delivery.id > 4`, Arrival, 9, "delivery.id is not known when the receiver answers"},
+		{`events.exists(e, e.dedupe == "duplicate")`, Arrival, 19, "event.dedupe is not known on arrival"},
+		{`delivery.id > 4`, Arrival, 9, "delivery.id is not known on arrival"},
 		{`delivery.forward.size() > 0`, Arrival, 9, "delivery.forward is not known"},
 		{"  ", Stored, 1, "the expression is empty"},
 	}

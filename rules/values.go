@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -31,6 +32,9 @@ type Input struct {
 	Now time.Time
 	// Secrets check the signature at Arrival (the receiver's secrets).
 	Secrets [][]byte
+	// Verify, when set, checks the signature at Arrival instead of
+	// Secrets (a forward route judges as the receiver's engine does).
+	Verify func(*inspector.Delivery) inspector.SignatureResult
 }
 
 // RouteResult is one forward route's latest attempt for a delivery.
@@ -84,6 +88,7 @@ var deliveryFields = map[string]field{
 	"signature":     {typ: types.StringType, get: dget((*deliveryVal).signature)},
 	"status":        {typ: types.IntType, get: dget(func(d *deliveryVal) ref.Val { return types.Int(d.rec().Delivery.Status) }), storedOnly: true, why: "the answer is what the rule decides"},
 	"answer":        {typ: types.StringType, get: dget((*deliveryVal).answer), storedOnly: true, why: "the answer is what the rule decides"},
+	"held":          {typ: types.DurationType, get: dget(func(d *deliveryVal) ref.Val { return types.Duration{Duration: d.rec().Delivery.Reply().Delay} }), storedOnly: true, why: "the answer is what the rule decides"},
 	"hook_uuid":     {typ: types.StringType, get: dget((*deliveryVal).hookUUID)},
 	"source":        {typ: types.StringType, get: dget((*deliveryVal).source)},
 	"resend":        {typ: types.BoolType, get: dget((*deliveryVal).resend), storedOnly: true, why: "re-sends are told by the ledger, after the answer"},
@@ -340,25 +345,31 @@ func (d *deliveryVal) signature() ref.Val {
 	}
 	if d.sig == "" {
 		del := d.rec().Delivery
-		v, ok := del.Header(inspector.SignatureHeader)
-		d.sig = string(inspector.Verify(v, ok, del.Body, d.in.Secrets).Status)
+		if d.in.Verify != nil {
+			d.sig = string(d.in.Verify(del).Status)
+		} else {
+			v, ok := del.Header(inspector.SignatureHeader)
+			d.sig = string(inspector.Verify(v, ok, del.Body, d.in.Secrets).Status)
+		}
 	}
 	return types.String(d.sig)
 }
 
+// answer is who answered and how: "pass-through" (the app), "close" (a
+// closed connection), else "status" (delivery.status, after
+// delivery.held).
 func (d *deliveryVal) answer() ref.Val {
-	return types.String(cmpOr(d.rec().Delivery.Answer, "status"))
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
+	switch del := d.rec().Delivery; {
+	case del.Answer == inspector.AnswerPassThrough:
+		return types.String(inspector.AnswerPassThrough)
+	case del.Reply().Close:
+		return types.String(inspector.AnswerClose)
 	}
-	return s
+	return types.String("status")
 }
 
 func (d *deliveryVal) source() ref.Val {
-	return types.String(cmpOr(d.rec().Delivery.Source, "receiver"))
+	return types.String(cmp.Or(d.rec().Delivery.Source, "receiver"))
 }
 
 func (d *deliveryVal) resend() ref.Val {
@@ -368,15 +379,27 @@ func (d *deliveryVal) resend() ref.Val {
 	return types.False
 }
 
+// hookUUID is the analysis' hook uuid, or without one the body's
+// hook.uuid, scanned for without decoding the events (a sequence needs
+// it of every delivery, on the receiver's ack path, whatever its size).
 func (d *deliveryVal) hookUUID() ref.Val {
 	if a := d.analysis(); a != nil {
 		return types.String(a.HookUUID)
 	}
-	d.decode()
 	if d.decoded != nil {
 		return types.String(d.decoded.HookUUID)
 	}
-	return types.String("")
+	del := d.rec().Delivery
+	if del.Rejected || del.Truncated || del.ReadError != "" {
+		return types.String("")
+	}
+	var uuid string
+	if hook, ok := d.sc.memberRaw(del.Body, "hook"); ok {
+		if raw, ok := d.sc.memberRaw(hook, "uuid"); ok && unmarshalLenient(raw, &uuid) != nil {
+			uuid = ""
+		}
+	}
+	return types.String(uuid)
 }
 
 func (d *deliveryVal) decodeError() ref.Val {
@@ -415,6 +438,10 @@ func (d *deliveryVal) decode() {
 		del := d.rec().Delivery
 		if del.Rejected || del.Truncated || del.ReadError != "" {
 			d.decodeErr = "the request was not read whole"
+			return
+		}
+		if m, ok := decodeArrival(&d.sc, del.Body); ok {
+			d.decoded = m
 			return
 		}
 		m, err := inspector.DecodeMessage(del.Body)

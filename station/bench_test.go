@@ -22,7 +22,8 @@ import (
 )
 
 // BenchmarkReceive posts ~2.5 KB deliveries from parallel clients through
-// the whole assembly: no forwarding, ack mode with one route, and
+// the whole assembly: no forwarding, the same with a typical set of answer
+// rules (answering 200: what deciding costs), ack mode with one route, and
 // pass-through to a small Go app. For profiles (-cpuprofile); the targets
 // are measured with hsload (docs/benchmarks.md, "Forwarding").
 func BenchmarkReceive(b *testing.B) {
@@ -40,12 +41,14 @@ func BenchmarkReceive(b *testing.B) {
 	}
 	var next atomic.Int64
 	for _, tc := range []struct {
-		name string
-		fwd  *forward.Config
+		name  string
+		fwd   *forward.Config
+		rules []string
 	}{
-		{"off", nil},
-		{"ack", &forward.Config{}},
-		{"pass-through", &forward.Config{Mode: forward.ModePassThrough}},
+		{"off", nil, nil},
+		{"off+rules", nil, typicalRules},
+		{"ack", &forward.Config{}, nil},
+		{"pass-through", &forward.Config{Mode: forward.ModePassThrough}, nil},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			if tc.fwd != nil {
@@ -53,7 +56,7 @@ func BenchmarkReceive(b *testing.B) {
 				tc.fwd.Routes = rs
 			}
 			st, err := station.Open(context.Background(), station.Config{DBPath: filepath.Join(b.TempDir(), "b.db"), Addr: "127.0.0.1:0", Forward: tc.fwd,
-				Engine: inspector.Options{Logf: func(string, ...any) {}}})
+				Answer: tc.rules, Engine: inspector.Options{Logf: func(string, ...any) {}}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -87,6 +90,16 @@ func BenchmarkReceive(b *testing.B) {
 			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
+}
+
+// typicalRules is a typical answer rule set: four rules, one a sequence,
+// none matching the benchmark's deliveries, so each is evaluated and every
+// delivery is still answered 200.
+var typicalRules = []string{
+	`delivery.path == "/slow" => 200 after 12s`,
+	`media.deleted => close`,
+	`events.exists(e, e.type == "viewing_session.play" && has(e.payload.visitor.id)) => 500 x2 then 200`,
+	`delivery.headers["user-agent"].startsWith("curl/") => 401`,
 }
 
 // cpuTime is the process's user and system CPU time: on a shared machine

@@ -30,7 +30,7 @@ var ErrRelayPassThrough = errors.New("pass-through forwarding answers the servic
 
 // ErrRelayStation is the error of what a relay station does not do: it
 // keeps its deliveries in its stream, for the laptops, and has no store.
-var ErrRelayStation = errors.New("a relay keeps its deliveries in its stream for the laptops: it has no store, does not forward and does not read another relay")
+var ErrRelayStation = errors.New("a relay keeps its deliveries in its stream for the laptops: it has no store, answers 200 once the stream has a delivery, does not forward and does not read another relay")
 
 // relayParts is a station's relay state: the relay it runs (Config.Relay)
 // or the link to the relay it reads (SetRelay).
@@ -54,8 +54,14 @@ type relayLink struct {
 // relay's NATS side started from cfg.Relay and an engine whose receiver
 // commits to it; no store.
 func newRelayStation(cfg Config) (*Station, error) {
-	if cfg.Forward != nil || cfg.Keep != 0 {
+	if cfg.Forward != nil || cfg.Keep != 0 || len(cfg.Answer) > 0 {
+		// Answer rules too: the relay answers 200 once the stream has the
+		// delivery (a laptop provokes re-sends by receiving directly).
 		return nil, fmt.Errorf("station: %w", ErrRelayStation)
+	}
+	ans, err := newAnswers(nil)
+	if err != nil {
+		return nil, err
 	}
 	logf := cfg.Engine.Logf
 	if logf == nil {
@@ -69,7 +75,7 @@ func newRelayStation(cfg Config) (*Station, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Station{cfg: cfg, serverO: cfg.Server, logf: logf, pruneKick: make(chan struct{}, 1), instance: forward.NewInstance()}
+	s := &Station{cfg: cfg, serverO: cfg.Server, logf: logf, pruneKick: make(chan struct{}, 1), instance: forward.NewInstance(), answers: ans}
 	s.rl.srv = srv
 	engOpts := cfg.Engine
 	engOpts.Instance = s.instance

@@ -40,9 +40,13 @@ type Config struct {
 	// (instead of Addr): `listen` binds before it opens the store, so a
 	// taken port creates no store.
 	Listener net.Listener
-	// Engine configures the inspector engine (secrets, body cap, answer
-	// mode, log). Its Logf is the station's log too.
+	// Engine configures the inspector engine (secrets, body cap, log).
+	// Its Logf is the station's log too; its Answer is the station's
+	// (Answer below).
 	Engine inspector.Options
+	// Answer is the receiver's answer rules (SetAnswerRules); none
+	// answers 200 to every delivery.
+	Answer []string
 	// Keep is the retention cap in deliveries; 0 keeps everything.
 	Keep int64
 	// Forward, when set, forwards every delivery (see inspector/forward).
@@ -72,6 +76,8 @@ type Station struct {
 	serverO  inspector.ServerOptions
 	logf     func(string, ...any)
 	keep     atomic.Int64
+	// answers holds the answer rules and their attempt counter.
+	answers *answers
 
 	mu       sync.Mutex
 	srv      *inspector.Server
@@ -137,14 +143,19 @@ func New(cfg Config) (*Station, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	ans, err := newAnswers(cfg.Answer)
+	if err != nil {
+		return nil, err
+	}
 	db, err := storage.OpenWith(path, storage.Options{Logf: logf})
 	if err != nil {
 		return nil, err
 	}
-	s := &Station{db: db, cfg: cfg, serverO: cfg.Server, logf: logf, pruneKick: make(chan struct{}, 1), instance: forward.NewInstance()}
+	s := &Station{db: db, cfg: cfg, serverO: cfg.Server, logf: logf, pruneKick: make(chan struct{}, 1), instance: forward.NewInstance(), answers: ans}
 	s.keep.Store(cfg.Keep)
 	engOpts := cfg.Engine
 	engOpts.Instance = s.instance
+	engOpts.Answer = ans.rules
 	s.eng = inspector.NewEngine(db, engOpts)
 	s.handler = s.eng.Handler()
 	if cfg.Wrap != nil {
@@ -161,6 +172,7 @@ func (s *Station) Start(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return errors.New("station: started twice")
 	}
+	s.seedAttempts(ctx)
 	if s.cfg.Forward != nil {
 		if err := s.SetForward(ctx, s.cfg.Forward); err != nil {
 			return err
@@ -190,7 +202,7 @@ func (s *Station) Start(ctx context.Context) error {
 // nil for a relay (Config.Relay).
 func (s *Station) Store() *storage.DB { return s.db }
 
-// Engine is the inspector engine (secrets, answer mode, subscriptions).
+// Engine is the inspector engine (secrets, subscriptions).
 func (s *Station) Engine() *inspector.Engine { return s.eng }
 
 // Forwarder is the running forwarder, nil when forwarding is off.

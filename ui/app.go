@@ -90,7 +90,7 @@ type Config struct {
 // receiver, forwarding, tunnel) and the window's starting state.
 type session struct {
 	st       *station.Station
-	set      Settings
+	set      station.Settings
 	secrets  [][]byte
 	vault    SecretVault
 	oauthHub *oauthflow.CallbackHub
@@ -116,13 +116,13 @@ func openSession(cfg Config, logf func(string, ...any), path string) (*session, 
 	s.st = st
 	db := st.Store()
 	ctx := context.Background()
-	if s.set, err = loadSettings(ctx, db); err != nil {
+	if s.set, err = station.LoadSettings(ctx, db); err != nil {
 		logf("%v", err)
 	}
 	if cfg.ListenAddr != "" {
 		s.set.ListenAddr = cfg.ListenAddr
 	}
-	s.vault, s.warn = chooseVault(db, db.Path())
+	s.vault, s.warn = station.ChooseVault(db, db.Path())
 	if s.warn != nil {
 		logf("%v", s.warn)
 	}
@@ -136,14 +136,17 @@ func openSession(cfg Config, logf func(string, ...any), path string) (*session, 
 	eng := st.Engine()
 	eng.SetSecrets(s.secrets)
 	eng.SetMaxBody(s.set.MaxBody)
-	eng.SetAnswerMode(inspector.AnswerMode(s.set.Answer))
+	if err := st.SetAnswerRules(s.set.AnswerRules); err != nil {
+		logf("%v", err)
+		s.warn = cmp.Or(s.warn, err)
+	}
 	st.SetKeep(s.set.Keep)
 	if err := st.Start(ctx); err != nil {
 		st.Close(ctx)
 		return nil, err
 	}
 	// Forwarding before the receiver binds: nothing is missed.
-	if fc, err := s.set.forwardConfig(); err != nil {
+	if fc, err := s.set.ForwardConfig(); err != nil {
 		logf("forward: %v", err) // shown in the header; the user fixes the field
 	} else if fc != nil {
 		if err := st.SetForward(ctx, fc); err != nil {
@@ -172,7 +175,7 @@ func Run(cfg Config) error {
 	w := a.NewWindow("Hookscope")
 	w.SetIcon(icon)
 	w.SetMaster()
-	def := DefaultSettings()
+	def := station.DefaultSettings()
 	w.Resize(fyne.NewSize(def.WindowWidth, def.WindowHeight))
 
 	// boot runs the opening off the UI goroutine; the main window has its
@@ -250,6 +253,9 @@ func stationServices(st *station.Station, cloudflared string, logf func(string, 
 		Tunnel:   &stationTunnel{st: st, binary: cloudflared, logf: logf},
 		Forward:  st,
 		SetKeep:  st.SetKeep,
+		// The answer rules live in the station, with their attempt
+		// counter.
+		SetAnswerRules: st.SetAnswerRules,
 		Reverify: func(ctx context.Context) (int, error) {
 			rep, err := eng.Reverify(ctx, reverifySource{db})
 			return rep.Changed, err

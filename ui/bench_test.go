@@ -19,6 +19,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/station"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -126,7 +127,7 @@ func benchWindow(b *testing.B, db *storage.DB) *mainWindow {
 	a := test.NewTempApp(b)
 	w := a.NewWindow("bench")
 	svc := Services{Store: db, StorePath: db.Path()}
-	m := newMainWindow(a, w, svc, DefaultSettings(), nil, nil, true)
+	m := newMainWindow(a, w, svc, station.DefaultSettings(), nil, nil, true)
 	w.Resize(fyne.NewSize(1280, 800))
 	return m
 }
@@ -231,7 +232,7 @@ func benchDetailOpen(b *testing.B, size int) {
 	}
 	a := test.NewTempApp(b)
 	w := a.NewWindow("bench")
-	m := newMainWindow(a, w, Services{Store: store}, DefaultSettings(), nil, nil, true)
+	m := newMainWindow(a, w, Services{Store: store}, station.DefaultSettings(), nil, nil, true)
 	defer m.close()
 	w.Resize(fyne.NewSize(1280, 800))
 	b.ReportMetric(float64(len(body))/(1<<20), "body-MiB")

@@ -177,7 +177,7 @@ type fakeEngine struct {
 	mu      sync.Mutex
 	sub     func(*inspector.Record)
 	secrets [][]byte
-	answer  inspector.AnswerMode
+	answer  []string
 	maxBody int64
 }
 
@@ -187,9 +187,16 @@ func (e *fakeEngine) Subscribe(fn func(*inspector.Record)) func() {
 	e.mu.Unlock()
 	return func() {}
 }
-func (e *fakeEngine) SetSecrets(s [][]byte)                { e.secrets = s }
-func (e *fakeEngine) SetAnswerMode(m inspector.AnswerMode) { e.answer = m }
-func (e *fakeEngine) SetMaxBody(n int64)                   { e.maxBody = n }
+func (e *fakeEngine) SetSecrets(s [][]byte) { e.secrets = s }
+func (e *fakeEngine) SetMaxBody(n int64)    { e.maxBody = n }
+
+// setAnswerRules is the station's SetAnswerRules, recorded.
+func (e *fakeEngine) setAnswerRules(lines []string) error {
+	e.mu.Lock()
+	e.answer = lines
+	e.mu.Unlock()
+	return nil
+}
 
 // fakeReceiver pretends to listen; busy addresses are another program's.
 type fakeReceiver struct {

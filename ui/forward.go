@@ -17,6 +17,7 @@ import (
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/forward"
 	plurals "github.com/hookscope/hookscope/internal/plural"
+	"github.com/hookscope/hookscope/station"
 )
 
 // The Forward row's mode choices, in the order shown: listen's
@@ -33,7 +34,7 @@ const forwardPlaceholder = "your app's URL, e.g. http://localhost:3000/webhooks 
 // with its credentials redacted (Route.Name), so a password typed into a
 // URL is not on screen until the user reveals it.
 func displayForward(field string) string {
-	specs := forwardSpecs(field)
+	specs := forward.SplitRoutes(field)
 	for i, s := range specs {
 		if r, err := forward.ParseRoute(s); err == nil {
 			specs[i] = r.Name()
@@ -44,7 +45,7 @@ func displayForward(field string) string {
 
 // hasCredentials reports a Forward to field with credentials in a URL.
 func hasCredentials(field string) bool {
-	return displayForward(field) != strings.Join(forwardSpecs(field), " ")
+	return displayForward(field) != strings.Join(forward.SplitRoutes(field), " ")
 }
 
 // forwardRow is the header's Forward row: the Forward to field, the
@@ -90,7 +91,7 @@ func newForwardRow(win *mainWindow) *forwardRow {
 	// field was emptied).
 	f.Field.OnSubmitted = func(string) {
 		f.quiet = true
-		f.On.SetChecked(len(forwardSpecs(f.field())) > 0)
+		f.On.SetChecked(len(forward.SplitRoutes(f.field())) > 0)
 		f.quiet = false
 		f.apply()
 	}
@@ -138,7 +139,7 @@ func wholeChoice(s *widget.Select) fyne.CanvasObject {
 }
 
 // fill shows the saved settings.
-func (f *forwardRow) fill(set Settings) {
+func (f *forwardRow) fill(set station.Settings) {
 	f.quiet = true
 	defer func() { f.quiet = false }()
 	f.Field.SetText(displayForward(set.ForwardTo))
@@ -182,7 +183,7 @@ func (f *forwardRow) apply() {
 	if f.Mode.Selected == modePassThroughLabel {
 		set.ForwardMode = string(forward.ModePassThrough)
 	}
-	if set.ForwardOn && len(forwardSpecs(set.ForwardTo)) == 0 {
+	if set.ForwardOn && len(forward.SplitRoutes(set.ForwardTo)) == 0 {
 		f.refuse(fmt.Errorf("type your app's URL first, for example http://localhost:3000/webhooks"))
 		f.win.w.Canvas().Focus(f.Field)
 		return
@@ -314,12 +315,12 @@ func sortedKeys[V any](m map[string]V) []string {
 // goroutine: the running forwarder finishes what it sends first), then
 // saves set and shows the new state. A field that does not parse is
 // said, and nothing changes.
-func (m *mainWindow) setForward(set Settings) {
+func (m *mainWindow) setForward(set station.Settings) {
 	fw := m.svc.Forward
 	if fw == nil {
 		return
 	}
-	cfg, err := set.forwardConfig()
+	cfg, err := set.ForwardConfig()
 	if err != nil {
 		m.header.Forward.refuse(err)
 		return
@@ -336,7 +337,7 @@ func (m *mainWindow) setForward(set Settings) {
 			f.err, f.refused = nil, nil
 			f.reset(status)
 			m.settings.ForwardTo, m.settings.ForwardOn, m.settings.ForwardMode = set.ForwardTo, set.ForwardOn, set.ForwardMode
-			if err := saveSettings(context.Background(), m.svc.Store, m.settings); err != nil {
+			if err := station.SaveSettings(context.Background(), m.svc.Store, m.settings); err != nil {
 				m.showError(err)
 			}
 			f.fill(m.settings)
@@ -360,7 +361,7 @@ func (m *mainWindow) setForward(set Settings) {
 // when there is none or it carries credentials (which a replay field
 // would show).
 func (m *mainWindow) forwardTarget() string {
-	for _, spec := range forwardSpecs(m.settings.ForwardTo) {
+	for _, spec := range forward.SplitRoutes(m.settings.ForwardTo) {
 		if r, err := forward.ParseRoute(spec); err == nil {
 			if t := r.Target.String(); r.TargetName() == t {
 				return t

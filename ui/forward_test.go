@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +16,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
-	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/inspector/simulate"
 	"github.com/hookscope/hookscope/station"
@@ -88,7 +88,7 @@ type forwardHarness struct {
 	win *mainWindow
 }
 
-func newForwardHarness(t *testing.T, set Settings) *forwardHarness {
+func newForwardHarness(t *testing.T, set station.Settings) *forwardHarness {
 	t.Helper()
 	st, err := station.New(station.Config{DBPath: filepath.Join(t.TempDir(), "hooks.db")})
 	if err != nil {
@@ -98,7 +98,7 @@ func newForwardHarness(t *testing.T, set Settings) *forwardHarness {
 	if err := st.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err := set.forwardConfig(); err != nil {
+	if cfg, err := set.ForwardConfig(); err != nil {
 		t.Fatal(err)
 	} else if cfg != nil {
 		if err := st.SetForward(ctx, cfg); err != nil {
@@ -183,7 +183,7 @@ func allEqual(list []string, want string, n int) bool {
 // the app's answer; Forward again sends once more.
 func TestWindowForwardsToTheApp(t *testing.T) {
 	app := startTestApp(t, "127.0.0.1:0")
-	h := newForwardHarness(t, DefaultSettings())
+	h := newForwardHarness(t, station.DefaultSettings())
 	f := h.win.header.Forward
 	if f.State.Text != "forwarding off" || f.Down.Visible() {
 		t.Fatalf("before: state %q, down line shown %v", f.State.Text, f.Down.Visible())
@@ -198,7 +198,7 @@ func TestWindowForwardsToTheApp(t *testing.T) {
 	if f.State.Text != "forwarding (ack)" || !f.On.Checked {
 		t.Fatalf("after Enter: state %q, on %v, status %q", f.State.Text, f.On.Checked, h.win.Status.Text)
 	}
-	saved, err := loadSettings(context.Background(), h.st.Store())
+	saved, err := station.LoadSettings(context.Background(), h.st.Store())
 	if err != nil || saved.ForwardTo != url || !saved.ForwardOn || saved.ForwardMode != "ack" {
 		t.Fatalf("settings saved %+v, %v", saved, err)
 	}
@@ -254,7 +254,7 @@ func TestWindowSaysTheAppIsDown(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	set := DefaultSettings()
+	set := station.DefaultSettings()
 	set.ForwardTo, set.ForwardOn = "http://"+addr+"/webhooks", true
 	h := newForwardHarness(t, set)
 	f := h.win.header.Forward
@@ -289,7 +289,7 @@ func TestWindowSaysTheAppIsDown(t *testing.T) {
 // the app's status; both without a restart.
 func TestWindowForwardSwitchAndMode(t *testing.T) {
 	app := startTestApp(t, "127.0.0.1:0")
-	set := DefaultSettings()
+	set := station.DefaultSettings()
 	set.ForwardTo, set.ForwardOn = "http://"+app.addr+"/webhooks", true
 	h := newForwardHarness(t, set)
 	f := h.win.header.Forward
@@ -320,16 +320,21 @@ func TestWindowForwardSwitchAndMode(t *testing.T) {
 		b := h.rowBadges()
 		return len(b) == 2 && b[0] == "→ 500" && b[1] == "→ off"
 	})
-	saved, _ := loadSettings(context.Background(), h.st.Store())
+	saved, _ := station.LoadSettings(context.Background(), h.st.Store())
 	if saved.ForwardMode != "pass-through" || !saved.ForwardOn {
 		t.Fatalf("saved %+v", saved)
 	}
-	// Settings cannot make the receiver answer otherwise meanwhile.
+	// Answer rules set meanwhile answer only what no route takes: the
+	// app still answers this route's deliveries.
 	sv := h.win.settingsV
-	sv.Answer.SetSelected(answerLabel(inspector.Answer500))
+	sv.Answer.SetSelected(answerLabel([]string{"500"}))
 	test.Tap(sv.SaveButton)
-	if !strings.Contains(sv.Status.Text, "not saved: pass-through answers the service with your app's answer") || h.win.settings.Answer != "200" {
-		t.Fatalf("answer 500 with pass-through on: %q, answer %s", sv.Status.Text, h.win.settings.Answer)
+	h.waitFor(t, "saved", func() bool { return sv.Status.Text == "Saved." })
+	if !slices.Equal(h.win.settings.AnswerRules, []string{"500"}) {
+		t.Fatalf("answer 500 with pass-through on: %q, rules %q", sv.Status.Text, h.win.settings.AnswerRules)
+	}
+	if h.post(t, "media.ready"); app.received() != 2 {
+		t.Fatalf("with answer rules set, the app got %d, want 2", app.received())
 	}
 }
 
@@ -338,7 +343,7 @@ func TestWindowForwardSwitchAndMode(t *testing.T) {
 // Show reveals it.
 func TestWindowForwardKeepsCredentialsHidden(t *testing.T) {
 	app := startTestApp(t, "127.0.0.1:0")
-	h := newForwardHarness(t, DefaultSettings())
+	h := newForwardHarness(t, station.DefaultSettings())
 	f := h.win.header.Forward
 	test.Type(f.Field, "http://dev:hunter2@"+app.addr+"/webhooks")
 	test.Tap(f.On)
@@ -366,7 +371,7 @@ func TestWindowForwardKeepsCredentialsHidden(t *testing.T) {
 // once, under the field (not again in the status line), the switch stays
 // off, and nothing is saved or started.
 func TestWindowForwardSaysWhatIsWrong(t *testing.T) {
-	h := newForwardHarness(t, DefaultSettings())
+	h := newForwardHarness(t, station.DefaultSettings())
 	f := h.win.header.Forward
 	for _, how := range []string{"Enter", "On"} {
 		f.Field.SetText("")
@@ -450,7 +455,7 @@ func TestForwardBadgeDescribesItsOwnReceiver(t *testing.T) {
 // station, said once under the field, and nothing is turned on: it made
 // 3,454 deliveries out of one in 4 s.
 func TestWindowForwardToItsOwnURLIsRefusedOnce(t *testing.T) {
-	h := newForwardHarness(t, DefaultSettings())
+	h := newForwardHarness(t, station.DefaultSettings())
 	f := h.win.header.Forward
 	test.Type(f.Field, h.win.localURL())
 	f.Field.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})

@@ -11,7 +11,6 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/tunnel"
 )
 
@@ -192,7 +191,7 @@ func (h *headerView) refreshReceiver() {
 	if !w.sending {
 		h.SendTest.Enable()
 	}
-	if text := inspector.AnswerMode(w.settings.Answer).Warning(); text != "" {
+	if text := w.settings.AnswerWarning(); text != "" {
 		h.Receiver.set(text, theme.WarningIcon(), theme.ColorNameWarning)
 		h.AnswerMode.Show()
 		return

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/sandbox"
+	"github.com/hookscope/hookscope/station"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
 )
@@ -52,7 +53,7 @@ func openOAuthHarness(t testing.TB, real bool) *oauthHarness {
 	}
 	svc := Services{Store: store, Version: "test", OAuthCallbacks: &oauthflow.CallbackHub{}}
 	w := a.NewWindow("Hookscope")
-	m := newMainWindow(a, w, svc, DefaultSettings(), nil, nil, true)
+	m := newMainWindow(a, w, svc, station.DefaultSettings(), nil, nil, true)
 	w.Resize(fyne.NewSize(1280, 800))
 	t.Cleanup(func() { m.close(); w.Close() })
 	h.win, h.tab = m, m.oauth

@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/station"
 )
 
 // TestInputBordersPassContrast: the outline of text fields, unchecked
@@ -77,7 +78,7 @@ func TestEmptyStateSaysWhichURLTheServiceNeeds(t *testing.T) {
 // --forward-mode value and says who answers the service; the row with
 // the longest choice fits a 1280 px window with room for a URL.
 func TestForwardModeSaysWhatItChooses(t *testing.T) {
-	h := newForwardHarness(t, DefaultSettings())
+	h := newForwardHarness(t, station.DefaultSettings())
 	h.app.Settings().SetTheme(newHouseTheme())
 	f := h.win.header.Forward
 	for _, mode := range []forward.Mode{forward.ModeAck, forward.ModePassThrough} {
@@ -142,7 +143,7 @@ func scrollOf(root, o fyne.CanvasObject) *container.Scroll {
 func TestForwardPaneShowsTheWholeAnswer(t *testing.T) {
 	app := startTestApp(t, "127.0.0.1:0")
 	app.body = []byte(shotsBody)
-	set := DefaultSettings()
+	set := station.DefaultSettings()
 	set.ForwardTo, set.ForwardOn = "http://"+app.addr+"/webhooks", true
 	h := newForwardHarness(t, set)
 	h.app.Settings().SetTheme(newHouseTheme())
@@ -199,7 +200,7 @@ const longAnswer = `{"ok": true, "received": 12, "types": ["media.created"], "qu
 func TestForwardPaneKeepsEightLinesWhileTheAppIsDown(t *testing.T) {
 	app := startTestApp(t, "127.0.0.1:0")
 	app.body = []byte(longAnswer)
-	set := DefaultSettings()
+	set := station.DefaultSettings()
 	set.ForwardTo, set.ForwardOn = "http://"+app.addr+"/webhooks", true
 	h := newForwardHarness(t, set)
 	h.app.Settings().SetTheme(newHouseTheme())
@@ -241,7 +242,7 @@ func TestAttemptRowSaysItsOutcomeFirst(t *testing.T) {
 // TestEverythingFitsAt960x640: the window and every dialog it opens fit
 // 960×640 (half of a 1920 px screen), so every control can be reached.
 func TestEverythingFitsAt960x640(t *testing.T) {
-	h := newForwardHarness(t, DefaultSettings())
+	h := newForwardHarness(t, station.DefaultSettings())
 	h.app.Settings().SetTheme(newHouseTheme())
 	const w, hgt = 960, 640
 	if m := h.win.w.Content().MinSize(); m.Width > w || m.Height > hgt {

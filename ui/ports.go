@@ -33,7 +33,6 @@ type Store interface {
 type Engine interface {
 	Subscribe(fn func(*inspector.Record)) (cancel func())
 	SetSecrets(secrets [][]byte)
-	SetAnswerMode(m inspector.AnswerMode)
 	SetMaxBody(n int64)
 }
 
@@ -108,6 +107,11 @@ type Services struct {
 	// window keeps everything the store has.
 	SetKeep func(keep int64)
 	Vault   SecretVault
+
+	// SetAnswerRules puts the receiver's answer rules in force
+	// (station.Station.SetAnswerRules); nil: the receiver's answers are
+	// not the window's to set.
+	SetAnswerRules func(lines []string) error
 	// Reverify judges stored deliveries again after the secrets changed.
 	Reverify func(ctx context.Context) (int, error)
 	// SendTest posts simulated deliveries to url signed with the first of

@@ -22,6 +22,7 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/replay"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/station"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -71,7 +72,7 @@ func newStoreHarness(t *testing.T, seed func(ctx context.Context, eng *inspector
 	svc := Services{Store: db, Engine: eng, StorePath: db.Path(), Version: "test"}
 	w := h.app.NewWindow("Hookscope")
 	w.Resize(fyne.NewSize(1280, 800))
-	h.win = newMainWindow(h.app, w, svc, DefaultSettings(), secrets, nil, true)
+	h.win = newMainWindow(h.app, w, svc, station.DefaultSettings(), secrets, nil, true)
 	t.Cleanup(func() { h.win.close(); w.Close() })
 	return h
 }

@@ -1,11 +1,9 @@
 package ui
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,170 +13,42 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/hookscope/hookscope/inspector"
-	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/station"
 )
 
-// settingsKey is where the settings live in the store's kv table, so the
-// GUI and `hookscope listen` share one file.
-const settingsKey = "ui.settings"
-
-// Settings are the persisted choices of the Settings tab (secrets are kept
-// apart, in the SecretVault).
-type Settings struct {
-	ListenAddr string `json:"listen_addr"`
-	Path       string `json:"path"`
-	MaxBody    int64  `json:"max_body"`
-	// Keep is how many deliveries to keep (the oldest are deleted); 0 keeps all.
-	Keep            int64  `json:"keep"`
-	NotifyInvalid   bool   `json:"notify_invalid"`
-	NotifyDivergent bool   `json:"notify_divergent"`
-	Answer          string `json:"answer"`
-	Cloudflared     string `json:"cloudflared"`
-	// ForwardTo is the header's Forward to field: your app's URL, or
-	// several routes (URL or GLOB=URL) separated by spaces.
-	ForwardTo string `json:"forward_to,omitempty"`
-	// ForwardOn is the header's on/off switch.
-	ForwardOn bool `json:"forward_on,omitempty"`
-	// ForwardMode is ack or pass-through ("" is ack).
-	ForwardMode  string  `json:"forward_mode,omitempty"`
-	WindowWidth  float32 `json:"window_width"`
-	WindowHeight float32 `json:"window_height"`
-}
-
-// DefaultSettings are the first-run settings.
-func DefaultSettings() Settings {
-	return Settings{
-		ListenAddr:      "127.0.0.1:8787",
-		Path:            "/webhooks",
-		MaxBody:         inspector.DefaultMaxBody,
-		NotifyInvalid:   true,
-		NotifyDivergent: true,
-		Answer:          string(inspector.Answer200),
-		WindowWidth:     1280,
-		WindowHeight:    800,
-	}
-}
-
-// loadSettings reads the settings, filling gaps with defaults.
-func loadSettings(ctx context.Context, s Store) (Settings, error) {
-	set := DefaultSettings()
-	b, ok, err := s.Value(ctx, settingsKey)
-	if err != nil {
-		return set, fmt.Errorf("read settings: %w", err)
-	}
-	if !ok {
-		return set, nil
-	}
-	if err := json.Unmarshal(b, &set); err != nil {
-		return DefaultSettings(), fmt.Errorf("settings are unreadable, using defaults: %w", err)
-	}
-	if set.ListenAddr == "" || set.Path == "" || set.MaxBody <= 0 || set.Answer == "" {
-		def := DefaultSettings()
-		set.ListenAddr = cmpOr(set.ListenAddr, def.ListenAddr)
-		set.Path = cmpOr(set.Path, def.Path)
-		set.Answer = cmpOr(set.Answer, def.Answer)
-		if set.MaxBody <= 0 {
-			set.MaxBody = def.MaxBody
-		}
-	}
-	return set, nil
-}
-
-func cmpOr(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a
-}
-
-func saveSettings(ctx context.Context, s Store, set Settings) error {
-	b, err := json.Marshal(set)
-	if err != nil {
-		return fmt.Errorf("encode settings: %w", err)
-	}
-	if err := s.SetValue(ctx, settingsKey, b); err != nil {
-		return fmt.Errorf("save settings: %w", err)
-	}
-	return nil
-}
-
-// validate checks settings typed by the user and says what is wrong.
-func (s Settings) validate() error {
-	host, port, err := net.SplitHostPort(s.ListenAddr)
-	if err != nil || port == "" {
-		return fmt.Errorf("listen address %q must be host:port, for example 127.0.0.1:8787", s.ListenAddr)
-	}
-	if host == "" || !inspector.IsLoopback(s.ListenAddr) {
-		return fmt.Errorf("listen address %q is not a loopback address; the app only listens on this machine (use 127.0.0.1)", s.ListenAddr)
-	}
-	if !strings.HasPrefix(s.Path, "/") {
-		return fmt.Errorf("path %q must start with /", s.Path)
-	}
-	if s.MaxBody < 1024 {
-		return errors.New("body cap must be at least 1 KiB")
-	}
-	if s.Keep < 0 {
-		return errors.New("retention must be 0 (keep everything) or a positive number of deliveries")
-	}
-	if _, err := inspector.ParseAnswerMode(s.Answer); err != nil {
-		return err
-	}
-	return nil
-}
-
-// forwardSpecs splits the Forward to field into routes.
-func forwardSpecs(field string) []string { return strings.Fields(field) }
-
-// forwardConfig is the forwarding the settings ask for: nil while the
-// switch is off or the field empty, an error that says what is wrong with
-// the field or the mode.
-func (s Settings) forwardConfig() (*forward.Config, error) {
-	specs := forwardSpecs(s.ForwardTo)
-	if !s.ForwardOn || len(specs) == 0 {
-		return nil, nil
-	}
-	routes, err := forward.ParseRoutes(specs)
-	if err != nil {
-		return nil, err
-	}
-	mode, err := forward.ParseMode(s.ForwardMode)
-	if err != nil {
-		return nil, err
-	}
-	if mode == forward.ModePassThrough && inspector.AnswerMode(s.Answer) != inspector.Answer200 {
-		return nil, fmt.Errorf("pass-through answers the service with your app's answer, and the answer mode (Settings) answers it otherwise: set the answer mode to 200 or forward in ack mode")
-	}
-	return &forward.Config{Routes: routes, Mode: mode}, nil
-}
-
-// Answer mode labels, in the order shown.
+// Answer choices, in the order shown: each is a set of answer rules (the
+// answer modes before rules: one rule without a condition each). Rules
+// set otherwise (listen --answer, a later Rules editor) select none and
+// are kept as they are.
 var answerChoices = []struct {
-	mode  inspector.AnswerMode
+	rules []string
 	label string
 }{
-	{inspector.Answer200, "200 OK at once (normal)"},
-	{inspector.Answer500, "500 error — the service should re-send"},
-	{inspector.AnswerHang, "No answer for 15 s — past the service's 10 s time-out"},
-	{inspector.AnswerClose, "Close the connection without answering"},
+	{nil, "200 OK at once (normal)"},
+	{[]string{"500"}, "500 error — the service should re-send"},
+	{[]string{"hang"}, "No answer for 15 s — past the service's 10 s time-out"},
+	{[]string{"close"}, "Close the connection without answering"},
 }
 
-func answerLabel(m inspector.AnswerMode) string {
+// answerLabel is the choice the rules are, "" when they are none of them.
+func answerLabel(lines []string) string {
 	for _, c := range answerChoices {
-		if c.mode == m {
+		if slices.Equal(c.rules, lines) {
 			return c.label
 		}
 	}
-	return answerChoices[0].label
+	return ""
 }
 
-func answerFromLabel(l string) inspector.AnswerMode {
+// answerFromLabel is the rules a choice stands for; other (none
+// selected) when the label is no choice.
+func answerFromLabel(l string, other []string) []string {
 	for _, c := range answerChoices {
 		if c.label == l {
-			return c.mode
+			return c.rules
 		}
 	}
-	return inspector.Answer200
+	return other
 }
 
 // settingsView is the Settings tab.
@@ -272,7 +142,7 @@ func newSettingsView(win *mainWindow) *settingsView {
 // edited replaces what the last Save said, which no longer describes the
 // form: unsaved changes are named as such until saved or undone.
 func (v *settingsView) edited() {
-	if set, err := v.read(v.win.settings); err == nil && set == v.win.settings {
+	if set, err := v.read(v.win.settings); err == nil && set.Equal(v.win.settings) {
 		v.Status.SetText("")
 		return
 	}
@@ -281,19 +151,19 @@ func (v *settingsView) edited() {
 }
 
 // fill shows set in the widgets.
-func (v *settingsView) fill(set Settings) {
+func (v *settingsView) fill(set station.Settings) {
 	v.ListenAddr.SetText(set.ListenAddr)
 	v.Path.SetText(set.Path)
 	v.MaxBodyKiB.SetText(strconv.FormatInt(set.MaxBody/1024, 10))
 	v.Keep.SetText(strconv.FormatInt(set.Keep, 10))
 	v.NotifyInvalid.SetChecked(set.NotifyInvalid)
 	v.NotifyDivergent.SetChecked(set.NotifyDivergent)
-	v.Answer.SetSelected(answerLabel(inspector.AnswerMode(set.Answer)))
+	v.Answer.SetSelected(answerLabel(set.AnswerRules))
 	v.Cloudflared.SetText(set.Cloudflared)
 }
 
 // read returns the settings the widgets describe.
-func (v *settingsView) read(base Settings) (Settings, error) {
+func (v *settingsView) read(base station.Settings) (station.Settings, error) {
 	set := base
 	set.ListenAddr = strings.TrimSpace(v.ListenAddr.Text)
 	set.Path = strings.TrimSpace(v.Path.Text)
@@ -311,9 +181,9 @@ func (v *settingsView) read(base Settings) (Settings, error) {
 	}
 	set.NotifyInvalid = v.NotifyInvalid.Checked
 	set.NotifyDivergent = v.NotifyDivergent.Checked
-	set.Answer = string(answerFromLabel(v.Answer.Selected))
+	set.AnswerRules = answerFromLabel(v.Answer.Selected, base.AnswerRules)
 	set.Cloudflared = strings.TrimSpace(v.Cloudflared.Text)
-	return set, set.validate()
+	return set, set.Validate()
 }
 
 func (v *settingsView) save() {

@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/station"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
 )
@@ -37,7 +38,7 @@ type mainWindow struct {
 	// trace logs draw timings (nil: off).
 	trace *uiTrace
 
-	settings     Settings
+	settings     station.Settings
 	secrets      [][]byte
 	stats        storage.Stats
 	tunnelStatus tunnel.Status
@@ -60,7 +61,7 @@ type mainWindow struct {
 
 // newMainWindow builds the window's content into w. inline makes every
 // background job synchronous (tests).
-func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secrets [][]byte, icon fyne.Resource, inline bool) *mainWindow {
+func newMainWindow(a fyne.App, w fyne.Window, svc Services, set station.Settings, secrets [][]byte, icon fyne.Resource, inline bool) *mainWindow {
 	m := &mainWindow{app: a, w: w, svc: svc, settings: set, secrets: secrets, icon: icon, trace: newUITrace(svc.Trace)}
 	m.bridge = newBridge(m.prepare, inline)
 	m.live.Store(&liveSnapshot{})
@@ -111,7 +112,7 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secret
 	if svc.Forward != nil {
 		m.header.Forward.fill(set)
 		m.header.Forward.reset(svc.Forward.ForwardStatus())
-		if _, err := set.forwardConfig(); err != nil {
+		if _, err := set.ForwardConfig(); err != nil {
 			m.header.Forward.err = err
 		}
 		m.cancels = append(m.cancels, svc.Forward.SubscribeForward(m.bridge.pushForward))
@@ -487,16 +488,14 @@ func (m *mainWindow) setSecrets(secrets [][]byte) {
 // program holding its port may have gone). Moving it waits for the old
 // socket's requests (up to 5 s) and restarts a running tunnel, so that
 // part runs off the UI goroutine; done runs on it.
-func (m *mainWindow) applySettings(set Settings, done func(error)) {
+func (m *mainWindow) applySettings(set station.Settings, done func(error)) {
 	old := m.settings
-	// Pass-through answers with the app's answer: another answer mode
-	// would contradict it.
-	if _, err := set.forwardConfig(); err != nil && m.svc.Forward != nil {
+	if _, err := set.ForwardConfig(); err != nil && m.svc.Forward != nil {
 		done(fmt.Errorf("not saved: %w", err))
 		return
 	}
 	r, eng, store, tun := m.svc.Receiver, m.svc.Engine, m.svc.Store, m.svc.Tunnel
-	setKeep := m.svc.SetKeep
+	setKeep, setRules := m.svc.SetKeep, m.svc.SetAnswerRules
 	m.bridge.Go(func() func() {
 		if r != nil && (r.Err() != nil || set.ListenAddr != old.ListenAddr && set.ListenAddr != r.Addr()) {
 			if err := r.Restart(set.ListenAddr); err != nil {
@@ -509,7 +508,11 @@ func (m *mainWindow) applySettings(set Settings, done func(error)) {
 		}
 		if eng != nil {
 			eng.SetMaxBody(set.MaxBody)
-			eng.SetAnswerMode(inspector.AnswerMode(set.Answer))
+		}
+		if setRules != nil {
+			if err := setRules(set.AnswerRules); err != nil {
+				return func() { done(fmt.Errorf("not saved: %w", err)) }
+			}
 		}
 		if setKeep != nil && set.Keep != old.Keep {
 			setKeep(set.Keep)
@@ -521,7 +524,7 @@ func (m *mainWindow) applySettings(set Settings, done func(error)) {
 			}
 			tun.Configure(set.Cloudflared, "http://"+addr)
 		}
-		err := saveSettings(context.Background(), store, set)
+		err := station.SaveSettings(context.Background(), store, set)
 		return func() {
 			m.settings = set
 			m.snapshotLive()
@@ -605,7 +608,7 @@ func (m *mainWindow) rememberSize() {
 		return
 	}
 	m.settings.WindowWidth, m.settings.WindowHeight = s.Width, s.Height
-	_ = saveSettings(context.Background(), m.svc.Store, m.settings)
+	_ = station.SaveSettings(context.Background(), m.svc.Store, m.settings)
 }
 
 func (m *mainWindow) deleteDeliveries(ids ...int64) {

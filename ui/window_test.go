@@ -15,6 +15,7 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/station"
 )
 
 type harness struct {
@@ -43,10 +44,11 @@ func newHarness(t *testing.T, seed func(*fakeStore)) *harness {
 			return 3, nil
 		},
 		StorePath: "/tmp/test.db", Version: "test",
-		SetKeep: func(n int64) { h.keep = n },
+		SetKeep:        func(n int64) { h.keep = n },
+		SetAnswerRules: h.engine.setAnswerRules,
 	}
 	w := h.app.NewWindow("Hookscope")
-	h.win = newMainWindow(h.app, w, svc, DefaultSettings(), nil, nil, true)
+	h.win = newMainWindow(h.app, w, svc, station.DefaultSettings(), nil, nil, true)
 	h.win.skipConfirm = true
 	w.Resize(fyne.NewSize(1200, 800))
 	t.Cleanup(func() { h.win.close(); w.Close() })
@@ -314,21 +316,21 @@ func TestSettingsArePersistedAndApplied(t *testing.T) {
 	s.Path.SetText("/hooks")
 	s.MaxBodyKiB.SetText("2048")
 	s.Keep.SetText("5000")
-	s.Answer.SetSelected(answerLabel(inspector.AnswerHang))
+	s.Answer.SetSelected(answerLabel([]string{"hang"}))
 	s.NotifyInvalid.SetChecked(false)
 	s.Cloudflared.SetText("/opt/cf/cloudflared")
 	test.Tap(s.SaveButton)
 	if s.Status.Text != "Saved." {
 		t.Fatalf("status = %q", s.Status.Text)
 	}
-	got, err := loadSettings(context.Background(), h.store)
+	got, err := station.LoadSettings(context.Background(), h.store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ListenAddr != "127.0.0.1:9999" || got.Path != "/hooks" || got.MaxBody != 2048*1024 || got.Keep != 5000 || got.Answer != "hang" || got.NotifyInvalid {
+	if got.ListenAddr != "127.0.0.1:9999" || got.Path != "/hooks" || got.MaxBody != 2048*1024 || got.Keep != 5000 || !slices.Equal(got.AnswerRules, []string{"hang"}) || got.NotifyInvalid {
 		t.Fatalf("persisted %+v", got)
 	}
-	if h.recv.addr != "127.0.0.1:9999" || h.engine.answer != inspector.AnswerHang || h.engine.maxBody != 2048*1024 || h.keep != 5000 {
+	if h.recv.addr != "127.0.0.1:9999" || !slices.Equal(h.engine.answer, []string{"hang"}) || h.engine.maxBody != 2048*1024 || h.keep != 5000 {
 		t.Fatalf("not applied: recv %s answer %s max %d keep %d", h.recv.addr, h.engine.answer, h.engine.maxBody, h.keep)
 	}
 	if h.tun.binary != "/opt/cf/cloudflared" || h.tun.localURL != "http://127.0.0.1:9999" {
@@ -425,28 +427,28 @@ func TestHeaderSaysHowTheReceiverAnswers(t *testing.T) {
 	hd, s := h.win.header, h.win.settingsV
 	narrowest := h.win.w.Content().MinSize().Width
 	for _, tc := range []struct {
-		mode  inspector.AnswerMode
+		mode  []string
 		text  string
 		color fyne.ThemeColorName
 	}{
-		{inspector.Answer500, "answering 500 to every delivery", theme.ColorNameWarning},
-		{inspector.AnswerHang, "holding every delivery 15 s unanswered", theme.ColorNameWarning},
-		{inspector.AnswerClose, "closing every connection unanswered", theme.ColorNameWarning},
-		{inspector.Answer200, "listening on 127.0.0.1:8787", theme.ColorNameSuccess},
+		{[]string{"500"}, "answering 500 to every delivery", theme.ColorNameWarning},
+		{[]string{"hang"}, "holding every delivery 15 s, then answering 200", theme.ColorNameWarning},
+		{[]string{"close"}, "closing every connection unanswered", theme.ColorNameWarning},
+		{nil, "listening on 127.0.0.1:8787", theme.ColorNameSuccess},
 	} {
 		s.Answer.SetSelected(answerLabel(tc.mode))
 		test.Tap(s.SaveButton)
 		if hd.Receiver.Text != tc.text || hd.Receiver.Color != tc.color {
 			t.Errorf("answer %s: header says %q in %s, want %q in %s", tc.mode, hd.Receiver.Text, hd.Receiver.Color, tc.text, tc.color)
 		}
-		if hd.AnswerMode.Visible() != (tc.mode != inspector.Answer200) {
+		if hd.AnswerMode.Visible() != (tc.mode != nil) {
 			t.Errorf("answer %s: Answer mode button shown %v", tc.mode, hd.AnswerMode.Visible())
 		}
 		if w := h.win.w.Content().MinSize().Width; w > narrowest {
 			t.Errorf("answer %s: the window needs %.0f px, %.0f with the normal answer", tc.mode, w, narrowest)
 		}
 	}
-	s.Answer.SetSelected(answerLabel(inspector.Answer500))
+	s.Answer.SetSelected(answerLabel([]string{"500"}))
 	test.Tap(s.SaveButton)
 	h.win.Tabs.SelectIndex(0)
 	test.Tap(hd.AnswerMode)
@@ -483,7 +485,7 @@ func TestTakenPortSaysWhyAndOffersAFreeOne(t *testing.T) {
 	if h.recv.addr != "127.0.0.1:8789" || h.recv.err != nil {
 		t.Fatalf("receiver on %q (%v), want the next free port 8789", h.recv.addr, h.recv.err)
 	}
-	saved, err := loadSettings(context.Background(), h.store)
+	saved, err := station.LoadSettings(context.Background(), h.store)
 	if err != nil || saved.ListenAddr != "127.0.0.1:8789" || h.win.settingsV.ListenAddr.Text != "127.0.0.1:8789" {
 		t.Fatalf("saved %q (%v), Settings shows %q", saved.ListenAddr, err, h.win.settingsV.ListenAddr.Text)
 	}

@@ -1,6 +1,7 @@
 package listen
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -12,8 +13,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
-	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/rules"
+	"github.com/hookscope/hookscope/station"
 )
 
 // ForwardOptions are listen's forwarding flags.
@@ -42,7 +44,7 @@ var forwardFlags = []string{"forward-mode", "forward-timeout", "forward-retries"
 // addForwardFlags registers the --forward-* flags on fs.
 func addForwardFlags(fs *pflag.FlagSet) *ForwardOptions {
 	f := &ForwardOptions{fs: fs}
-	fs.StringArrayVar(&f.To, "forward-to", nil, "forward every delivery to your app at this `URL` (http:// when it has no scheme: localhost:3000/webhooks), or only messages with an event type matching a glob with GLOB=URL (repeatable; a message goes whole to every route it matches)")
+	fs.StringArrayVar(&f.To, "forward-to", nil, "forward every delivery to your app at this `URL` (http:// when it has no scheme: localhost:3000/webhooks), only messages with an event type matching a glob with GLOB=URL, or the deliveries an expression chooses with 'where COND => URL' (repeatable; a message goes whole to every route it matches)")
 	fs.StringArrayVar(&f.ToEnv, "forward-to-env", nil, "name of an environment `variable` holding a --forward-to route, for a URL with credentials in it (repeatable; the value is never printed)")
 	fs.StringVar(&f.Mode, "forward-mode", string(forward.ModeAck), "ack: answer the service once stored, then forward from a durable queue; pass-through: answer the service with your app's answer")
 	fs.DurationVar(&f.Timeout, "forward-timeout", forward.DefaultTimeout, "how long one forward waits for your app's answer (in pass-through the service then gets 504; keep it under the service's 10s)")
@@ -58,9 +60,12 @@ func addForwardFlags(fs *pflag.FlagSet) *ForwardOptions {
 }
 
 // config checks the flags and builds the forwarder's configuration (nil
-// without a route); every problem is a usage error. addr is where the
-// receiver listens: a route back to it is refused.
-func (f *ForwardOptions) config(env *cmdutil.Env, answer inspector.AnswerMode, addr string) (*forward.Config, error) {
+// without a route); every problem in the flags is a usage error. addr is
+// where the receiver listens: a route back to it is refused. Without a
+// --forward-to, the routes of saved (the window's settings, nil: none)
+// are used when its forwarding is on, with its mode and CA file unless
+// the flags give them.
+func (f *ForwardOptions) config(env *cmdutil.Env, addr string, saved *station.Settings) (*forward.Config, error) {
 	specs := slices.Clone(f.To)
 	for _, name := range f.ToEnv {
 		v := strings.TrimSpace(env.Getenv(name))
@@ -68,6 +73,17 @@ func (f *ForwardOptions) config(env *cmdutil.Env, answer inspector.AnswerMode, a
 			return nil, cmdutil.UsageErrorf("--forward-to-env %s: the environment variable is unset or empty", name)
 		}
 		specs = append(specs, v)
+	}
+	fromSettings := false
+	if len(specs) == 0 && saved != nil && saved.ForwardOn {
+		specs = forward.SplitRoutes(saved.ForwardTo)
+		fromSettings = len(specs) > 0
+		if !f.fs.Changed("forward-mode") && saved.ForwardMode != "" {
+			f.Mode = saved.ForwardMode
+		}
+		if !f.fs.Changed("forward-ca") {
+			f.CA = saved.ForwardCA
+		}
 	}
 	if len(specs) == 0 {
 		for _, name := range forwardFlags {
@@ -78,7 +94,12 @@ func (f *ForwardOptions) config(env *cmdutil.Env, answer inspector.AnswerMode, a
 		return nil, nil
 	}
 	routes, err := forward.ParseRoutes(specs)
-	if err != nil {
+	switch {
+	case err != nil && fromSettings:
+		return nil, fmt.Errorf("the window's Forward to field: %v (give --forward-to, or --no-settings)", err)
+	case err != nil && errors.As(err, new(rules.CompileErrors)):
+		return nil, cmdutil.UsageErrorf("--forward-to: a where route's condition is not valid (docs/rules.md has the variables):\n%s", rules.Render(err))
+	case err != nil:
 		return nil, cmdutil.UsageErrorf("--forward-to: %v", err)
 	}
 	for _, r := range routes {
@@ -89,9 +110,6 @@ func (f *ForwardOptions) config(env *cmdutil.Env, answer inspector.AnswerMode, a
 	mode, err := forward.ParseMode(f.Mode)
 	if err != nil {
 		return nil, cmdutil.UsageErrorf("--forward-mode: %v", err)
-	}
-	if mode == forward.ModePassThrough && answer != inspector.Answer200 {
-		return nil, cmdutil.UsageErrorf("--forward-mode pass-through answers the service with your app's answer, and --answer %s answers it otherwise: drop one of them", answer)
 	}
 	if f.Timeout <= 0 {
 		return nil, cmdutil.UsageErrorf("--forward-timeout must be a positive duration such as 9s, got %s", f.Timeout)
@@ -126,7 +144,9 @@ func (f *ForwardOptions) config(env *cmdutil.Env, answer inspector.AnswerMode, a
 		return nil, cmdutil.UsageErrorf("--forward-skip-unverified needs --forward-resign-secret-env: it keeps from your app the deliveries that would otherwise go unsigned")
 	}
 	if f.CA != "" {
-		if _, err := os.Stat(f.CA); err != nil {
+		if _, err := os.Stat(f.CA); err != nil && fromSettings && !f.fs.Changed("forward-ca") {
+			return nil, fmt.Errorf("the window's CA file for forward targets: %v (give --forward-ca, or --no-settings)", err)
+		} else if err != nil {
 			return nil, cmdutil.UsageErrorf("--forward-ca: %v", err)
 		}
 	}
@@ -281,15 +301,21 @@ func (p *forwardPrinter) route(rs forward.RouteStatus, id int64) {
 	p.out.emitAfter(id, func() string { return text + "\n" }, routeLine{Route: rs})
 }
 
+// routeNames lists a configuration's routes, as named.
+func routeNames(cfg *forward.Config) []string {
+	names := make([]string, len(cfg.Routes))
+	for i, r := range cfg.Routes {
+		names[i] = r.Name()
+	}
+	return names
+}
+
 // forwardStart describes forwarding on the start entry.
 func forwardStart(cfg *forward.Config) (text string, v map[string]any) {
 	if cfg == nil {
 		return "", nil
 	}
-	var names []string
-	for _, r := range cfg.Routes {
-		names = append(names, r.Name())
-	}
+	names := routeNames(cfg)
 	how := "ack: the service gets 200 once a delivery is stored; your app gets it next, in order, retried until it answers 2xx"
 	if cfg.Mode == forward.ModePassThrough {
 		how = "pass-through: your app's answer is the service's"

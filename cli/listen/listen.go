@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/internal/plural"
+	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/station"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
@@ -57,6 +59,15 @@ const examples = `  # receive on the default address and forward every delivery 
   # answer 500 to make the service re-send
   hookscope listen --answer 500
 
+  # answer rules, first match wins: each media message 500 twice then 200, playback events after 12 s
+  hookscope listen --answer 'media.* => 500 x2 then 200' --answer 'viewing_session.* => 200 after 12s'
+
+  # media messages to one handler, chosen by an expression
+  hookscope listen --forward-to 'where events.exists(e, e.type.startsWith("media.")) => localhost:3000/media'
+
+  # the flags only, not the window's saved settings
+  hookscope listen --no-settings
+
   # a public HTTPS URL through your cloudflared (a quick tunnel, new hostname each run)
   hookscope listen --tunnel
 
@@ -67,10 +78,10 @@ const examples = `  # receive on the default address and forward every delivery 
   HOOKSCOPE_TUNNEL_TOKEN=... hookscope listen --tunnel --tunnel-token-env HOOKSCOPE_TUNNEL_TOKEN --tunnel-hostname hooks.example.com`
 
 // DefaultAddr is where the receiver listens unless told otherwise.
-const DefaultAddr = "127.0.0.1:8787"
+const DefaultAddr = station.DefaultAddr
 
 // DefaultPath is the consumer path shown in URLs; every path is accepted.
-const DefaultPath = "/webhooks"
+const DefaultPath = station.DefaultPath
 
 // Options are listen's flags, and what validation derives from them.
 type Options struct {
@@ -81,7 +92,8 @@ type Options struct {
 	DBPath        string
 	JSON          bool
 	MaxBody       int64
-	Answer        string
+	Answer        []string
+	NoSettings    bool
 	AllowRemote   bool
 	MaxDeliveries int64
 	Pprof         string
@@ -92,9 +104,15 @@ type Options struct {
 
 	// Set by validate.
 	secrets [][]byte
-	mode    inspector.AnswerMode
+	rules   *rules.Rules
 	tunnel  tunnel.Config
 	forward *forward.Config
+	// using says what was taken from the window's saved settings;
+	// rulesFrom where the answer rules came from.
+	using     []string
+	rulesFrom string
+
+	fs *pflag.FlagSet
 }
 
 // NewCmd builds `hookscope listen`. runF replaces the receiver in tests
@@ -130,6 +148,17 @@ forwarded as a direct one (ack mode). The relay's state is printed as it
 changes ("relay: catching up 1,240 of 5,002", "relay: live"); a refused
 credential stops listen.
 
+--answer RULE (repeatable, in order, the first that matches answering) makes
+the receiver answer otherwise than 200, to provoke the service's re-sends:
+a status (500), a hold (200 after 12s, past the service's 10 s), close (no
+answer), or a sequence per message (500 x2 then 200); with a condition first,
+an event-type glob or an expression: 'media.* => 500'. Each delivery is stored
+with what it was answered; docs/rules.md has the grammar and the variables.
+
+Flags not given come from the window's saved settings in the same store (its
+address, path, body cap, retention, answer rules, forwarding and secrets); the
+start says which in one line. --no-settings uses the flags and defaults only.
+
 Ctrl+C stops accepting, finishes in-flight requests, records what was forwarded
 and closes the store; it says how many deliveries wait for your app: the next
 run sends them.`,
@@ -144,21 +173,25 @@ run sends them.`,
 	cmdutil.AddDBFlag(fs, &o.DBPath)
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object per delivery instead of text")
 	fs.Int64Var(&o.MaxBody, "max-body", inspector.DefaultMaxBody, "largest body stored whole, in bytes; larger ones are answered 413 and kept truncated")
-	fs.StringVar(&o.Answer, "answer", "200", "how to answer: 200, 500, hang (no answer for 15 s) or close (drop the connection)")
+	fs.StringArrayVar(&o.Answer, "answer", nil, "an answer `rule`, [COND =>] ACTION (repeatable, in order; the first that matches answers; none: 200): 500, hang (200 after 15 s), close, 200 after 12s, 500 x2 then 200, 'media.* => 503', 'delivery.signature != \"valid\" => 401' (docs/rules.md)")
+	fs.BoolVar(&o.NoSettings, "no-settings", false, "ignore the window's saved settings (address, path, body cap, retention, answer rules, forwarding, secrets): flags and defaults only")
 	fs.BoolVar(&o.AllowRemote, "allow-remote", false, "allow binding a non-loopback address (anyone on the network can then post to it)")
 	fs.Int64Var(&o.MaxDeliveries, "max-deliveries", 0, "keep at most this many deliveries, deleting the oldest (0 = no cap)")
 	fs.StringVar(&o.Pprof, "pprof", "", "serve Go's profiler (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	o.Tunnel = addTunnelFlags(fs)
 	o.Forward = addForwardFlags(fs)
 	o.Relay = addRelayFlags(fs)
-	_ = cmd.RegisterFlagCompletionFunc("answer", cmdutil.CompleteFixed("200\tanswer 200 OK", "500\tanswer 500: the service sends again", "hang\tno answer for 15 s", "close\tdrop the connection"))
+	o.fs = fs
+	_ = cmd.RegisterFlagCompletionFunc("answer", cmdutil.CompleteFixed("200\tanswer 200 OK", "500\tanswer 500: the service sends again", "hang\t200 after 15 s: past the service's 10 s", "close\tdrop the connection"))
 	_ = cmd.RegisterFlagCompletionFunc("tunnel-protocol", cmdutil.CompleteFixed("auto\tQUIC, and http2 when UDP port 7844 is blocked", "quic\tQUIC over UDP port 7844", "http2\tHTTP/2 over TCP port 7844"))
 	_ = cmd.RegisterFlagCompletionFunc("forward-mode", cmdutil.CompleteFixed("ack\tanswer 200 once stored, then forward from a durable queue", "pass-through\tanswer the service with your app's answer"))
 	return cmd
 }
 
-// validate checks the flags and resolves secrets and the answer mode;
-// every problem is a usage error.
+// validate checks the flags, takes what they do not give from the
+// window's saved settings (unless --no-settings), and resolves secrets,
+// answer rules and forwarding; every problem in the flags is a usage
+// error.
 func (o *Options) validate([]string) error {
 	if err := cmdutil.CheckHostPort("--addr", o.Addr); err != nil {
 		return err
@@ -176,9 +209,10 @@ func (o *Options) validate([]string) error {
 		return err
 	}
 	o.secrets = sec
-	if o.mode, err = inspector.ParseAnswerMode(o.Answer); err != nil {
-		return cmdutil.UsageErrorf("--answer: %v", err)
+	if o.rules, err = answerRules(o.Answer); err != nil {
+		return err
 	}
+	o.rulesFrom = "--answer"
 	if o.MaxBody <= 0 {
 		return cmdutil.UsageErrorf("--max-body must be a positive number of bytes, got %d", o.MaxBody)
 	}
@@ -188,16 +222,117 @@ func (o *Options) validate([]string) error {
 	if !strings.HasPrefix(o.Path, "/") {
 		return cmdutil.UsageErrorf("--path must start with '/', got %q", o.Path)
 	}
+	var saved *station.Settings
+	if !o.NoSettings {
+		if saved, err = o.useSettings(); err != nil {
+			return err
+		}
+	}
 	if !inspector.IsLoopback(o.Addr) && !o.AllowRemote {
 		return cmdutil.UsageErrorf("--addr %s is not a loopback address; add --allow-remote to listen on the network", o.Addr)
 	}
 	if o.tunnel, err = o.Tunnel.config(o.Env); err != nil {
 		return err
 	}
-	if o.forward, err = o.Forward.config(o.Env, o.mode, o.Addr); err != nil {
+	if o.forward, err = o.Forward.config(o.Env, o.Addr, saved); err != nil {
 		return err
 	}
+	if saved != nil && o.forward != nil && len(o.Forward.To)+len(o.Forward.ToEnv) == 0 {
+		o.using = append(o.using, "forwarding to "+strings.Join(routeNames(o.forward), ", ")+" ("+string(o.forward.Mode)+")")
+	}
 	return o.Relay.config(o.Env, o.forward)
+}
+
+// answerRules compiles --answer's rules; a wrong one is a usage error
+// that names it and, for a condition, shows a caret under the column.
+func answerRules(lines []string) (*rules.Rules, error) {
+	rs, err := rules.NewRules(lines, nil)
+	var re *rules.RuleError
+	switch {
+	case errors.As(err, new(rules.CompileErrors)) && errors.As(err, &re):
+		return nil, cmdutil.UsageErrorf("--answer %q (rule %d): its condition is not valid (docs/rules.md has the variables):\n%s",
+			lines[re.Index], re.Index+1, rules.Render(re.Err))
+	case errors.As(err, &re):
+		return nil, cmdutil.UsageErrorf("--answer (rule %d): %v", re.Index+1, re.Err)
+	}
+	return rs, err
+}
+
+// useSettings takes what the flags do not give from the window's saved
+// settings in the store (a store that does not exist has none, and is
+// not created), and the secrets from its vault when no --secret is given.
+// What it took is listed in o.using; saved is the settings read (nil:
+// none).
+func (o *Options) useSettings() (saved *station.Settings, err error) {
+	path, err := cmdutil.ExistingStorePath(o.Env, o.DBPath)
+	var none *cmdutil.NoStoreError
+	if errors.As(err, &none) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	db, err := storage.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the window's settings in %s: %w (--no-settings ignores them)", path, err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	set, found, err := station.SavedSettings(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("the window's settings in %s: %w (--no-settings ignores them)", path, err)
+	}
+	if found {
+		o.applySettings(set)
+		saved = &set
+	}
+	if len(o.secrets) == 0 {
+		vault, err := station.ChooseVault(db, path)
+		if err != nil {
+			fmt.Fprintf(o.Env.Stderr, "warning: %v\n", err)
+		}
+		secrets, err := vault.Load()
+		if err != nil {
+			return nil, fmt.Errorf("the window's secrets: %w (give --secret-env, or --no-settings)", err)
+		}
+		if len(secrets) > 0 {
+			o.secrets = secrets
+			o.using = append(o.using, plural.S(len(secrets), "secret")+" from "+vault.Name())
+		}
+	}
+	return saved, nil
+}
+
+// applySettings takes from set what no flag gave.
+func (o *Options) applySettings(set station.Settings) {
+	unset := func(name string) bool { return !o.fs.Changed(name) }
+	if unset("addr") && set.ListenAddr != DefaultAddr {
+		o.Addr = set.ListenAddr
+		o.using = append(o.using, "address "+set.ListenAddr)
+	}
+	if unset("path") && set.Path != DefaultPath {
+		o.Path = set.Path
+		o.using = append(o.using, "path "+set.Path)
+	}
+	if unset("max-body") && set.MaxBody != inspector.DefaultMaxBody {
+		o.MaxBody = set.MaxBody
+		o.using = append(o.using, fmt.Sprintf("body cap %d bytes", set.MaxBody))
+	}
+	if unset("max-deliveries") && set.Keep > 0 {
+		o.MaxDeliveries = set.Keep
+		o.using = append(o.using, fmt.Sprintf("keeping %d deliveries", set.Keep))
+	}
+	if unset("answer") && len(set.AnswerRules) > 0 {
+		rs, err := rules.NewRules(set.AnswerRules, nil)
+		if err != nil {
+			// The window saves only rules that compile; an older or
+			// hand-edited record is said and left out.
+			fmt.Fprintf(o.Env.Stderr, "warning: the window's answer rules are not used: %v\n", err)
+			return
+		}
+		o.rules, o.rulesFrom = rs, "the window's answer rules"
+		o.using = append(o.using, plural.S(len(set.AnswerRules), "answer rule"))
+	}
 }
 
 func run(ctx context.Context, o *Options) error {
@@ -221,8 +356,8 @@ func run(ctx context.Context, o *Options) error {
 	out := newPrinter(env.Stdout, o.JSON, env.IsTerminal)
 	logf := func(format string, a ...any) { fmt.Fprintf(env.Stderr, format+"\n", a...) }
 	st, err := station.New(station.Config{
-		DBPath: o.DBPath, Listener: ln, Keep: o.MaxDeliveries, Forward: o.forward,
-		Engine: inspector.Options{Secrets: o.secrets, MaxBody: o.MaxBody, Answer: o.mode, Logf: logf},
+		DBPath: o.DBPath, Listener: ln, Keep: o.MaxDeliveries, Forward: o.forward, Answer: o.rules.Lines(),
+		Engine: inspector.Options{Secrets: o.secrets, MaxBody: o.MaxBody, Logf: logf},
 	})
 	if err != nil {
 		ln.Close()
@@ -247,7 +382,8 @@ func run(ctx context.Context, o *Options) error {
 	if o.forward != nil {
 		st.SubscribeForward(newForwardPrinter(out, len(o.forward.Routes)).event)
 	}
-	out.listening("http://"+ln.Addr().String()+o.Path, db.Path(), len(o.secrets), o.mode, o.forward)
+	out.listening(start{url: "http://" + ln.Addr().String() + o.Path, store: db.Path(), secrets: len(o.secrets),
+		rules: o.rules, rulesFrom: o.rulesFrom, fwd: o.forward, using: o.using})
 	// Forwarding starts before the receiver serves: nothing is missed.
 	if err := st.Start(ctx); err != nil {
 		st.Close(context.Background())

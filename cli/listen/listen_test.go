@@ -209,7 +209,7 @@ func TestListenOutOfOrderText(t *testing.T) {
 func TestListenUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"listen", "--nope"},
-		{"listen", "--answer", "404"},
+		{"listen", "--answer", "4040"},
 		{"listen", "--max-body", "0"},
 		{"listen", "--addr", "0.0.0.0:8787"},
 		{"listen", "--path", "webhooks"},

@@ -14,8 +14,11 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/relay"
+	"github.com/hookscope/hookscope/rules"
+	"github.com/hookscope/hookscope/station"
 )
 
 // printer writes listen's standard output: the start line, one entry per
@@ -138,25 +141,54 @@ func (p *printer) paint(c, s string) string {
 	return c + s + ansiReset
 }
 
+// start is what the start entry says.
+type start struct {
+	url, store string
+	secrets    int
+	rules      *rules.Rules
+	// rulesFrom names where the rules came from: "--answer" or the
+	// window's settings.
+	rulesFrom string
+	fwd       *forward.Config
+	// using is what was taken from the window's saved settings.
+	using []string
+}
+
 // listening prints the start entry: where deliveries are received, how
-// signatures are checked, when it is not 200 how the receiver answers, and
-// where deliveries are forwarded.
-func (p *printer) listening(url, store string, secrets int, mode inspector.AnswerMode, fwd *forward.Config) {
-	fwdText, fwdJSON := forwardStart(fwd)
-	v := map[string]any{"listening": url, "store": store, "secrets": secrets, "answer": string(mode)}
+// signatures are checked, what was taken from the window's settings, when
+// it is not 200 how the receiver answers, and where deliveries are
+// forwarded.
+func (p *printer) listening(s start) {
+	fwdText, fwdJSON := forwardStart(s.fwd)
+	v := map[string]any{"listening": s.url, "store": s.store, "secrets": s.secrets, "answer_rules": s.rules.Lines()}
+	if w := s.rules.Warning(); w != "" {
+		v["answer_warning"] = w
+	}
+	if len(s.using) > 0 {
+		v["settings_used"] = s.using
+	}
 	if fwdJSON != nil {
 		v["forward"] = fwdJSON
 	}
 	p.emit(func() string {
 		verify := "signatures not verified (no --secret)"
-		if secrets > 0 {
-			verify = "verifying signatures with " + plural.S(secrets, "secret")
+		if s.secrets > 0 {
+			verify = "verifying signatures with " + plural.S(s.secrets, "secret")
 		}
-		answer := ""
-		if w := mode.Warning(); w != "" {
-			answer = fmt.Sprintf("Warning: %s (--answer %s): the service takes that as a failure and sends each delivery again.\n", w, mode)
+		var b strings.Builder
+		fmt.Fprintf(&b, "Listening on %s  (%s; store %s)\n", s.url, verify, s.store)
+		if len(s.using) > 0 {
+			fmt.Fprintf(&b, "Using the window's settings: %s (flags override them; --no-settings ignores them).\n", strings.Join(s.using, ", "))
 		}
-		return fmt.Sprintf("Listening on %s  (%s; store %s)\n%s%sPress Ctrl+C to stop.\n", url, verify, store, answer, fwdText)
+		if w := s.rules.Warning(); w != "" {
+			fmt.Fprintf(&b, "Warning: %s (%s): the service takes any answer but a 2xx within 10 s as a failure and sends the message again.\n", w, s.rulesFrom)
+		}
+		if note := station.PassThroughNote(s.fwd, len(s.rules.List())); note != "" {
+			fmt.Fprintf(&b, "Note: %s.\n", note)
+		}
+		b.WriteString(fwdText)
+		b.WriteString("Press Ctrl+C to stop.\n")
+		return b.String()
 	}, v)
 }
 
@@ -337,11 +369,14 @@ func deliveryText(r *inspector.Record, firsts map[int]*inspector.FirstCopy, colo
 	d, a := r.Delivery, r.Analysis
 	var b strings.Builder
 	status := fmt.Sprint(d.Status)
-	switch {
-	case d.Answer == string(inspector.AnswerHang):
-		status = "held 15s"
-	case d.Answer == string(inspector.AnswerClose):
+	switch reply := d.Reply(); {
+	case d.Answer == inspector.AnswerPassThrough:
+	case reply.Close && reply.Delay > 0:
+		status = "closed after " + human.Duration(reply.Delay)
+	case reply.Close:
 		status = "closed"
+	case reply.Delay > 0:
+		status = fmt.Sprintf("%d after %s", reply.Status, human.Duration(reply.Delay))
 	}
 	fmt.Fprintf(&b, "%s  #%-5d %s %s  %s", d.ReceivedAt.Local().Format("15:04:05.000"), d.ID, d.Method, d.Path, status)
 	if d.Source == relay.DeliverySource {

@@ -3,6 +3,8 @@ package listen
 import (
 	"context"
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,15 +32,32 @@ func testRelayConn(t *testing.T) string {
 
 // TestParse checks flags -> Options, without listening.
 func TestParse(t *testing.T) {
+	// No saved settings: the default store is a fresh folder's.
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	db := filepath.Join(t.TempDir(), "h.db")
 	env := &cmdutil.Env{Stderr: io.Discard, Getenv: clitest.Getenv(map[string]string{"S": "whsec", "TOK": "eyJ",
 		"APP_URL": "https://u:pw@app.internal:8443/hooks", "APP_TOKEN": "Bearer t0k", "BAD": "a\nb", "RELAY": testRelayConn(t), "NOT_RELAY": "hookscope-relay-1:damaged"})}
 	clitest.ParseTable(t, func(runF func(context.Context, *Options) error) *cobra.Command { return NewCmd(env, runF) }, []clitest.ParseCase[Options]{
 		{Args: []string{}, Want: func(o *Options) bool {
-			return o.Addr == DefaultAddr && o.Path == DefaultPath && o.MaxBody == inspector.DefaultMaxBody && o.mode == inspector.AnswerMode("200") && len(o.secrets) == 0
+			return o.Addr == DefaultAddr && o.Path == DefaultPath && o.MaxBody == inspector.DefaultMaxBody && len(o.rules.List()) == 0 && len(o.secrets) == 0 && o.using == nil
 		}},
-		{Args: []string{"--secret-env", "S", "--secret", "old", "--json", "--db", "/tmp/h.db", "--max-body", "1048576", "--answer", "500"}, Want: func(o *Options) bool {
-			return len(o.secrets) == 2 && string(o.secrets[0]) == "old" && string(o.secrets[1]) == "whsec" && o.JSON && o.DBPath == "/tmp/h.db" && o.MaxBody == 1<<20 && o.mode == inspector.AnswerMode("500")
+		{Args: []string{"--secret-env", "S", "--secret", "old", "--json", "--db", db, "--max-body", "1048576", "--answer", "500"}, Want: func(o *Options) bool {
+			return len(o.secrets) == 2 && string(o.secrets[0]) == "old" && string(o.secrets[1]) == "whsec" && o.JSON && o.DBPath == db && o.MaxBody == 1<<20 &&
+				slices.Equal(o.rules.Lines(), []string{"500"})
 		}},
+		{Args: []string{"--answer", "media.* => 500 x2 then 200", "--answer", `delivery.signature != "valid" => 401`, "--answer", "hang"}, Want: func(o *Options) bool {
+			return len(o.rules.List()) == 3 && o.rules.List()[0].Cond == "media.*" && o.rules.Warning() == "answering 500 x2 then 200 to media.* (rule 1 of 3 and 2 more)"
+		}},
+		{Args: []string{"--answer", "500", "--answer", `events.exists(e, e.tpye == "media.ready") => close`}, Err: "(rule 2): its condition is not valid"},
+		{Args: []string{"--answer", `events.exists(e, e.dedupe == "first") => close`}, Err: "\n                    ^\ncolumn 19: event.dedupe is not known on arrival"},
+		{Args: []string{"--answer", "4040"}, Err: "status 4040: give one from 200 to 599"},
+		{Args: []string{"--answer", "500 then 200"}, Err: "answers every later attempt"},
+		{Args: []string{"--forward-to", `where media.* => localhost:3000/m`, "--forward-to", `where delivery.path == "/a b" => localhost:4000/`}, Want: func(o *Options) bool {
+			r := o.forward.Routes
+			return len(r) == 2 && r[0].Where != nil && r[0].Name() == "where media.* => http://localhost:3000/m" && r[1].Where != nil
+		}},
+		{Args: []string{"--forward-to", `where delivery.pth == "/a" => localhost:3000/`}, Err: "\n                ^\ncolumn 15: undefined field 'pth'"},
 		{Args: []string{"--addr", "0.0.0.0:8787", "--allow-remote"}, Want: func(o *Options) bool { return o.AllowRemote }},
 		{Args: []string{"--tunnel", "--tunnel-token-env", "TOK", "--tunnel-hostname", "hooks.example.com"}, Want: func(o *Options) bool {
 			return o.Tunnel.Enabled && o.Tunnel.TokenEnv == "TOK" && o.Tunnel.Hostname == "hooks.example.com"
@@ -82,9 +101,11 @@ func TestParse(t *testing.T) {
 		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-retries", "-1"}, Err: "--forward-retries must be 0"},
 		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-header", "Host: x"}, Err: "it cannot be added"},
 		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-resign-secret-env", "NOPE"}, Err: "--forward-resign-secret-env NOPE: the environment variable is unset or empty"},
-		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-mode", "pass-through", "--answer", "500"}, Err: "drop one of them"},
+		{Args: []string{"--forward-to", "http://localhost:3000/", "--forward-mode", "pass-through", "--answer", "500"}, Want: func(o *Options) bool {
+			return o.forward.Mode == forward.ModePassThrough && len(o.rules.List()) == 1
+		}},
 		{Args: []string{"--addr", "0.0.0.0:8787"}, Err: "--allow-remote"},
-		{Args: []string{"--answer", "404"}, Err: "--answer"},
+		{Args: []string{"--answer", "404"}, Want: func(o *Options) bool { return o.rules.List()[0].Action.Steps[0].Status == 404 }},
 		{Args: []string{"--max-body", "0"}, Err: "--max-body"},
 		{Args: []string{"--path", "webhooks"}, Err: "--path must start"},
 		{Args: []string{"--pprof", "0.0.0.0:6060"}, Err: "not a loopback address"},

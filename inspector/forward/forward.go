@@ -200,7 +200,7 @@ func New(cfg Config, o Options) (*Forwarder, error) {
 		if r.name == "" {
 			r.name = r.TargetName()
 		}
-		if !r.CatchAll() {
+		if r.Glob != "" {
 			f.needTypes = true
 		}
 		if _, dup := f.byName[r.name]; dup {
@@ -383,7 +383,12 @@ func (f *Forwarder) routesFor(d *inspector.Delivery) []*worker {
 	var out []*worker
 	for _, w := range f.workers {
 		switch {
-		case malformed && (!w.route.CatchAll() || f.cfg.SkipMalformed):
+		case malformed && f.cfg.SkipMalformed:
+		case w.route.Where != nil:
+			if w.route.Takes(d, f.verify) {
+				out = append(out, w)
+			}
+		case malformed && !w.route.CatchAll():
 		case malformed || w.route.Matches(types):
 			out = append(out, w)
 		}

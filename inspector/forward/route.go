@@ -7,18 +7,26 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"unicode"
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/internal/redact"
+	"github.com/hookscope/hookscope/rules"
 )
 
-// Route sends deliveries to one app URL: every delivery (a catch-all), or
-// the messages one of whose events has a type matching Glob.
+// Route sends deliveries to one app URL: every delivery (a catch-all),
+// the messages one of whose events has a type matching Glob, or the
+// deliveries an expression chooses (Where).
 type Route struct {
 	// Glob matches event types with path.Match rules ("media.*",
-	// "viewing_session.*.converted"); empty makes a catch-all.
-	Glob   string
+	// "viewing_session.*.converted").
+	Glob string
+	// Where chooses deliveries by a condition (`where COND => URL`): an
+	// expression, or a glob, compiled for rules.Arrival, the view the
+	// receiver has of a delivery before its analysis (see Takes).
+	Where *rules.Expr
+	// Neither Glob nor Where makes a catch-all.
 	Target *url.URL
 	// name is the spec with the target's credentials redacted: what is
 	// shown and stored.
@@ -29,9 +37,9 @@ type Route struct {
 // keys the route's queue by it.
 func (r Route) Name() string { return r.name }
 
-// CatchAll reports a route without a glob: it takes every delivery,
-// malformed ones included (unless skipped).
-func (r Route) CatchAll() bool { return r.Glob == "" }
+// CatchAll reports a route without a glob or a condition: it takes every
+// delivery, malformed ones included (unless skipped).
+func (r Route) CatchAll() bool { return r.Glob == "" && r.Where == nil }
 
 // TargetName is the target URL with its credentials redacted.
 func (r Route) TargetName() string { return redact.URL(r.Target.String()) }
@@ -59,7 +67,8 @@ func (r Route) Loopback() bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Matches reports whether a message with these event types goes to r.
+// Matches reports whether a message with these event types goes to a
+// glob route or a catch-all (a Where route asks Takes).
 func (r Route) Matches(types []string) bool {
 	if r.Glob == "" {
 		return true
@@ -72,15 +81,83 @@ func (r Route) Matches(types []string) bool {
 	return false
 }
 
-// routeExample is how a route is written, for error messages.
-const routeExample = "expected a URL such as http://localhost:3000/webhooks (or localhost:3000/webhooks), or GLOB=URL such as 'media.*=http://localhost:3000/media'"
+// Takes reports whether d goes to a Where route: its condition on what
+// is known of d on arrival, the signature judged by verify (nil: by no
+// secret). Routing does not wait for analysis (the ack queue sends what
+// is stored, in order, and pass-through routes before the answer), so a
+// route sees the same of a delivery in both modes. A condition that fails
+// on d (a payload key it lacks) does not take it.
+func (r Route) Takes(d *inspector.Delivery, verify func(*inspector.Delivery) inspector.SignatureResult) bool {
+	if r.Where == nil {
+		return false
+	}
+	ok, err := r.Where.Eval(rules.Input{Record: &inspector.Record{Delivery: d}, Verify: verify})
+	return ok && err == nil
+}
 
-// ParseRoute reads one route: a URL, or GLOB=URL. A URL without a scheme
-// is http (localhost:3000/webhooks, as Stripe's CLI takes it).
+// routeExample is how a route is written, for error messages.
+const routeExample = "expected a URL such as http://localhost:3000/webhooks (or localhost:3000/webhooks), GLOB=URL such as 'media.*=http://localhost:3000/media', or 'where CONDITION => URL' such as 'where delivery.path == \"/media\" => localhost:3000/media'"
+
+// whereWord starts a route chosen by a condition.
+const whereWord = "where"
+
+// isWhere reports a where route's first word (before its condition).
+func isWhere(word string) bool { return strings.EqualFold(word, whereWord) }
+
+// firstWord returns s's first run of non-space characters and where it
+// ends.
+func firstWord(s string) (word string, end int) {
+	end = strings.IndexFunc(s, unicode.IsSpace)
+	if end < 0 {
+		end = len(s)
+	}
+	return s[:end], end
+}
+
+// SplitRoutes splits a list of routes separated by white space (the
+// window's Forward to field) into specs: a URL or GLOB=URL is one word; a
+// where route runs from "where" to the URL after its arrow, spaces and
+// all.
+func SplitRoutes(field string) []string {
+	var out []string
+	rest := field
+	for {
+		rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
+		if rest == "" {
+			return out
+		}
+		word, end := firstWord(rest)
+		if isWhere(word) {
+			end = len(rest)
+			if _, tail, found := rules.CutArrow(rest[len(word):]); found {
+				target := strings.TrimLeftFunc(tail, unicode.IsSpace)
+				_, n := firstWord(target)
+				end = len(rest) - len(target) + n
+			}
+		}
+		out = append(out, rest[:end])
+		rest = rest[end:]
+	}
+}
+
+// ParseRoute reads one route: a URL, GLOB=URL, or `where COND => URL`
+// (COND an expression, or a glob, compiled for rules.Arrival). A URL
+// without a scheme is http (localhost:3000/webhooks, as Stripe's CLI
+// takes it). A condition that does not compile is an error wrapping
+// rules.CompileErrors, whose columns count in the whole spec.
 func ParseRoute(spec string) (Route, error) {
+	return parseRoute(spec, nil)
+}
+
+// parseRoute is ParseRoute with the compiler of conditions (nil: made when
+// needed).
+func parseRoute(spec string, c *rules.Compiler) (Route, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
 		return Route{}, fmt.Errorf("empty forward route: %s", routeExample)
+	}
+	if word, _ := firstWord(spec); isWhere(word) {
+		return parseWhere(spec, len(word), c)
 	}
 	glob, raw := "", spec
 	// GLOB=URL, unless the '=' is the URL's own (a query): a glob holds no
@@ -112,6 +189,37 @@ func ParseRoute(spec string) (Route, error) {
 	if glob != "" {
 		r.name = glob + "=" + r.name
 	}
+	return r, nil
+}
+
+// parseWhere reads `where COND => URL`; the condition starts at byte
+// start of spec.
+func parseWhere(spec string, start int, c *rules.Compiler) (Route, error) {
+	cond, raw, found := rules.CutArrow(spec[start:])
+	if !found {
+		return Route{}, fmt.Errorf("forward route %q: a where route needs '=> URL' after its condition: %s", spec, routeExample)
+	}
+	if c == nil {
+		var err error
+		if c, err = rules.NewCompiler(rules.Arrival); err != nil {
+			return Route{}, err
+		}
+	}
+	where, err := c.Condition(cond)
+	if err != nil {
+		var ce rules.CompileErrors
+		if errors.As(err, &ce) {
+			err = ce.Within(spec, spec[:start])
+		}
+		return Route{}, fmt.Errorf("forward route: its condition: %w", err)
+	}
+	u, err := ParseTarget(raw)
+	if err != nil {
+		return Route{}, fmt.Errorf("forward route: %w; %s", err, routeExample)
+	}
+	u.Fragment = ""
+	r := Route{Where: where, Target: u}
+	r.name = fmt.Sprintf("%s %s %s %s", whereWord, strings.TrimSpace(cond), rules.Arrow, r.TargetName())
 	return r, nil
 }
 
@@ -193,8 +301,15 @@ func (r Route) PointsAt(addr, publicHost string) bool {
 func ParseRoutes(specs []string) ([]Route, error) {
 	var out []Route
 	seen := map[string]int{}
+	var c *rules.Compiler
 	for _, s := range specs {
-		r, err := ParseRoute(s)
+		if word, _ := firstWord(strings.TrimSpace(s)); isWhere(word) && c == nil {
+			var err error
+			if c, err = rules.NewCompiler(rules.Arrival); err != nil {
+				return nil, err
+			}
+		}
+		r, err := parseRoute(s, c)
 		if err != nil {
 			return nil, err
 		}

@@ -2,17 +2,20 @@ package forward
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/rules"
 )
 
 func TestParseRoute(t *testing.T) {
@@ -283,6 +286,121 @@ func TestSpoken(t *testing.T) {
 	} {
 		if got := Spoken(tc.d); got != tc.want {
 			t.Errorf("Spoken(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+// TestWhereRoutes: a route chosen by a condition, its name, and errors
+// that point at the column of the whole route.
+func TestWhereRoutes(t *testing.T) {
+	for _, tc := range []struct {
+		spec, name, err string
+		column          int
+	}{
+		{spec: `where delivery.path == "/media" => localhost:3000/media`, name: `where delivery.path == "/media" => http://localhost:3000/media`},
+		{spec: `WHERE media.* => http://u:p@localhost:3000/m`, name: `where media.* => http://%5BREDACTED%5D@localhost:3000/m`},
+		{spec: `where delivery.body.contains("=>") => http://h/x`, name: `where delivery.body.contains("=>") => http://h/x`},
+		{spec: `where events.exists(e, e.tpye == "media.ready") => http://h/x`, err: "undefined field 'tpye'", column: 25},
+		{spec: `where events.exists(e, e.dedupe == "first") => http://h/x`, err: "not known on arrival", column: 25},
+		{spec: `where delivery.path == "/a"`, err: "needs '=> URL'"},
+		{spec: `where  => http://h/x`, err: "the expression is empty"},
+		{spec: `where media.* => ftp://h/x`, err: "scheme must be http or https"},
+	} {
+		r, err := ParseRoute(tc.spec)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want one containing %q", tc.spec, err, tc.err)
+				continue
+			}
+			var ce rules.CompileErrors
+			if tc.column > 0 && (!errors.As(err, &ce) || ce[0].Column != tc.column || ce[0].Expr != tc.spec) {
+				t.Errorf("%q: %v, want column %d of the whole route", tc.spec, err, tc.column)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.spec, err)
+			continue
+		}
+		if r.Name() != tc.name || r.Where == nil || r.CatchAll() || r.Glob != "" {
+			t.Errorf("%q: name %q where %v catch-all %v", tc.spec, r.Name(), r.Where != nil, r.CatchAll())
+		}
+	}
+}
+
+// TestSplitRoutes: the window's Forward to field, where routes with
+// their spaces among one-word routes.
+func TestSplitRoutes(t *testing.T) {
+	for field, want := range map[string][]string{
+		"":                             nil,
+		"  localhost:3000/h  ":         {"localhost:3000/h"},
+		"media.*=http://a/m http://b/": {"media.*=http://a/m", "http://b/"},
+		`where delivery.path == "/a b" => http://a/ http://b/ where media.* =>   http://c/ media.*=http://d/`: {
+			`where delivery.path == "/a b" => http://a/`, "http://b/", "where media.* =>   http://c/", "media.*=http://d/"},
+		`http://a/ where delivery.size > 10`: {"http://a/", "where delivery.size > 10"},
+	} {
+		if got := SplitRoutes(field); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("SplitRoutes(%q) = %q, want %q", field, got, want)
+		}
+	}
+}
+
+// TestRoutesFor: which routes a delivery goes to, where routes asking
+// their condition on what the receiver knows (the signature as the
+// engine judges it), malformed deliveries included unless skipped.
+func TestRoutesFor(t *testing.T) {
+	routes, err := ParseRoutes([]string{
+		"http://localhost:1/all",
+		"media.*=http://localhost:1/media",
+		`where delivery.signature == "valid" && events.exists(e, e.type == "media.ready") => http://localhost:1/ready`,
+		`where delivery.truncated => http://localhost:1/cut`,
+		`where viewing_session.* => http://localhost:1/views`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := func(typ string) *inspector.Delivery {
+		b := []byte(fmt.Sprintf(`{"hook":{"uuid":"h"},"events":[{"uuid":"e","type":%q,"generated_at":"2026-03-01T09:00:00Z","metadata":{"account_id":"a"},"payload":{}}]}`, typ))
+		return &inspector.Delivery{Method: "POST", Path: "/webhooks", Body: b, BodyLength: int64(len(b))}
+	}
+	// The engine's judgement, faked: the signed delivery comes on its
+	// own path.
+	verify := func(d *inspector.Delivery) inspector.SignatureResult {
+		if d.Path == "/signed" {
+			return inspector.SignatureResult{Status: inspector.SignatureValid}
+		}
+		return inspector.SignatureResult{Status: inspector.SignatureInvalid}
+	}
+	cut := msg("media.ready")
+	cut.Truncated = true
+	signed := msg("media.ready")
+	signed.Path = "/signed"
+	for _, skip := range []bool{false, true} {
+		f, err := New(Config{Routes: routes, SkipMalformed: skip}, Options{Store: nopStore{}, Verify: verify})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			d    *inspector.Delivery
+			want string
+		}{
+			{msg("media.ready"), "all media"},
+			{signed, "all media ready"},
+			{msg("viewing_session.play"), "all views"},
+			{msg("playlist.created"), "all"},
+			{cut, "all cut"},
+		} {
+			var got []string
+			for _, w := range f.routesFor(c.d) {
+				got = append(got, path.Base(w.route.Target.Path))
+			}
+			want := c.want
+			if skip && c.d.Truncated {
+				want = ""
+			}
+			if strings.Join(got, " ") != want {
+				t.Errorf("skip malformed %v: %s: routes %q, want %q", skip, c.d.Body, got, want)
+			}
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
 	"github.com/hookscope/hookscope/internal/human"
@@ -18,7 +19,7 @@ import (
 
 // ServiceTimeout is the service's webhook time-out (spec section 8): an
 // answer later than this may make it send the message again.
-const ServiceTimeout = 10 * time.Second
+const ServiceTimeout = inspector.ServiceTimeout
 
 // Verdict judges one case of the consumer check.
 type Verdict string

@@ -19,6 +19,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // Arrival is one stored delivery of a message, as the store has it.
@@ -28,8 +31,9 @@ type Arrival struct {
 	ReceivedAt time.Time
 	// Status is what Hookscope answered (0: nothing, see Answer).
 	Status int
-	// Answer is the receiver's answer mode when not a plain status:
-	// "hang", "close" or "pass-through".
+	// Answer is how the receiver answered beside Status (Delivery.Answer:
+	// "close", "after 12s", "close after 3s", "pass-through"; see
+	// inspector.ReplyOf).
 	Answer string
 	// Relayed is the status the service got from the developer's app in
 	// pass-through (its forward attempt), 0 when none is recorded.
@@ -51,8 +55,9 @@ type Attempt struct {
 	ReceivedAt time.Time `json:"received_at"`
 	// Status is the status the service got, 0 when it got none.
 	Status int `json:"status"`
-	// Answer says what the service got in words: "200", "500", "closed",
-	// "no answer in 10 s" (held), "502 (from the app)".
+	// Answer says what the service got in words: "200", "500", "closed
+	// unanswered", "200 after 3 s", "held 12 s (past 10 s)", "502 (from
+	// the app)".
 	Answer string `json:"answer"`
 	// By is who answered: "hookscope" or "app" (pass-through).
 	By string `json:"by"`
@@ -68,27 +73,33 @@ type Timeline struct {
 	Attempts []Attempt `json:"attempts"`
 }
 
-// attempt interprets one arrival.
+// attempt interprets one arrival: what the service got from the
+// receiver's answer (inspector.Reply), or from the app's in pass-through.
 func attempt(a Arrival) Attempt {
-	at := Attempt{DeliveryID: a.DeliveryID, ReceivedAt: a.ReceivedAt, Status: a.Status, By: "hookscope"}
-	switch a.Answer {
-	case "pass-through":
+	at := Attempt{DeliveryID: a.DeliveryID, ReceivedAt: a.ReceivedAt, By: "hookscope"}
+	r := inspector.ReplyOf(a.Status, a.Answer)
+	at.Status = r.ServiceStatus()
+	switch {
+	case a.Answer == inspector.AnswerPassThrough:
 		at.By, at.Status = "app", a.Relayed
 		at.Answer = fmt.Sprintf("%d (from the app)", a.Relayed)
 		if a.Relayed == 0 {
 			at.Answer = "no answer recorded (pass-through)"
 		}
-	case "close":
-		at.Status, at.Answer = 0, "closed unanswered"
-	case "hang":
-		// Held past the service's 10 s time-out: the service saw a failure
+	case r.Close && r.Delay > 0:
+		at.Answer = "closed unanswered after " + human.Duration(r.Delay)
+	case r.Close:
+		at.Answer = "closed unanswered"
+	case r.Delay >= inspector.ServiceTimeout:
+		// The service gave up before the answer: a failure to it,
 		// whatever came after.
-		at.Status, at.Answer = 0, "held unanswered past 10 s"
+		at.Answer = fmt.Sprintf("held %s (past %s)", human.Duration(r.Delay), human.Duration(inspector.ServiceTimeout))
+	case r.Delay > 0:
+		at.Answer = fmt.Sprintf("%d after %s", r.Status, human.Duration(r.Delay))
+	case r.Status == 0:
+		at.Answer = "no answer"
 	default:
-		at.Answer = fmt.Sprint(a.Status)
-		if a.Status == 0 {
-			at.Answer = "no answer"
-		}
+		at.Answer = fmt.Sprint(r.Status)
 	}
 	at.OK = at.Status >= 200 && at.Status < 300
 	return at

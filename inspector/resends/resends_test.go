@@ -41,15 +41,7 @@ func (s *service) send(ctx context.Context, hook, typ string, at time.Time) {
 		if statuses, ok := s.app[hook]; ok {
 			d.Answer, relayed = inspector.AnswerPassThrough, statuses[min(n, len(statuses)-1)]
 		} else {
-			dec := s.rules.Decide(d, nil, at)
-			switch {
-			case dec.Rule < 0:
-				d.Status = 200
-			case dec.Step.Close:
-				d.Answer = "close"
-			default:
-				d.Status = dec.Step.Status
-			}
+			d.SetReply(s.rules.Answer(d, nil))
 		}
 		id, err := s.db.InsertDelivery(ctx, d)
 		if err != nil {
@@ -58,7 +50,8 @@ func (s *service) send(ctx context.Context, hook, typ string, at time.Time) {
 		if err := s.db.SaveAnalysis(ctx, &inspector.Analysis{DeliveryID: id, HookUUID: hook, Resend: n > 0, Signature: inspector.SignatureResult{Status: inspector.SignatureUnverified}}); err != nil {
 			s.t.Fatal(err)
 		}
-		ok := d.Status >= 200 && d.Status < 300
+		st := d.Reply().ServiceStatus()
+		ok := st >= 200 && st < 300
 		if relayed > 0 {
 			a := &forward.Attempt{DeliveryID: id, Route: "http://localhost:3000", Number: 1, Kind: forward.KindPassThrough, StartedAt: at,
 				Status: relayed, Outcome: forward.Rejected, Final: true, Relayed: relayed}
@@ -153,6 +146,43 @@ func TestLearnsKnownSchedule(t *testing.T) {
 	pass, _ := resends.Timelines(ctx, db, []string{"pass-1", "deleted-1"})
 	if len(pass) != 2 || pass[0].Attempts[0].Answer != "closed unanswered" || pass[1].Attempts[0].Answer != "502 (from the app)" || pass[1].Attempts[0].By != "app" || !pass[1].Attempts[1].OK {
 		t.Errorf("closed and pass-through: %+v", pass)
+	}
+}
+
+// TestHeldAnswers: a hold past the service's 10 s is a failure to it,
+// whatever status followed; a shorter one is the status it held.
+func TestHeldAnswers(t *testing.T) {
+	ctx := context.Background()
+	db, err := storage.Open(filepath.Join(t.TempDir(), "hooks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rs, err := rules.NewRules([]string{`media.updated => 200 after 12s x1`, `media.created => 202 after 3s`, `media.deleted => close after 2s x1`}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &service{t: t, db: db, rules: rs, retries: []time.Duration{time.Minute}}
+	svc.send(ctx, "upd", "media.updated", t0)
+	svc.send(ctx, "new", "media.created", t0)
+	svc.send(ctx, "del", "media.deleted", t0)
+	tls, err := resends.Timelines(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range tls {
+		for _, a := range tl.Attempts {
+			got = append(got, fmt.Sprintf("%s #%d %s status=%d ok=%v", tl.HookUUID, a.Number, a.Answer, a.Status, a.OK))
+		}
+	}
+	want := []string{
+		"del #1 closed unanswered after 2 s status=0 ok=false", "del #2 200 status=200 ok=true",
+		"new #1 202 after 3 s status=202 ok=true",
+		"upd #1 held 12 s (past 10 s) status=0 ok=false", "upd #2 200 status=200 ok=true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("timelines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

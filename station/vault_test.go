@@ -1,4 +1,4 @@
-package ui
+package station
 
 import (
 	"context"
@@ -9,14 +9,27 @@ import (
 	"github.com/zalando/go-keyring"
 )
 
+// memKV is a KV in memory.
+type memKV map[string][]byte
+
+func (m memKV) Value(_ context.Context, key string) ([]byte, bool, error) {
+	v, ok := m[key]
+	return v, ok, nil
+}
+
+func (m memKV) SetValue(_ context.Context, key string, v []byte) error {
+	m[key] = v
+	return nil
+}
+
 // noDeleteStore is a store whose secrets cannot be removed.
-type noDeleteStore struct{ *fakeStore }
+type noDeleteStore struct{ memKV }
 
 func (s noDeleteStore) SetValue(ctx context.Context, key string, v []byte) error {
 	if key == storeSecretsKey {
 		return errors.New("attempt to write a readonly database")
 	}
-	return s.fakeStore.SetValue(ctx, key, v)
+	return s.memKV.SetValue(ctx, key, v)
 }
 
 // TestSecretsMovedToTheKeyringLeaveNoCopySilently: secrets an earlier run
@@ -24,7 +37,7 @@ func (s noDeleteStore) SetValue(ctx context.Context, key string, v []byte) error
 // removed from the store file; a copy that cannot be removed is said.
 func TestSecretsMovedToTheKeyringLeaveNoCopySilently(t *testing.T) {
 	keyring.MockInit()
-	fs := newFakeStore()
+	fs := memKV{}
 	sv := storeVault{store: fs}
 	if err := sv.Save([][]byte{[]byte("old-secret")}); err != nil {
 		t.Fatal(err)
@@ -32,7 +45,7 @@ func TestSecretsMovedToTheKeyringLeaveNoCopySilently(t *testing.T) {
 	if err := (keyringVault{}).Save([][]byte{[]byte("kept-secret")}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := chooseVault(fs, "/tmp/hooks.db")
+	v, err := ChooseVault(fs, "/tmp/hooks.db")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +58,7 @@ func TestSecretsMovedToTheKeyringLeaveNoCopySilently(t *testing.T) {
 	}
 
 	_ = sv.Save([][]byte{[]byte("another")})
-	_, err = chooseVault(noDeleteStore{fs}, "/tmp/hooks.db")
+	_, err = ChooseVault(noDeleteStore{fs}, "/tmp/hooks.db")
 	if err == nil || !strings.Contains(err.Error(), "a copy is still in the store file /tmp/hooks.db") {
 		t.Fatalf("a copy left in the store was not said: %v", err)
 	}

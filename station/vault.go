@@ -1,4 +1,4 @@
-package ui
+package station
 
 import (
 	"bytes"
@@ -13,6 +13,21 @@ import (
 
 	"github.com/hookscope/hookscope/storage"
 )
+
+// Vault keeps the webhook secrets out of plain preference files: in the
+// OS keyring when it works, else in the store file (created 0600).
+// ChooseVault picks one; the window and listen read the same.
+type Vault interface {
+	// Load returns the secrets, in order (none: nil).
+	Load() ([][]byte, error)
+	// Save replaces them.
+	Save(secrets [][]byte) error
+	// Where says in plain words where they are kept.
+	Where() string
+	// Name is where they are kept in two or three words: "the OS
+	// keyring", "the store file".
+	Name() string
+}
 
 // keyringService and keyringUser name the secrets' keyring entry.
 const (
@@ -53,10 +68,12 @@ func (keyringVault) Save(secrets [][]byte) error {
 
 func (keyringVault) Where() string { return "the OS keyring" }
 
+func (keyringVault) Name() string { return "the OS keyring" }
+
 // storeVault keeps the secrets in the store's key-value table; the store
 // file is created with 0600 permissions.
 type storeVault struct {
-	store Store
+	store KV
 	path  string
 }
 
@@ -81,6 +98,8 @@ func (v storeVault) Save(secrets [][]byte) error {
 func (v storeVault) Where() string {
 	return "the store file " + v.path + " (readable only by you: 0600) — no OS keyring was available"
 }
+
+func (storeVault) Name() string { return "the store file" }
 
 func encodeSecrets(secrets [][]byte) []byte {
 	ss := make([]string, len(secrets))
@@ -122,12 +141,13 @@ func keyringWorks() bool {
 	}
 }
 
-// chooseVault picks the keyring when it works, else the store. When the
-// keyring is chosen, secrets an earlier run kept in the store move there:
-// added to the keyring's, then removed from the store file. The error says
-// what went wrong halfway (the secrets stayed in the store, or a copy is
-// left there); the vault returned holds every secret either way.
-func chooseVault(store Store, path string) (SecretVault, error) {
+// ChooseVault picks the keyring when it works, else the store (whose
+// file is path). When the keyring is chosen, secrets an earlier run kept
+// in the store move there: added to the keyring's, then removed from the
+// store file. The error says what went wrong halfway (the secrets stayed
+// in the store, or a copy is left there); the vault returned holds every
+// secret either way.
+func ChooseVault(store KV, path string) (Vault, error) {
 	sv := storeVault{store: store, path: path}
 	if !keyringWorks() {
 		return sv, nil
