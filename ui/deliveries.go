@@ -47,8 +47,9 @@ type deliveriesView struct {
 	ExprHelp   *widget.Button
 	// ExprError shows a compile error under the field, the caret under
 	// the column; FilterNote what the last search could not check.
-	ExprError  *widget.Label
-	FilterNote *widget.Label
+	ExprError   *widget.Label
+	ExprMessage *widget.Label
+	FilterNote  *widget.Label
 	// Newest scrolls the list back to the newest delivery (Home does
 	// too); it says how many arrived above the rows in view.
 	Newest     *widget.Button
@@ -153,7 +154,7 @@ func (v *deliveriesView) clearFilters() {
 	v.quickExpr = ""
 	v.setExpression("")
 	v.quiet = false
-	v.showExprError("")
+	v.showExprError(nil)
 	v.filter = listFilter{}
 	v.query()
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -308,6 +309,10 @@ func (v *deliveriesView) buildFilterBar() fyne.CanvasObject {
 	v.ExprError.Wrapping = fyne.TextWrapOff
 	v.ExprError.Truncation = fyne.TextTruncateClip
 	v.ExprError.Hide()
+	v.ExprMessage = widget.NewLabel("")
+	v.ExprMessage.Importance = widget.DangerImportance
+	v.ExprMessage.Wrapping = fyne.TextWrapWord
+	v.ExprMessage.Hide()
 	v.FilterNote = widget.NewLabel("")
 	v.FilterNote.Wrapping = fyne.TextWrapWord
 	v.FilterNote.Hide()
@@ -318,6 +323,7 @@ func (v *deliveriesView) buildFilterBar() fyne.CanvasObject {
 		container.NewGridWithColumns(3, v.TypeSelect, v.SigSelect, v.DedupeSelect),
 		container.NewBorder(nil, nil, where, v.ExprHelp, v.Expression),
 		v.ExprError,
+		v.ExprMessage,
 		v.FilterNote,
 	)
 }
@@ -352,17 +358,21 @@ func (v *deliveriesView) quickChanged() {
 	v.applyExpression(text)
 }
 
-// userPart is what the user wrote after the quick filters' part.
+// userPart is what the user wrote after the quick filters' part, as a
+// conjunct ("" when nothing). Text that is not "&& …" after the quick
+// part (the user wrote "Q || x") is taken whole.
 func (v *deliveriesView) userPart(text string) string {
-	switch {
-	case v.quickExpr == "":
-		return conjunctOf(strings.TrimSpace(text))
-	case text == v.quickExpr:
-		return ""
-	case strings.HasPrefix(text, v.quickExpr+" && "):
-		return strings.TrimSpace(text[len(v.quickExpr)+4:])
+	text = strings.TrimSpace(text)
+	if v.quickExpr != "" && strings.HasPrefix(text, v.quickExpr) {
+		rest := strings.TrimSpace(text[len(v.quickExpr):])
+		if rest == "" {
+			return ""
+		}
+		if after, ok := strings.CutPrefix(rest, "&&"); ok {
+			return conjunctOf(strings.TrimSpace(after))
+		}
 	}
-	return conjunctOf(strings.TrimSpace(text))
+	return conjunctOf(text)
 }
 
 // conjunctOf wraps an expression in parentheses when a quick filter put
@@ -392,7 +402,7 @@ func (v *deliveriesView) expressionChanged(text string) {
 	if v.settingExpr || v.quiet || v.List == nil {
 		return
 	}
-	if v.quickExpr != "" && text != v.quickExpr && !strings.HasPrefix(text, v.quickExpr+" && ") {
+	if v.quickExpr != "" && !strings.HasPrefix(text, v.quickExpr) {
 		// The quick filters' part was edited: they no longer describe it.
 		v.quiet = true
 		v.TypeSelect.SetSelectedIndex(0)
@@ -411,23 +421,84 @@ func (v *deliveriesView) expressionChanged(text string) {
 // list keeps the last expression that did.
 func (v *deliveriesView) applyExpression(text string) {
 	if strings.TrimSpace(text) == "" {
-		v.showExprError("")
+		v.showExprError(nil)
 		v.setFilter(listFilter{})
 		return
 	}
 	e, err := v.win.compiler.Compile(text)
 	if err != nil {
-		msg := rules.Render(err)
-		if shown := v.model.filter.source(); shown != "" {
-			msg += "\nThe list still shows: " + ellipsis(shown, 120)
-		} else {
-			msg += "\nThe list still shows every delivery."
-		}
-		v.showExprError(msg)
+		v.showExprError(err)
 		return
 	}
-	v.showExprError("")
+	v.showExprError(nil)
 	v.setFilter(newListFilter(e))
+}
+
+// exprErrorWidth is how many characters of the expression the caret line
+// shows when the label's width is not known yet.
+const exprErrorWidth = 60
+
+// showExprError shows a compile error under the field (nil hides it): the
+// part of the expression around the column with a caret under it
+// (monospace, never wrapped, so the caret stays under its character),
+// then the message, wrapped, and what the list shows meanwhile.
+func (v *deliveriesView) showExprError(err error) {
+	if err == nil {
+		if v.ExprError.Visible() || v.ExprMessage.Visible() {
+			v.ExprError.SetText("")
+			v.ExprError.Hide()
+			v.ExprMessage.SetText("")
+			v.ExprMessage.Hide()
+		}
+		return
+	}
+	msg := err.Error()
+	var ce rules.CompileErrors
+	if errors.As(err, &ce) && len(ce) > 0 {
+		width := exprErrorWidth
+		if w := v.ExprError.Size().Width; w > 0 {
+			cw := fyne.MeasureText("M", theme.TextSize(), fyne.TextStyle{Monospace: true}).Width
+			width = max(20, int((w-2*theme.InnerPadding())/cw))
+		}
+		v.ExprError.SetText(caretLines(ce[0], width))
+		v.ExprError.Show()
+	} else {
+		v.ExprError.Hide()
+	}
+	if shown := v.model.filter.source(); shown != "" {
+		msg += "\nThe list still shows: " + ellipsis(shown, 160)
+	} else {
+		msg += "\nThe list still shows every delivery."
+	}
+	v.ExprMessage.SetText(msg)
+	v.ExprMessage.Show()
+}
+
+// caretLines is the error's line of the expression, cut to width runes
+// around the column ("…" where cut), and a caret under the column.
+func caretLines(e *rules.Error, width int) string {
+	lines := strings.Split(e.Expr, "\n")
+	line := ""
+	if e.Line >= 1 && e.Line <= len(lines) {
+		line = strings.ReplaceAll(lines[e.Line-1], "\t", " ")
+	}
+	r := []rune(line)
+	col := max(0, min(e.Column-1, len(r)))
+	from := 0
+	if len(r) > width {
+		// Keep the column two thirds of the way in.
+		from = max(0, min(col-width*2/3, len(r)-width+1))
+	}
+	to := min(len(r), from+width)
+	shown := string(r[from:to])
+	pad := col - from
+	if from > 0 {
+		shown = "…" + string(r[from+1:to])
+	}
+	if to < len(r) {
+		shown = string([]rune(shown)[:len([]rune(shown))-1]) + "…"
+	}
+	return shown + "\n" + strings.Repeat(" ", pad) + "^"
 }
 
 // ellipsis cuts s to n runes.
@@ -437,19 +508,6 @@ func ellipsis(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
-}
-
-// showExprError shows the compile error under the field ("" hides it).
-func (v *deliveriesView) showExprError(msg string) {
-	if msg == "" {
-		if v.ExprError.Visible() {
-			v.ExprError.SetText("")
-			v.ExprError.Hide()
-		}
-		return
-	}
-	v.ExprError.SetText(msg)
-	v.ExprError.Show()
 }
 
 // setFilter shows the deliveries f matches.

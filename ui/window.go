@@ -55,10 +55,10 @@ type mainWindow struct {
 	header        *headerView
 	deliveries    *deliveriesView
 	deliveriesTab *container.TabItem
-	settingsV  *settingsView
-	oauth      *oauthTab
-	Tabs       *container.AppTabs
-	Status     *widget.Label
+	settingsV     *settingsView
+	oauth         *oauthTab
+	Tabs          *container.AppTabs
+	Status        *widget.Label
 
 	cancels []func()
 }
