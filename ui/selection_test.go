@@ -196,8 +196,8 @@ type fakeForwarding struct {
 }
 
 func (f *fakeForwarding) SetForward(context.Context, *forward.Config) error { return nil }
-func (f *fakeForwarding) SubscribeForward(func(forward.Event)) func()     { return func() {} }
-func (f *fakeForwarding) ForwardStatus() []forward.RouteStatus            { return nil }
+func (f *fakeForwarding) SubscribeForward(func(forward.Event)) func()       { return func() {} }
+func (f *fakeForwarding) ForwardStatus() []forward.RouteStatus              { return nil }
 func (f *fakeForwarding) Badges(context.Context, []int64) (map[int64]forward.Badge, error) {
 	return nil, nil
 }
