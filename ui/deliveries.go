@@ -95,12 +95,9 @@ type deliveriesView struct {
 	quickExpr   string
 	settingExpr bool
 	// stopSearch cancels the running search (a newer filter); searching
-	// is set while one runs, lastSearch is how long the last one took,
-	// recountAt when the filter was last counted again.
+	// is set while one runs.
 	stopSearch context.CancelFunc
 	searching  bool
-	lastSearch time.Duration
-	recountAt  time.Time
 	// progressEvery is how often a search says how far it got.
 	progressEvery time.Duration
 
@@ -503,6 +500,15 @@ func (v *deliveriesView) showSelection() {
 	for _, r := range v.rowViews {
 		r.setSelected(r.shown != 0 && v.isSelected(r.shown))
 	}
+}
+
+// shownMessage is the delivery in the detail pane and its hook uuid
+// ("" when none, or not a message).
+func (v *deliveriesView) shownMessage() (int64, string) {
+	if r := v.Detail.rec; r != nil && r.Analysis != nil {
+		return r.Delivery.ID, r.Analysis.HookUUID
+	}
+	return 0, ""
 }
 
 // isSelected reports a delivery shown in the detail pane or in the

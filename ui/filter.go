@@ -129,9 +129,8 @@ const searchProgressEvery = 250 * time.Millisecond
 
 // searchResult is how a finished search went.
 type searchResult struct {
-	stats   rules.FindStats
-	err     error
-	elapsed time.Duration
+	stats rules.FindStats
+	err   error
 }
 
 // search runs the filter's expression over the whole store off the UI
@@ -203,7 +202,7 @@ func (v *deliveriesView) search(gen int, f listFilter) {
 		if !shown {
 			apply = page()
 		}
-		res := searchResult{stats: st, err: err, elapsed: time.Since(started)}
+		res := searchResult{stats: st, err: err}
 		return func() {
 			if v.model.gen != gen {
 				return
@@ -230,7 +229,6 @@ func (v *deliveriesView) showProgress(read, matched int64, total int64) {
 // under the expression, the deliveries it could not check.
 func (v *deliveriesView) searchDone(r searchResult) {
 	v.searching = false
-	v.lastSearch = r.elapsed
 	v.refreshCounts()
 	switch {
 	case r.err != nil:

@@ -55,6 +55,8 @@ type mainWindow struct {
 	header        *headerView
 	deliveries    *deliveriesView
 	deliveriesTab *container.TabItem
+	resends       *resendsView
+	resendsTab    *container.TabItem
 	settingsV     *settingsView
 	oauth         *oauthTab
 	Tabs          *container.AppTabs
@@ -95,8 +97,11 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secret
 	// The OAuth tab (ui/oauth*.go) is added here with one line, between
 	// Deliveries and Settings, when it exists.
 	m.deliveriesTab = container.NewTabItem("Deliveries", m.deliveries.content)
+	m.resends = newResendsView(m)
+	m.resendsTab = container.NewTabItem("Re-sends", m.resends.content)
 	m.Tabs = container.NewAppTabs(
 		m.deliveriesTab,
+		m.resendsTab,
 		container.NewTabItem("OAuth", m.oauth.content),
 		container.NewTabItem("Settings", m.settingsV.content),
 	)
@@ -107,6 +112,11 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set Settings, secret
 	}
 	footer := container.NewVBox(widget.NewSeparator(), container.NewBorder(nil, nil, nil, container.NewHBox(right...), m.Status))
 	w.SetContent(container.NewBorder(m.header.content, footer, nil, nil, m.Tabs))
+	m.Tabs.OnSelected = func(it *container.TabItem) {
+		if it == m.resendsTab {
+			m.resends.load()
+		}
+	}
 	m.Tabs.Refresh()
 	m.shortcuts()
 
@@ -216,6 +226,7 @@ func (m *mainWindow) prepare(b batch) func() {
 		if st, err := m.svc.Store.Stats(context.Background()); err == nil {
 			applies = append(applies, func() { m.setStats(st) })
 		}
+		applies = append(applies, m.resends.storeChanged)
 	}
 	if b.tunnel != nil {
 		ev := *b.tunnel

@@ -65,3 +65,21 @@ func TestObserve(t *testing.T) {
 		}
 	}
 }
+
+func TestKind(t *testing.T) {
+	for _, c := range []struct {
+		a    resends.Attempt
+		want resends.Kind
+	}{
+		{resends.Attempt{Status: 200, OK: true}, resends.KindOK},
+		{resends.Attempt{Status: 500, Answer: "500"}, resends.KindStatus},
+		{resends.Attempt{Status: 502, Answer: "502 (from the app)", By: "app"}, resends.KindStatus},
+		{resends.Attempt{Answer: "closed unanswered"}, resends.KindClosed},
+		{resends.Attempt{Answer: "held unanswered past 10 s"}, resends.KindHeld},
+		{resends.Attempt{Answer: "no answer recorded (pass-through)", By: "app"}, resends.KindHeld},
+	} {
+		if got := c.a.Kind(); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.a, got, c.want)
+		}
+	}
+}

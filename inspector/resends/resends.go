@@ -79,11 +79,11 @@ func attempt(a Arrival) Attempt {
 			at.Answer = "no answer recorded (pass-through)"
 		}
 	case "close":
-		at.Status, at.Answer = 0, "closed unanswered"
+		at.Status, at.Answer = 0, answerClosed
 	case "hang":
 		// Held past the service's 10 s time-out: the service saw a failure
 		// whatever came after.
-		at.Status, at.Answer = 0, "held unanswered past 10 s"
+		at.Status, at.Answer = 0, answerHeld
 	default:
 		at.Answer = fmt.Sprint(a.Status)
 		if a.Status == 0 {
