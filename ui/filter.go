@@ -299,7 +299,7 @@ func (v *deliveriesView) buildFilterBar() fyne.CanvasObject {
 	v.ClearButton = widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), v.clearFilters)
 
 	v.Expression = newExprEntry()
-	v.Expression.SetPlaceHolder(`where…  e.g. events.exists(e, e.payload.percent_watched >= 75)`)
+	v.Expression.SetPlaceHolder(`an expression, e.g. delivery.signature == "invalid"`)
 	v.Expression.OnChanged = v.expressionChanged
 	v.ExprHelp = widget.NewButtonWithIcon("", theme.QuestionIcon(), v.showExprHelp)
 	v.ExprError = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
@@ -453,6 +453,10 @@ func (v *deliveriesView) showExprError(err error) {
 	msg := err.Error()
 	var ce rules.CompileErrors
 	if errors.As(err, &ce) && len(ce) > 0 {
+		msg = shortMessage(ce[0].Error())
+		if len(ce) > 1 {
+			msg += fmt.Sprintf(" (and %d more)", len(ce)-1)
+		}
 		width := exprErrorWidth
 		if w := v.ExprError.Size().Width; w > 0 {
 			cw := fyne.MeasureText("M", theme.TextSize(), fyne.TextStyle{Monospace: true}).Width
@@ -470,6 +474,16 @@ func (v *deliveriesView) showExprError(err error) {
 	}
 	v.ExprMessage.SetText(msg)
 	v.ExprMessage.Show()
+}
+
+// shortMessage drops a long message's parenthesised hint (the fields a
+// delivery and an event have: five lines under a narrow field, and the ?
+// button lists them).
+func shortMessage(msg string) string {
+	if i := strings.Index(msg, " ("); i > 0 && len(msg) > 100 {
+		return msg[:i] + " (? lists the fields)"
+	}
+	return msg
 }
 
 // caretLines is the error's line of the expression, cut to width runes

@@ -87,7 +87,7 @@ func TestExpressionErrorUnderTheField(t *testing.T) {
 	if v.ExprError.Text != want {
 		t.Fatalf("error text:\n%s\nwant\n%s", v.ExprError.Text, want)
 	}
-	if m := v.ExprMessage.Text; !strings.HasPrefix(m, "column 19: undefined field 'tpye'") || !strings.Contains(m, `The list still shows: delivery.signature == "invalid"`) {
+	if m := v.ExprMessage.Text; !strings.HasPrefix(m, "column 19: undefined field 'tpye' (? lists the fields)\nThe list") || !strings.Contains(m, `The list still shows: delivery.signature == "invalid"`) {
 		t.Fatalf("message: %s", m)
 	}
 	if got := rowIDs(v); !slices.Equal(got, []int64{2}) {

@@ -47,6 +47,8 @@ type resendsView struct {
 	Sentence      *widget.Label
 	Retries       *widget.Label
 	Histogram     *gapHistogram
+	histScroll    *container.Scroll
+	top           *container.Scroll
 	Axis          *axisView
 	Lanes         *widget.List
 	// Message is the card of the shown delivery's message.
@@ -105,22 +107,26 @@ func newResendsView(m *mainWindow) *resendsView {
 	head := container.NewBorder(nil, nil,
 		widget.NewLabelWithStyle("How the service re-sends", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewHBox(r.RefreshButton, r.ExportJSON, r.ExportCSV), r.Scope)
-	schedule := container.NewBorder(nil, nil, container.NewHScroll(r.Histogram), nil, r.Retries)
-	lanesHead := container.NewVBox(
-		widget.NewSeparator(),
-		widget.NewLabelWithStyle("Messages sent more than once, newest first: each attempt at its time since the first", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		legendView(),
-		r.Hover,
-		container.NewBorder(nil, nil, laneLabelSpace(), nil, r.Axis),
-	)
+	// The bars scroll sideways past maxHistogramWidth, so fifteen of them
+	// never widen the window.
+	r.histScroll = container.NewHScroll(r.Histogram)
+	schedule := container.NewBorder(nil, nil, r.histScroll, nil, r.Retries)
+	legend := legendView(widget.NewLabelWithStyle("Messages sent more than once, newest first:", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+	lanesHead := container.NewVBox(legend, r.Hover, container.NewBorder(nil, nil, laneLabelSpace(), nil, r.Axis))
 	// The schedule scrolls above a divider and the lanes fill below it, so
 	// the tab never sets the window's minimum height.
-	top := container.NewVScroll(container.NewVBox(head, r.Message.content, r.Sentence, schedule, r.Summary, r.Empty))
-	split := container.NewVSplit(top, container.NewBorder(lanesHead, nil, nil, nil, r.Lanes))
-	split.Offset = 0.42
+	// The shown delivery's message (when it was re-sent) comes first: it is
+	// what the detail's "Sent N times…" opens the tab for.
+	r.top = container.NewVScroll(container.NewVBox(head, r.Message.content, r.Sentence, schedule, r.Summary, r.Empty))
+	split := container.NewVSplit(r.top, container.NewBorder(lanesHead, nil, nil, nil, r.Lanes))
+	split.Offset = 0.45
 	r.content = split
 	return r
 }
+
+// maxHistogramWidth is the widest the histogram is shown before it
+// scrolls.
+const maxHistogramWidth = 460
 
 // laneLabelWidth is the room left of every lane for the message's uuid.
 const laneLabelWidth = 190
@@ -265,6 +271,8 @@ func (r *resendsView) show(s resends.Schedule, shown []resends.Timeline, once in
 	}
 	r.Retries.SetText(strings.Join(lines, "\n"))
 	r.Histogram.set(s)
+	hm := r.Histogram.MinSize()
+	r.histScroll.SetMinSize(fyne.NewSize(min(hm.Width, maxHistogramWidth), hm.Height))
 	r.Axis.set(r.axis)
 	summary := ""
 	if once > 0 {
@@ -387,8 +395,13 @@ func (p *resendsPane) show(shown int64, tl *resends.Timeline) {
 		return
 	}
 	n := len(tl.Attempts)
-	title := fmt.Sprintf("The message of delivery #%d (%s) was sent once, answered %s.", shown, tl.HookUUID, tl.Attempts[0].Answer)
-	if n > 1 {
+	if n == 1 {
+		// Sent once: nothing to draw.
+		p.content.Hide()
+		return
+	}
+	var title string
+	{
 		last := tl.Attempts[n-1]
 		title = fmt.Sprintf("The message of delivery #%d (%s): %d attempts over %s; the last answered %s.", shown, tl.HookUUID, n,
 			resends.Round(last.ReceivedAt.Sub(tl.Attempts[0].ReceivedAt)), last.Answer)
@@ -437,7 +450,9 @@ func (d *detailView) showResent(tl *resends.Timeline) {
 	d.Resent.Show()
 }
 
-// showResends opens the Re-sends tab (on the shown delivery's message).
+// showResends opens the Re-sends tab at its top, where the shown
+// delivery's message is.
 func (m *mainWindow) showResends() {
 	m.Tabs.Select(m.resendsTab)
+	m.resends.top.ScrollToTop()
 }

@@ -146,6 +146,16 @@ func TestResendsTabDrawsTheScheduleAndTimelines(t *testing.T) {
 	if m.Tabs.Selected() != m.deliveriesTab || m.deliveries.selectedID != tls[0].Attempts[1].DeliveryID {
 		t.Fatalf("clicking the mark showed #%d", m.deliveries.selectedID)
 	}
+	// A message sent once: no card, no button.
+	once, _ := resends.Timelines(context.Background(), h.db, []string{"ok-1"})
+	m.deliveries.open(once[0].Attempts[0].DeliveryID)
+	if m.deliveries.Detail.Resent.Visible() {
+		t.Fatal("a message sent once has a re-sent button")
+	}
+	m.Tabs.Select(m.resendsTab)
+	if r.Message.content.Visible() {
+		t.Fatalf("a message sent once has a card: %q", r.Message.Title.Text)
+	}
 }
 
 // TestResendsExportAndEmpty: JSON and CSV exports hold every message (as

@@ -367,12 +367,16 @@ func newBulkBar(v *deliveriesView) *bulkBar {
 	m := v.win
 	b := &bulkBar{v: v}
 	b.Count = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	b.Replay = widget.NewButtonWithIcon("Replay…", theme.MediaReplayIcon(), func() { m.openChaos() })
-	b.Export = widget.NewButtonWithIcon("Export…", theme.DocumentSaveIcon(), func() { m.openExport() })
-	b.ForwardAgain = widget.NewButtonWithIcon("Forward again", theme.MailForwardIcon(), b.forwardAgain)
+	// Words without icons (Delete keeps its own): the row fits a
+	// 1280 px window's list with a five-digit count.
+	b.Replay = widget.NewButton("Replay…", func() { m.openChaos() })
+	b.Export = widget.NewButton("Export…", func() { m.openExport() })
+	b.ForwardAgain = widget.NewButton("Forward again", b.forwardAgain)
 	b.Delete = widget.NewButtonWithIcon("Delete…", theme.DeleteIcon(), b.confirmDelete)
 	b.Delete.Importance = widget.DangerImportance
-	b.Clear = widget.NewButtonWithIcon("Esc", theme.CancelIcon(), v.clearSelection)
+	// Clear is Escape's button.
+	b.Clear = widget.NewButtonWithIcon("", theme.CancelIcon(), v.clearSelection)
+	b.Clear.Importance = widget.LowImportance
 	b.Progress = widget.NewLabel("")
 	b.Progress.Hide()
 	row := newFlow()
@@ -535,6 +539,7 @@ func (b *bulkBar) confirmDelete() {
 		}
 	}, b.v.win.w)
 	d.SetConfirmText("Delete " + n)
+	d.SetDismissText("Cancel")
 	d.SetConfirmImportance(widget.DangerImportance)
 	d.Show()
 }

@@ -504,10 +504,13 @@ func (r *histRenderer) Refresh() {
 func (r *histRenderer) Objects() []fyne.CanvasObject { return r.objs }
 func (r *histRenderer) Destroy()                     {}
 
-// legendView names the four marks.
-func legendView() fyne.CanvasObject {
+// legendView names the four marks, after lead (a title, or nil).
+func legendView(lead fyne.CanvasObject) fyne.CanvasObject {
 	th, v := fyne.CurrentApp().Settings().Theme(), fyne.CurrentApp().Settings().ThemeVariant()
 	row := newFlow()
+	if lead != nil {
+		row.Add(lead)
+	}
 	for _, k := range []resends.Kind{resends.KindOK, resends.KindStatus, resends.KindClosed, resends.KindHeld} {
 		_, _, words := kindLook(k)
 		m := newMark(k, th, v)
