@@ -54,17 +54,17 @@ func (d *deliveryVal) mentions(text string) bool {
 		// Nothing the index can look up (say "{"): a byte search.
 		return bytes.Contains(body, []byte(text))
 	}
-	texts := []tokens{tokenize(body[:min(len(body), MentionsBodyLimit)])}
+	texts := [][]byte{body[:min(len(body), MentionsBodyLimit)]}
 	for _, e := range d.eventVals() {
-		texts = append(texts, tokenize([]byte(e.typ)), tokenize([]byte(e.summaryText())))
+		texts = append(texts, []byte(e.typ), []byte(e.summaryText()))
 	}
 	if de, ok := d.decodeError().(types.String); ok && de != "" {
-		texts = append(texts, tokenize([]byte(de)))
+		texts = append(texts, []byte(de))
 	}
 	for _, p := range phrases {
 		found := false
 		for _, t := range texts {
-			if t.has(p) {
+			if hasPhrase(t, p) {
 				found = true
 				break
 			}
@@ -74,6 +74,60 @@ func (d *deliveryVal) mentions(text string) bool {
 		}
 	}
 	return true
+}
+
+// hasPhrase reports the phrase p (consecutive tokens, lower case) in b,
+// folding b's case as it goes (no copy of b: a search reads thousands of
+// bodies).
+func hasPhrase(b []byte, p tokens) bool {
+	for i := 0; ; {
+		s, e := nextToken(b, i)
+		if s < 0 {
+			return false
+		}
+		if bytes.EqualFold(b[s:e], []byte(p[0])) {
+			j, match := e, true
+			for _, w := range p[1:] {
+				ws, we := nextToken(b, j)
+				// The next token, whatever separates it: the index's
+				// phrases are adjacent tokens.
+				if ws < 0 || !bytes.EqualFold(b[ws:we], []byte(w)) {
+					match = false
+					break
+				}
+				j = we
+			}
+			if match {
+				return true
+			}
+		}
+		i = e
+	}
+}
+
+// isTokenRune reports a rune the index keeps in words.
+func isTokenRune(r rune) bool {
+	return r != utf8.RuneError && unicode.In(r, unicode.L, unicode.N, unicode.Co)
+}
+
+// nextToken returns the bounds of the first token at or after i, or -1.
+func nextToken(b []byte, i int) (int, int) {
+	start := -1
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		word := isTokenRune(r)
+		switch {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			return start, i
+		}
+		i += n
+	}
+	if start >= 0 {
+		return start, len(b)
+	}
+	return -1, -1
 }
 
 // tokens are a text's words as the store's full-text index splits them
@@ -87,7 +141,7 @@ func tokenize(b []byte) tokens {
 	start := -1
 	for i := 0; i < len(b); {
 		r, n := utf8.DecodeRune(b[i:])
-		word := r != utf8.RuneError && unicode.In(r, unicode.L, unicode.N, unicode.Co)
+		word := isTokenRune(r)
 		switch {
 		case word && start < 0:
 			start = i
@@ -101,26 +155,6 @@ func tokenize(b []byte) tokens {
 		out = append(out, strings.ToLower(string(b[start:])))
 	}
 	return out
-}
-
-// has reports the phrase p (consecutive tokens) in t.
-func (t tokens) has(p tokens) bool {
-	for i := 0; i+len(p) <= len(t); i++ {
-		if t[i] != p[0] {
-			continue
-		}
-		match := true
-		for j := 1; j < len(p); j++ {
-			if t[i+j] != p[j] {
-				match = false
-				break
-			}
-		}
-		if match {
-			return true
-		}
-	}
-	return false
 }
 
 // searchPhrases splits a search text on white space into the phrases
