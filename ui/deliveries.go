@@ -49,6 +49,7 @@ type deliveriesView struct {
 	// the column; FilterNote what the last search could not check.
 	ExprError   *widget.Label
 	ExprMessage *widget.Label
+	errorBox    *fyne.Container
 	FilterNote  *widget.Label
 	// Newest scrolls the list back to the newest delivery (Home does
 	// too); it says how many arrived above the rows in view.
@@ -675,17 +676,22 @@ func (r *rowView) CreateRenderer() fyne.WidgetRenderer {
 }
 
 // tightVBox stacks rows without the theme's padding between them, so a
-// two-line list row stays compact.
+// two-line list row stays compact; hidden objects take no room.
 type tightVBox struct{}
 
 func (tightVBox) MinSize(objs []fyne.CanvasObject) fyne.Size {
 	var s fyne.Size
+	n := 0
 	for _, o := range objs {
+		if !o.Visible() {
+			continue
+		}
 		m := o.MinSize()
 		s.Width = max(s.Width, m.Width)
 		s.Height += m.Height
+		n++
 	}
-	if n := len(objs); n > 1 {
+	if n > 1 {
 		s.Height -= 8 * float32(n-1)
 	}
 	return s
@@ -693,11 +699,16 @@ func (tightVBox) MinSize(objs []fyne.CanvasObject) fyne.Size {
 
 func (tightVBox) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	y := float32(0)
-	for i, o := range objs {
+	n := 0
+	for _, o := range objs {
+		if !o.Visible() {
+			continue
+		}
 		h := o.MinSize().Height
-		if i > 0 {
+		if n > 0 {
 			y -= 8
 		}
+		n++
 		o.Resize(fyne.NewSize(size.Width, h))
 		o.Move(fyne.NewPos(0, y))
 		y += h

@@ -311,6 +311,9 @@ func (v *deliveriesView) buildFilterBar() fyne.CanvasObject {
 	v.ExprMessage.Importance = widget.DangerImportance
 	v.ExprMessage.Wrapping = fyne.TextWrapWord
 	v.ExprMessage.Hide()
+	// The caret lines and the message read as one block.
+	v.errorBox = container.New(&tightVBox{}, v.ExprError, v.ExprMessage)
+	v.errorBox.Hide()
 	v.FilterNote = widget.NewLabel("")
 	v.FilterNote.Wrapping = fyne.TextWrapWord
 	v.FilterNote.Hide()
@@ -320,21 +323,50 @@ func (v *deliveriesView) buildFilterBar() fyne.CanvasObject {
 		container.NewBorder(nil, nil, nil, v.ClearButton, v.Search),
 		container.NewGridWithColumns(3, v.TypeSelect, v.SigSelect, v.DedupeSelect),
 		container.NewBorder(nil, nil, where, v.ExprHelp, v.Expression),
-		v.ExprError,
-		v.ExprMessage,
+		v.errorBox,
 		v.FilterNote,
 	)
 }
 
-// exprEntry is the expression field: monospace, one line.
+// exprEntry is the expression field: monospace, wrapped, one to three
+// lines as the expression needs (fit), so the whole expression is in
+// view: a one-line field showed the end of a long one only.
 type exprEntry struct{ widget.Entry }
+
+// exprRows is the most lines the field grows to before it scrolls.
+const exprRows = 3
 
 func newExprEntry() *exprEntry {
 	e := &exprEntry{}
+	e.MultiLine = true
+	e.Wrapping = fyne.TextWrapBreak
 	e.TextStyle = fyne.TextStyle{Monospace: true}
-	e.Scroll = container.ScrollHorizontalOnly
 	e.ExtendBaseWidget(e)
+	e.SetMinRowsVisible(1)
 	return e
+}
+
+// fit shows as many lines as the text needs at the field's width.
+func (e *exprEntry) fit() {
+	w := e.Size().Width - 2*theme.InnerPadding() - 2*theme.InputBorderSize()
+	if w <= 0 {
+		return
+	}
+	cw := fyne.MeasureText("M", theme.TextSize(), e.TextStyle).Width
+	// Characters a line holds, one spare for the cursor.
+	per := max(int(w/cw)-1, 1)
+	rows := 0
+	for _, line := range strings.Split(e.Text, "\n") {
+		rows += max(1, (len([]rune(line))+per-1)/per)
+	}
+	rows = min(max(rows, 1), exprRows)
+	e.SetMinRowsVisible(rows)
+}
+
+// Resize fits the lines to the new width.
+func (e *exprEntry) Resize(s fyne.Size) {
+	e.Entry.Resize(s)
+	e.fit()
 }
 
 // quickChanged rewrites the quick filters' part of the expression.
@@ -393,6 +425,7 @@ func (v *deliveriesView) setExpression(text string) {
 	v.settingExpr = true
 	v.Expression.SetText(text)
 	v.settingExpr = false
+	v.Expression.fit()
 }
 
 // expressionChanged is the user typing in the expression field.
@@ -400,6 +433,7 @@ func (v *deliveriesView) expressionChanged(text string) {
 	if v.settingExpr || v.quiet || v.List == nil {
 		return
 	}
+	v.Expression.fit()
 	if v.quickExpr != "" && !strings.HasPrefix(text, v.quickExpr) {
 		// The quick filters' part was edited: they no longer describe it.
 		v.quiet = true
@@ -447,9 +481,11 @@ func (v *deliveriesView) showExprError(err error) {
 			v.ExprError.Hide()
 			v.ExprMessage.SetText("")
 			v.ExprMessage.Hide()
+			v.errorBox.Hide()
 		}
 		return
 	}
+	v.errorBox.Show()
 	msg := err.Error()
 	var ce rules.CompileErrors
 	if errors.As(err, &ce) && len(ce) > 0 {

@@ -105,8 +105,15 @@ func axisFor(tls []resends.Timeline) timeAxis {
 	return a
 }
 
-// lanePad is the room left and right of a lane's first and last place.
-const lanePad = 10
+// lanePad is the room left of a lane's first place; laneEnd the room
+// right of its last (more: a scroll bar may lie over it).
+const (
+	lanePad = 10
+	laneEnd = 24
+)
+
+// laneX is the x of t in [0, 1] in a lane or axis w wide.
+func laneX(t, w float32) float32 { return lanePad + t*max(w-lanePad-laneEnd, 1) }
 
 // laneView draws one message's attempts: a line, a mark per attempt at
 // its time since the first, and the gap since the previous attempt above
@@ -137,7 +144,7 @@ func (l *laneView) set(attempts []resends.Attempt, axis timeAxis) {
 // xOf is the x of an attempt in a lane w wide.
 func (l *laneView) xOf(i int, w float32) float32 {
 	d := l.attempts[i].ReceivedAt.Sub(l.attempts[0].ReceivedAt)
-	return lanePad + l.axis.at(d)*max(w-2*lanePad, 1)
+	return laneX(l.axis.at(d), w)
 }
 
 // nearest is the attempt whose mark is nearest x, -1 when none is within
@@ -256,7 +263,7 @@ func (r *laneRenderer) Layout(s fyne.Size) {
 		mid = s.Height * 0.45
 	}
 	r.line.Position1 = fyne.NewPos(lanePad, mid)
-	r.line.Position2 = fyne.NewPos(max(s.Width-lanePad, lanePad), mid)
+	r.line.Position2 = fyne.NewPos(laneX(1, s.Width), mid)
 	prevEnd := float32(-1)
 	for i, m := range r.marks {
 		x := l.xOf(i, s.Width)
@@ -346,9 +353,8 @@ func (r *axisRenderer) rebuild() {
 }
 
 func (r *axisRenderer) Layout(s fyne.Size) {
-	w := max(s.Width-2*lanePad, 1)
 	for i, d := range r.ticks {
-		x := lanePad + r.a.axis.at(d)*w
+		x := laneX(r.a.axis.at(d), s.Width)
 		ts := r.labels[i].MinSize()
 		r.labels[i].Move(fyne.NewPos(min(max(x-ts.Width/2, 0), s.Width-ts.Width), 0))
 		r.lines[i].Position1 = fyne.NewPos(x, ts.Height)
