@@ -79,12 +79,12 @@ sleep 2
 click 255 194   # the search box
 typing "trailer"
 click 300 272   # the expression field, after what the search box wrote
-key ctrl+End
+key Down Down Down End # the end of a wrapped field
 typing ' && events.exists(e, e.type.startsWith("media."))'
 click 300 405   # the newest match
 shot ui-expression
 click 300 272
-key ctrl+End
+key Down Down Down End # the end of a wrapped field
 typing ' && delivery.sigature == "valid"'
 shot ui-expression-error
 resize 960 640
