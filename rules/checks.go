@@ -124,6 +124,10 @@ func needsOf(a *celast.AST) Needs {
 		if e.Kind() == celast.IdentKind && e.AsIdent() == "events" {
 			n.Events = true
 		}
+		if e.Kind() == celast.CallKind && e.AsCall().FunctionName() == "mentions" {
+			// The body, and the events' types and summaries.
+			n.Body, n.Events = true, true
+		}
 		typeName, name, ok := selectField(a, e)
 		if !ok {
 			return

@@ -169,6 +169,7 @@ func NewCompiler(v View) (*Compiler, error) {
 		ext.Strings(),
 		ext.Lists(),
 		ext.Sets(),
+		mentionsFunction(),
 		cel.ParserExpressionSizeLimit(maxExprLen),
 	)
 	if err != nil {

@@ -150,6 +150,10 @@ func TestFindMatchesBruteForce(t *testing.T) {
 		`delivery.headers["user-agent"].startsWith("Service-Webhooks/")`,
 		`events.exists(e, e.summary == "media.ready") || delivery.path == "/staging"`,
 		`delivery.signature == "valid" && delivery.signature == "invalid"`,
+		`delivery.mentions("video 12")`,
+		`delivery.mentions("MEDIA.updated") && delivery.signature == "invalid"`,
+		`delivery.mentions("example.test/t17") || delivery.id == 3`,
+		`delivery.decode_error != "" || events.exists(e, e.problems.size() > 0)`,
 	}
 	var all []*inspector.Record
 	if err := db.Each(ctx, storage.Filter{}, func(r *inspector.Record) error { all = append(all, r); return nil }); err != nil {

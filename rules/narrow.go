@@ -37,6 +37,11 @@ type Narrowing struct {
 	Duplicates bool
 	// Divergent: an event that is a divergent duplicate.
 	Divergent bool
+	// Text: the store's full-text search for these words
+	// (delivery.mentions, the window's search box).
+	Text string
+	// Problems: a contract problem or a decode error.
+	Problems bool
 	// None: the conjuncts contradict each other; nothing can match.
 	None bool
 }
@@ -45,7 +50,7 @@ type Narrowing struct {
 func (n Narrowing) IsZero() bool {
 	return len(n.Types) == 0 && len(n.Signatures) == 0 && len(n.Paths) == 0 && len(n.Statuses) == 0 &&
 		len(n.HookUUIDs) == 0 && len(n.IDs) == 0 && n.MinID == 0 && n.MaxID == 0 && n.Since.IsZero() &&
-		n.Until.IsZero() && !n.Duplicates && !n.Divergent && !n.None
+		n.Until.IsZero() && !n.Duplicates && !n.Divergent && n.Text == "" && !n.Problems && !n.None
 }
 
 // narrowPlan is the narrowing found at compile time; bounds that depend
@@ -166,6 +171,9 @@ var mirror = map[string]string{
 }
 
 func (p *narrowPlan) conjunct(env *cel.Env, a *celast.AST, e celast.Expr) {
+	if p.problemsConjunct(e) || e.Kind() == celast.CallKind && p.mentionsConjunct(e.AsCall()) {
+		return
+	}
 	switch e.Kind() {
 	case celast.ComprehensionKind:
 		p.exists(e.AsComprehension())

@@ -9,8 +9,7 @@ import (
 
 // Quick is the window's quick filters (types, verdicts, duplicates, ...),
 // which the filter bar shows as the expression they stand for, for the
-// user to see and edit (Expr). Every part but Problems is one the store
-// narrows by.
+// user to see and edit (Expr). Every part is one the store narrows by.
 type Quick struct {
 	Types      []string
 	Signatures []string
@@ -19,6 +18,8 @@ type Quick struct {
 	Problems   bool
 	Path       string
 	Since      time.Time
+	// Text is the search box's words (delivery.mentions).
+	Text string
 }
 
 // Expr writes the quick filters as one expression ("" when none is set),
@@ -53,6 +54,9 @@ func (q Quick) Expr() string {
 	}
 	if !q.Since.IsZero() {
 		parts = append(parts, fmt.Sprintf("delivery.received_at >= timestamp(%s)", quote(q.Since.UTC().Format(time.RFC3339Nano))))
+	}
+	if t := strings.TrimSpace(q.Text); t != "" {
+		parts = append(parts, "delivery.mentions("+quote(t)+")")
 	}
 	return strings.Join(parts, " && ")
 }

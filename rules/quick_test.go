@@ -24,7 +24,10 @@ func TestQuick(t *testing.T) {
 			Narrowing{Types: []string{"media.ready", "media.failed"}, Paths: []string{`/we"ird`}, Since: since, Duplicates: true}},
 		{Quick{Divergent: true, Problems: true},
 			`events.exists(e, e.dedupe == "divergent") && (delivery.decode_error != "" || delivery.problems.size() > 0 || events.exists(e, e.problems.size() > 0))`,
-			Narrowing{Divergent: true}},
+			Narrowing{Divergent: true, Problems: true}},
+		{Quick{Text: "  abc-123 clip ", Signatures: []string{"valid", "missing"}},
+			`delivery.signature in ["valid", "missing"] && delivery.mentions("abc-123 clip")`,
+			Narrowing{Signatures: []string{"valid", "missing"}, Text: "abc-123 clip"}},
 	}
 	for _, c := range cases {
 		got := c.q.Expr()

@@ -69,8 +69,9 @@ minsize() {
 smallest_empty=$(minsize)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# Rows of the default 1280x800 window, the newest first.
-row() { echo $((365 + 60 * ($1 - 1))); }
+# Rows of the default 1280x800 window, the newest first (under the search,
+# the quick filters, the expression, the count and the actions rows).
+row() { echo $((405 + 60 * ($1 - 1))); }
 click() { # click ROW: the wall clock, then the click
 	echo "click $(now)" >>"$tmp/clicks"
 	DISPLAY=$display xdotool mousemove 300 "$(row "$1")" click 1
@@ -136,6 +137,31 @@ big_rows=$(
 sleep 35 # one memory trim (ui.trimMemory)
 rss_big=$(rss)
 
+# click_latency reads the clicks and the window's trace: click to drawn.
+click_latency() {
+	python3 - "$tmp/trace.log" "$tmp/clicks" <<'EOF'
+import re, sys
+ev = []
+for line in open(sys.argv[1]):
+    m = re.match(r"hookscope-trace (select|drawn) id=\d+ unix_ns=(\d+)", line)
+    if m: ev.append((int(m.group(2)), m.group(1)))
+clicks = [int(l.split()[1]) for l in open(sys.argv[2])]
+lat, missed, untaken = [], 0, 0
+for i, c in enumerate(clicks):
+    nxt = clicks[i + 1] if i + 1 < len(clicks) else float("inf")
+    win = [(t, k) for t, k in ev if c < t < nxt]
+    if not any(k == "select" for t, k in win):
+        untaken += 1
+        continue
+    d = [t for t, k in win if k == "drawn"]
+    if d: lat.append((d[0] - c) / 1e6)
+    else: missed += 1
+lat.sort()
+q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] if lat else float("nan")
+print("%d clicks: median %.0f ms, p95 %.0f ms, max %.0f ms; %d not drawn before the next click; %d on the selected row" % (len(lat), q(0.5), q(0.95), lat[-1] if lat else float("nan"), missed, untaken))
+EOF
+}
+
 # 3. A clicked row under load, and the header's count after it.
 say "load: $rate/s for ${secs}s, clicking a row every 1.5 s"
 : >"$tmp/clicks"
@@ -167,29 +193,26 @@ else:
     print("not shown within 5 s")
 EOF
 )
-clicks=$(python3 - "$tmp/trace.log" "$tmp/clicks" <<'EOF'
-import re, sys
-ev = []
-for line in open(sys.argv[1]):
-    m = re.match(r"hookscope-trace (select|drawn) id=\d+ unix_ns=(\d+)", line)
-    if m: ev.append((int(m.group(2)), m.group(1)))
-clicks = [int(l.split()[1]) for l in open(sys.argv[2])]
-lat, missed, untaken = [], 0, 0
-for i, c in enumerate(clicks):
-    nxt = clicks[i + 1] if i + 1 < len(clicks) else float("inf")
-    win = [(t, k) for t, k in ev if c < t < nxt]
-    if not any(k == "select" for t, k in win):
-        untaken += 1
-        continue
-    d = [t for t, k in win if k == "drawn"]
-    if d: lat.append((d[0] - c) / 1e6)
-    else: missed += 1
-lat.sort()
-q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] if lat else float("nan")
-print("%d clicks: median %.0f ms, p95 %.0f ms, max %.0f ms; %d not drawn before the next click; %d on the selected row" % (len(lat), q(0.5), q(0.95), lat[-1] if lat else float("nan"), missed, untaken))
-EOF
-)
+clicks=$(click_latency)
 rss_after_load=$(rss)
+
+# 3b. The same with a multi-selection: Ctrl+A (every delivery the filter
+# shows) before each click, which the click then clears.
+say "load: $rate/s for $((secs / 2))s, Ctrl+A then a click every 1.5 s"
+: >"$tmp/clicks"
+"$tmp/hsload" run --url "$url" --rate "$rate" --duration "$((secs / 2))s" --warmup 0s --concurrency 8 >/dev/null &
+load=$!
+i=0
+while kill -0 "$load" 2>/dev/null; do
+	DISPLAY=$display xdotool key ctrl+a
+	sleep 0.5
+	click $((2 + i % 3))
+	i=$((i + 1))
+	sleep 1
+done
+wait "$load" || true
+load=
+clicks_multi=$(click_latency)
 
 # 4. Another process on the store: `hookscope listen --db` on the window's
 # file; each delivery it stores, until the window's header counts it.
@@ -237,6 +260,7 @@ $big_rows
   with the 5 MB delivery open, 35 s later: ${rss_big} MB (receiving it is the receiver's memory too)
 A row clicked every 1.5 s during ${secs} s of ${rate}/s (target: median < 200 ms, p95 < 500 ms):
   $clicks
+  with a Ctrl+A selection made before each click ($((secs / 2)) s): $clicks_multi
   RSS meanwhile $(IFS=/; echo "${rss_load[*]:-?}") MB, after it ${rss_after_load} MB (a detail opened keeps its texts' textures a minute)
 The header's count after the load stopped ($n1 stored; target: within 1 s): $count_lag after the last answer
 Deliveries stored by another process (listen --db on the window's store), until the header counts them

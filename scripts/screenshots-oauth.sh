@@ -48,7 +48,7 @@ start() { # a fresh store each time, so the layout is the same on every run
 		HOOKSCOPE_DB="$tmp/hooks.db" "$tmp/devrun" --addr "127.0.0.1:$port" >"$tmp/app.log" 2>&1 &
 	app=$!
 	sleep 3
-	click 123 155     # OAuth tab
+	click 206 155     # OAuth tab (after Deliveries and Re-sends)
 	click 200 198 1.5 # Try with the sandbox
 }
 stop() { kill "$app"; wait "$app" 2>/dev/null || true; app=; sleep 1; }

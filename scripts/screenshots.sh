@@ -56,9 +56,10 @@ shot ui-empty
 WEBHOOK_SECRET=demo-secret "$bin" --secret-env WEBHOOK_SECRET send "http://127.0.0.1:$port/webhooks"
 sleep 1.5
 # Coordinates are for the default 1280x800 window at the screen's origin:
-# a three-row header, list rows 60 px apart from y=365, the detail's tabs
-# at y=274.
-click 300 425   # the divergent duplicate (second newest)
+# a three-row header, list rows 60 px apart from y=405 (under the search,
+# quick filters, expression, count and actions rows), the detail's tabs at
+# y=274, the window's tabs at y=155 (Deliveries, Re-sends, OAuth, Settings).
+click 300 465   # the divergent duplicate (second newest)
 shot ui-deliveries
 click 1213 569  # Full diff… on its card
 shot ui-full-diff
@@ -67,12 +68,12 @@ click 685 274   # JSON tab
 shot ui-json
 click 800 274   # Headers tab
 shot ui-headers
-click 300 365   # the newest: signed with the wrong key
+click 300 405   # the newest: signed with the wrong key
 click 883 274   # Signature tab
 shot ui-signature
 click 737 274   # Raw tab
 shot ui-raw
-click 194 155   # Settings tab (third, after OAuth)
+click 277 155   # Settings tab (fourth)
 shot ui-settings
 click 150 636   # answer mode: 500
 click 73 734    # Save settings (the tab's footer: at the bottom)
@@ -100,7 +101,7 @@ shot ui-forward-down
 "$(python3 -c 'import sys; print(sys.executable)')" scripts/shots-app.py "$app_port" >"$tmp/devapp.log" 2>&1 &
 devapp=$!
 sleep 4
-click 300 365   # the newest
+click 300 405   # the newest
 click 985 274   # Forward tab
 shot ui-forward
 # The dialogs, against the app (they start with the Forward to URL).
@@ -108,11 +109,11 @@ click 1137 194  # Replay…
 click 195 232 1.5 # Send (byte-exact)
 shot ui-replay
 click 1095 723  # Close
-click 464 313   # Consumer check…
+click 464 353   # Consumer check…
 click 184 183 5 # Run check
 shot ui-consumer-check
 click 1125 733  # Close
-click 88 313    # Replay selection…
+click 88 353    # Replay selection…
 click 223 417 1.5 # Preview plan
 shot ui-replay-selection
 click 1095 733  # Close
@@ -120,7 +121,7 @@ kill "$devapp"; wait "$devapp" 2>/dev/null || true; devapp=
 # Half of a 1920 px screen: 960x640.
 DISPLAY=$display xdotool windowsize "$(DISPLAY=$display xdotool search --name '^Hookscope$' | head -1)" 960 640
 sleep 1.5
-click 200 452   # the second newest
+click 200 492   # the second newest
 click 477 279   # Events tab
 shot960 ui-960-deliveries
 click 818 279   # Forward tab
@@ -131,7 +132,7 @@ sleep 1
 stop
 
 start dark
-click 300 605   # the divergent duplicate again (#28: the Forward shots added three above it)
+click 300 645   # the divergent duplicate again (#28: the Forward shots added three above it)
 shot ui-deliveries-dark
 stop
 

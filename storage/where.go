@@ -20,7 +20,8 @@ const whereBatch = 500
 
 // EachNarrowed calls fn with each delivery q's narrowing allows, in q's
 // order (rules.Source). The narrowing's indexed parts drive the walk as
-// Filter's do (types, signatures, a path, since, ids, duplicates); the
+// Filter's do (types, signatures, a path, since, ids, duplicates, text,
+// problems); the
 // rest (until, id bounds, several paths, statuses, hook uuids) is checked
 // on each batch of ids by primary key. Only what q.Needs is read: the
 // small columns always (with the verdict, hook uuid and decode error as
@@ -31,7 +32,8 @@ func (db *DB) EachNarrowed(ctx context.Context, q rules.Query, fn func(*rules.In
 	if n.None {
 		return nil
 	}
-	f := Filter{Types: n.Types, Since: n.Since, IDs: n.IDs, DuplicatesOnly: n.Duplicates, DivergentOnly: n.Divergent}
+	f := Filter{Types: n.Types, Since: n.Since, IDs: n.IDs, DuplicatesOnly: n.Duplicates, DivergentOnly: n.Divergent,
+		Text: n.Text, ProblemsOnly: n.Problems}
 	for _, s := range n.Signatures {
 		f.Signatures = append(f.Signatures, inspector.SignatureStatus(s))
 	}

@@ -166,6 +166,9 @@ func BenchmarkWindowOpen(b *testing.B) {
 	b.ReportMetric(rssMB(), "rss-MB")
 }
 
+// issueExample is issue 26's example expression.
+const issueExample = `events.exists(e, e.type == "media.updated" && has(e.payload.previous_attributes.thumbnail))`
+
 // BenchmarkFilter measures one filter change, from the widget to the
 // applied first page and count (the inline bridge runs the store queries
 // in the call). The Clear before each change is not timed; "clear" times
@@ -186,6 +189,14 @@ func BenchmarkFilter(b *testing.B) {
 		{"text-rare", v.clearFilters, func() { v.Search.SetText("needleword") }},
 		{"text-common", v.clearFilters, func() { v.Search.SetText("onboarding") }},
 		{"clear", func() { v.SigSelect.SetSelected("invalid") }, v.clearFilters},
+		// The expression field: the issue's example (narrowed by type, each
+		// media.updated payload read), one narrowed by signature and time,
+		// and one the store cannot narrow (every body read).
+		{"expr-example", v.clearFilters, func() { v.Expression.SetText(issueExample) }},
+		{"expr-signature-recent", v.clearFilters, func() {
+			v.Expression.SetText(`delivery.signature == "invalid" && delivery.received_at > timestamp("2026-01-02T00:00:00Z")`)
+		}},
+		{"expr-every-body", v.clearFilters, func() { v.Expression.SetText(`delivery.body.contains("needleword")`) }},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -194,7 +205,7 @@ func BenchmarkFilter(b *testing.B) {
 				c.before()
 				b.StartTimer()
 				c.do()
-				if v.model.loading || v.model.total < 0 {
+				if v.model.loading || v.model.total < 0 || v.ExprError.Visible() {
 					b.Fatal("filter not applied")
 				}
 			}

@@ -14,9 +14,8 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/hookscope/hookscope/inspector"
-	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -42,6 +41,16 @@ type deliveriesView struct {
 	ProblemsCheck *widget.Check
 	Search        *widget.Entry
 	ClearButton   *widget.Button
+	// Expression is the filter as an expression (ui/filter.go): the
+	// quick filters write its start, the user may edit or extend it.
+	Expression *exprEntry
+	ExprHelp   *widget.Button
+	// ExprError shows a compile error under the field, the caret under
+	// the column; FilterNote what the last search could not check.
+	ExprError   *widget.Label
+	ExprMessage *widget.Label
+	errorBox    *fyne.Container
+	FilterNote  *widget.Label
 	// Newest scrolls the list back to the newest delivery (Home does
 	// too); it says how many arrived above the rows in view.
 	Newest     *widget.Button
@@ -55,9 +64,14 @@ type deliveriesView struct {
 	badges map[int64]forward.Badge
 
 	// selectedID is the delivery shown in the detail pane (0: none). The
-	// rows draw the selection from it: the list's own selection is an
-	// index, which live rows arriving above would move.
+	// rows draw the selection from it and sel: the list's own selection
+	// is an index, which live rows arriving above would move.
 	selectedID int64
+	// sel is the multi-selection (ui/selection.go); Bulk its actions.
+	sel  multiSelection
+	Bulk *bulkBar
+	// mods reports the keyboard modifiers held (Ctrl-, Shift-click).
+	mods func() fyne.KeyModifier
 	// rowViews are the row objects the list made (it reuses them).
 	rowViews []*rowView
 	// newAbove counts deliveries that arrived above the rows in view
@@ -75,27 +89,29 @@ type deliveriesView struct {
 	// quiet suppresses filter queries while Clear resets several widgets.
 	quiet bool
 
+	// filter is what the list shows; quickExpr the part of the expression
+	// the quick filters wrote; settingExpr is set while the window (not
+	// the user) writes the field.
+	filter      listFilter
+	quickExpr   string
+	settingExpr bool
+	// stopSearch cancels the running search (a newer filter); searching
+	// is set while one runs.
+	stopSearch context.CancelFunc
+	searching  bool
+	// progressEvery is how often a search says how far it got.
+	progressEvery time.Duration
+
 	split   *container.Split
 	body    *fyne.Container
 	content fyne.CanvasObject
 }
 
 func newDeliveriesView(win *mainWindow) *deliveriesView {
-	v := &deliveriesView{win: win, badges: map[int64]forward.Badge{}}
+	v := &deliveriesView{win: win, badges: map[int64]forward.Badge{}, progressEvery: searchProgressEvery, mods: currentModifiers}
 	v.model.total = -1
 
-	types := append([]string{allTypes}, catalog.TypeNames()...)
-	v.TypeSelect = widget.NewSelect(types, func(string) { v.filterChanged() })
-	v.TypeSelect.SetSelectedIndex(0)
-	v.SigSelect = widget.NewSelect([]string{anySignature, "valid", "invalid", "missing", "unverified"}, func(string) { v.filterChanged() })
-	v.SigSelect.SetSelectedIndex(0)
-	v.DedupeSelect = widget.NewSelect([]string{allDedupe, duplicatesOnly, divergentOnly}, func(string) { v.filterChanged() })
-	v.DedupeSelect.SetSelectedIndex(0)
-	v.ProblemsCheck = widget.NewCheck("Problems only", func(bool) { v.filterChanged() })
-	v.Search = widget.NewEntry()
-	v.Search.SetPlaceHolder("Search body, path, uuid, summary…  (Ctrl+F)")
-	v.Search.OnChanged = func(string) { v.filterChanged() }
-	v.ClearButton = widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), v.clearFilters)
+	bar := v.buildFilterBar() // ui/filter.go
 	v.Newest = widget.NewButtonWithIcon("Newest", theme.MoveUpIcon(), v.newest)
 	v.Newest.Importance = widget.LowImportance
 	v.CountLabel = widget.NewLabel("")
@@ -106,12 +122,12 @@ func newDeliveriesView(win *mainWindow) *deliveriesView {
 	v.List = newRowList(v)
 	v.Detail = newDetailView(win)
 	v.Empty = newEmptyState(win)
+	v.Bulk = newBulkBar(v)
 
 	filters := container.NewVBox(
-		container.NewBorder(nil, nil, nil, v.ClearButton, v.Search),
-		container.NewGridWithColumns(3, v.TypeSelect, v.SigSelect, v.DedupeSelect),
+		bar,
 		container.NewBorder(nil, nil, v.ProblemsCheck, v.Newest, container.NewHBox(layout.NewSpacer(), v.CountLabel)),
-		newBulkActions(win), // ui/replay_toolbar.go
+		v.Bulk.content,
 	)
 	left := container.NewBorder(filters, nil, nil, nil, container.NewStack(v.List, container.NewCenter(v.NoMatch)))
 	v.split = container.NewHSplit(left, v.Detail.content)
@@ -124,37 +140,8 @@ func newDeliveriesView(win *mainWindow) *deliveriesView {
 // start loads the first page.
 func (v *deliveriesView) start() { v.query() }
 
-// filter returns the store filter the widgets describe.
-func (v *deliveriesView) filter() storage.Filter {
-	var f storage.Filter
-	if t := v.TypeSelect.Selected; t != "" && t != allTypes {
-		f.Types = []string{t}
-	}
-	if s := v.SigSelect.Selected; s != "" && s != anySignature {
-		f.Signatures = []inspector.SignatureStatus{inspector.SignatureStatus(s)}
-	}
-	switch v.DedupeSelect.Selected {
-	case duplicatesOnly:
-		f.DuplicatesOnly = true
-	case divergentOnly:
-		f.DivergentOnly = true
-	}
-	f.ProblemsOnly = v.ProblemsCheck.Checked
-	f.Text = strings.TrimSpace(v.Search.Text)
-	return f
-}
-
-func filterEmpty(f storage.Filter) bool {
-	return len(f.Types) == 0 && len(f.Signatures) == 0 && !f.DuplicatesOnly && !f.DivergentOnly && !f.ProblemsOnly && f.Text == ""
-}
-
-func (v *deliveriesView) filterChanged() {
-	if v.quiet || v.List == nil {
-		return
-	}
-	v.query()
-}
-
+// clearFilters sets every quick filter back to all and empties the
+// expression.
 func (v *deliveriesView) clearFilters() {
 	v.quiet = true
 	v.TypeSelect.SetSelectedIndex(0)
@@ -162,32 +149,40 @@ func (v *deliveriesView) clearFilters() {
 	v.DedupeSelect.SetSelectedIndex(0)
 	v.ProblemsCheck.SetChecked(false)
 	v.Search.SetText("")
+	v.quickExpr = ""
+	v.setExpression("")
 	v.quiet = false
+	v.showExprError(nil)
+	v.filter = listFilter{}
 	v.query()
 }
 
-// query reloads the list for the current filter. The first page and the
-// count are separate store calls so the rows appear before a slow count.
+// query reloads the list for the current filter. Without an expression
+// the first page and the count are separate store calls, so the rows
+// appear before a slow count; with one, a search walks the store (see
+// search).
 func (v *deliveriesView) query() {
-	f := v.filter()
+	if v.stopSearch != nil {
+		v.stopSearch()
+		v.stopSearch = nil
+	}
+	v.searching = false
+	f := v.filter
 	gen := v.model.setFilter(f)
 	v.win.snapshotLive()
 	v.newAbove = 0
 	v.List.ScrollToTop()
+	v.setFilterNote("", widget.MediumImportance)
+	v.selectionFilterChanged()
 	v.refreshList()
-	store, sel := v.win.svc.Store, v.selectedID
+	if !f.empty() {
+		v.search(gen, f)
+		return
+	}
+	store := v.win.svc.Store
 	v.win.bridge.Go(func() func() {
-		page, err := store.List(context.Background(), f, pageSize)
+		page, err := store.List(context.Background(), storage.Filter{}, pageSize)
 		badges := v.win.loadBadges(summaryIDs(page))
-		// The delivery in the detail pane stays there only while it
-		// matches the filter, loaded or not.
-		hidden := false
-		if sel != 0 && !filterEmpty(f) {
-			sf := f
-			sf.IDs = []int64{sel}
-			still, serr := store.List(context.Background(), sf, 1)
-			hidden = serr == nil && len(still) == 0
-		}
 		return func() {
 			if err != nil {
 				v.win.showError(fmt.Errorf("list deliveries: %w", err))
@@ -195,16 +190,13 @@ func (v *deliveriesView) query() {
 			} else if !v.model.applyPage(gen, page, pageSize) {
 				return
 			}
-			if hidden && v.selectedID == sel {
-				v.unselect()
-			}
 			clear(v.badges)
 			v.setBadges(badges)
 			v.refreshList()
 		}
 	})
 	v.win.bridge.Go(func() func() {
-		n, err := store.Count(context.Background(), f)
+		n, err := store.Count(context.Background(), storage.Filter{})
 		if err != nil {
 			return nil
 		}
@@ -217,12 +209,12 @@ func (v *deliveriesView) query() {
 
 // loadMore loads the page after the loaded rows.
 func (v *deliveriesView) loadMore() {
-	gen := v.model.gen
-	f := v.model.nextPage()
+	gen, f := v.model.gen, v.model.filter
+	before := v.model.nextPage()
 	v.model.loading = true
 	store := v.win.svc.Store
 	v.win.bridge.Go(func() func() {
-		page, err := store.List(context.Background(), f, pageSize)
+		page, err := findPage(context.Background(), store, f, before, pageSize)
 		badges := v.win.loadBadges(summaryIDs(page))
 		return func() {
 			if err != nil {
@@ -240,10 +232,8 @@ func (v *deliveriesView) loadMore() {
 // liveQuery runs on the bridge goroutine: which of the changed deliveries
 // match the current filter. The filter is read through the returned
 // generation check, so a filter change in between only wastes a query.
-func (v *deliveriesView) liveQuery(ids []int64, f storage.Filter, gen int) func() {
-	f.IDs = ids
-	f.BeforeID = 0
-	matching, err := v.win.svc.Store.List(context.Background(), f, len(ids))
+func (v *deliveriesView) liveQuery(ids []int64, f listFilter, gen int) func() {
+	matching, err := findAmong(context.Background(), v.win.svc.Store, f, ids)
 	if err != nil {
 		return nil
 	}
@@ -267,9 +257,8 @@ const resyncRows = 50
 // resyncQuery runs on the bridge goroutine after the store changed (any
 // process): the newest matching rows, merged by id into the list, so
 // deliveries stored by another process and analyses finished since show.
-func (v *deliveriesView) resyncQuery(f storage.Filter, gen int) func() {
-	f.BeforeID = 0
-	page, err := v.win.svc.Store.List(context.Background(), f, resyncRows)
+func (v *deliveriesView) resyncQuery(f listFilter, gen int) func() {
+	page, err := findPage(context.Background(), v.win.svc.Store, f, 0, resyncRows)
 	if err != nil {
 		return nil
 	}
@@ -277,7 +266,8 @@ func (v *deliveriesView) resyncQuery(f storage.Filter, gen int) func() {
 	return func() {
 		v.setBadges(badges)
 		v.keepPlace(func() bool { return v.model.applyNewest(gen, page, resyncRows) })
-		if !filterEmpty(v.model.filter) {
+		if !v.model.filter.empty() && v.model.total < 0 {
+			// A gap: the list started over, and its count with it.
 			v.recountSoon()
 		}
 	}
@@ -293,7 +283,8 @@ func (v *deliveriesView) recountSoon() {
 	v.counting = true
 	f, gen, store := v.model.filter, v.model.gen, v.win.svc.Store
 	v.win.bridge.Go(func() func() {
-		n, err := store.Count(context.Background(), f)
+		st, err := rules.Find(context.Background(), store, f.expr, rules.FindOptions{}, func(*rules.Input) error { return nil })
+		n := int64(st.Matched)
 		return func() {
 			v.counting = false
 			if err == nil {
@@ -450,7 +441,7 @@ func (v *deliveriesView) refreshList() {
 	v.refreshCounts()
 	v.refreshNewest()
 	noRows := len(v.model.rows) == 0 && !v.model.loading
-	everEmpty := noRows && filterEmpty(v.model.filter) && v.win.stats.Deliveries == 0
+	everEmpty := noRows && v.model.filter.empty() && v.win.stats.Deliveries == 0
 	var want fyne.CanvasObject = v.split
 	if everEmpty {
 		want = v.Empty.content
@@ -473,8 +464,10 @@ func (v *deliveriesView) refreshList() {
 func (v *deliveriesView) refreshCounts() {
 	var text string
 	switch {
-	case filterEmpty(v.model.filter):
+	case v.model.filter.empty():
 		text = plural(int(v.win.stats.Deliveries), "delivery", "deliveries")
+	case v.searching:
+		return // the search says how far it got
 	case v.model.total < 0:
 		text = fmt.Sprintf("%d shown", len(v.model.rows))
 	default:
@@ -492,17 +485,6 @@ func (v *deliveriesView) selectIndex(i int) {
 	}
 }
 
-// tapRow selects the delivery a tapped row shows. It goes by the row's
-// delivery, not its index: during a flood the rows follow the newest once
-// a second, so the model's row at that index may already be another one.
-func (v *deliveriesView) tapRow(id int64) {
-	v.win.trace.selected(id)
-	if c := fyne.CurrentApp().Driver().CanvasForObject(v.List); c != nil {
-		c.Focus(v.List) // the arrow keys move from here
-	}
-	v.selectID(id)
-}
-
 // selectID shows delivery id in the detail pane and marks its row; no
 // list refresh (which sets every visible row again).
 func (v *deliveriesView) selectID(id int64) {
@@ -514,11 +496,26 @@ func (v *deliveriesView) selectID(id int64) {
 	v.Detail.load(id)
 }
 
-// showSelection marks the row of the selected delivery, if it is in view.
+// showSelection marks the rows of the selected deliveries in view.
 func (v *deliveriesView) showSelection() {
 	for _, r := range v.rowViews {
-		r.setSelected(r.shown != 0 && r.shown == v.selectedID)
+		r.setSelected(r.shown != 0 && v.isSelected(r.shown))
 	}
+}
+
+// shownMessage is the delivery in the detail pane and its hook uuid
+// ("" when none, or not a message).
+func (v *deliveriesView) shownMessage() (int64, string) {
+	if r := v.Detail.rec; r != nil && r.Analysis != nil {
+		return r.Delivery.ID, r.Analysis.HookUUID
+	}
+	return 0, ""
+}
+
+// isSelected reports a delivery shown in the detail pane or in the
+// multi-selection.
+func (v *deliveriesView) isSelected(id int64) bool {
+	return id == v.selectedID || v.sel.has(id)
 }
 
 // unselect empties the detail pane.
@@ -528,8 +525,9 @@ func (v *deliveriesView) unselect() {
 	v.showSelection()
 }
 
-// move selects the previous (-1) or next (+1) row.
+// move selects the previous (-1) or next (+1) row alone.
 func (v *deliveriesView) move(delta int) {
+	v.clearSelection()
 	i := 0
 	if cur, ok := v.model.find(v.selectedID); ok && v.selectedID != 0 {
 		i = cur + delta
@@ -592,7 +590,7 @@ func newRowList(v *deliveriesView) *rowList {
 		if i < len(v.model.rows) {
 			s := v.model.rows[i]
 			b, has := v.badges[s.ID]
-			o.(*rowView).set(s, v.model.filter, s.ID == v.selectedID)
+			o.(*rowView).set(s, v.model.filter, v.isSelected(s.ID))
 			o.(*rowView).forward.set(forwardLook(b, has, v.win.forwardOff()))
 		}
 		if i == 0 && v.newAbove > 0 && l.GetScrollOffset() < v.rowStride() {
@@ -616,17 +614,17 @@ func newRowList(v *deliveriesView) *rowList {
 	return l
 }
 
-// TypedKey moves the selection with the arrow keys.
+// TypedKey moves the selection with the keys (ui/keys.go).
 func (l *rowList) TypedKey(ev *fyne.KeyEvent) {
-	switch ev.Name {
-	case fyne.KeyUp:
-		l.v.move(-1)
-	case fyne.KeyDown:
-		l.v.move(1)
-	case fyne.KeyHome:
-		l.v.newest()
-	default:
+	if !l.v.typedKey(ev) {
 		l.List.TypedKey(ev)
+	}
+}
+
+// TypedRune moves the selection with j and k.
+func (l *rowList) TypedRune(r rune) {
+	if !l.v.typedRune(r) {
+		l.List.TypedRune(r)
 	}
 }
 
@@ -678,17 +676,22 @@ func (r *rowView) CreateRenderer() fyne.WidgetRenderer {
 }
 
 // tightVBox stacks rows without the theme's padding between them, so a
-// two-line list row stays compact.
+// two-line list row stays compact; hidden objects take no room.
 type tightVBox struct{}
 
 func (tightVBox) MinSize(objs []fyne.CanvasObject) fyne.Size {
 	var s fyne.Size
+	n := 0
 	for _, o := range objs {
+		if !o.Visible() {
+			continue
+		}
 		m := o.MinSize()
 		s.Width = max(s.Width, m.Width)
 		s.Height += m.Height
+		n++
 	}
-	if n := len(objs); n > 1 {
+	if n > 1 {
 		s.Height -= 8 * float32(n-1)
 	}
 	return s
@@ -696,11 +699,16 @@ func (tightVBox) MinSize(objs []fyne.CanvasObject) fyne.Size {
 
 func (tightVBox) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	y := float32(0)
-	for i, o := range objs {
+	n := 0
+	for _, o := range objs {
+		if !o.Visible() {
+			continue
+		}
 		h := o.MinSize().Height
-		if i > 0 {
+		if n > 0 {
 			y -= 8
 		}
+		n++
 		o.Resize(fyne.NewSize(size.Width, h))
 		o.Move(fyne.NewPos(0, y))
 		y += h
@@ -723,7 +731,7 @@ func (r *rowView) setSelected(selected bool) {
 	}
 }
 
-func (r *rowView) set(s storage.Summary, f storage.Filter, selected bool) {
+func (r *rowView) set(s storage.Summary, f listFilter, selected bool) {
 	r.shown = s.ID
 	r.setSelected(selected)
 	setText(r.when, s.ReceivedAt.Local().Format("15:04:05.000"))
@@ -759,7 +767,7 @@ func setText(l *widget.Label, s string) {
 // rowSummary is the one line a row shows for a delivery. A batch listed
 // because of a type filter says that type first: its first event may be
 // of another.
-func rowSummary(s storage.Summary, f storage.Filter) string {
+func rowSummary(s storage.Summary, f listFilter) string {
 	switch {
 	case s.Rejected:
 		return fmt.Sprintf("%s request rejected (only POST is a delivery)", s.Method)
@@ -774,8 +782,8 @@ func rowSummary(s storage.Summary, f storage.Filter) string {
 	if line == "" {
 		line = s.FirstType
 	}
-	if len(f.Types) > 0 && !slices.Contains(f.Types, s.FirstType) {
-		return fmt.Sprintf("%s in a batch of %d events; the first: %s", strings.Join(f.Types, " or "), s.EventCount, line)
+	if len(f.types) > 0 && !slices.Contains(f.types, s.FirstType) {
+		return fmt.Sprintf("%s in a batch of %d events; the first: %s", strings.Join(f.types, " or "), s.EventCount, line)
 	}
 	if s.EventCount > 1 {
 		line += fmt.Sprintf("  (+%d more)", s.EventCount-1)

@@ -21,6 +21,7 @@ import (
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/inspector/resends"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -41,6 +42,9 @@ type detailData struct {
 	firsts map[int]firstCopy
 	// attempts are the delivery's forward attempts, oldest first.
 	attempts []*forward.Attempt
+	// timeline is the delivery's message's attempts by the service (nil:
+	// no hook uuid).
+	timeline *resends.Timeline
 }
 
 // firstCopy is the first stored copy of a divergent event.
@@ -107,6 +111,9 @@ type detailView struct {
 	// Forward is the Forward tab (nil without forwarding).
 	Forward    *forwardPane
 	forwardTab *container.TabItem
+	// Resent says how many times the service sent the delivery's message
+	// and opens the Re-sends tab (hidden for a message sent once).
+	Resent *widget.Button
 
 	headers     []inspector.Header
 	placeholder fyne.CanvasObject
@@ -158,12 +165,14 @@ func newDetailView(win *mainWindow) *detailView {
 		d.forwardTab = container.NewTabItem("Forward", d.Forward.content)
 		d.Tabs.Append(d.forwardTab)
 	}
+	d.Resent = widget.NewButtonWithIcon("", theme.HistoryIcon(), win.showResends)
+	d.Resent.Hide()
 	// Two rows: what it is, with what to do to it; how it came, with what
 	// to copy. Title and request line are cut at the pane's edge, the
 	// buttons never overlap (the pane is as wide as they need).
 	copies := container.NewHBox(d.CopyBody, d.CopyPretty, d.CopyCurl)
 	head := container.NewVBox(
-		container.NewBorder(nil, nil, nil, container.NewHBox(newReplayButton(win), d.DeleteButton), d.Title),
+		container.NewBorder(nil, nil, nil, container.NewHBox(d.Resent, newReplayButton(win), d.DeleteButton), d.Title),
 		container.NewBorder(nil, nil, nil, copies, d.Meta))
 	if p := win.trace.detailProbe(); p != nil {
 		head.Add(p)
@@ -216,6 +225,11 @@ func prepareDetail(ctx context.Context, store Store, id int64) (*detailData, err
 	dat.json = json.Valid(rec.Delivery.Body)
 	if rec.Analysis == nil {
 		return dat, nil
+	}
+	if h := rec.Analysis.HookUUID; h != "" {
+		if tls, err := resends.Timelines(ctx, store, []string{h}); err == nil && len(tls) == 1 {
+			dat.timeline = &tls[0]
+		}
 	}
 	for i, ev := range rec.Analysis.Events {
 		if i == maxCards {
@@ -283,6 +297,7 @@ func (d *detailView) show(dat *detailData) {
 	if d.Forward != nil {
 		d.showAttempts(del.ID, dat.attempts)
 	}
+	d.showResent(dat.timeline)
 	// Every part refreshed itself above; refreshing the pane again would
 	// lay out all the event cards a second time.
 	if c := d.content.(*fyne.Container); c.Objects[0] != d.pane {

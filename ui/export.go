@@ -164,7 +164,7 @@ func (v *exportView) choose() {
 
 // run exports the selection off the UI goroutine.
 func (v *exportView) run() {
-	f, limit, extra, err := v.Pick.spec()
+	f, limit, extra, err := v.Pick.pick()
 	out := strings.TrimSpace(v.Out.Text)
 	if err == nil && out == "" {
 		err = errors.New("choose where to write the export")

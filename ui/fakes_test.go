@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/resends"
+	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
 )
@@ -154,6 +157,54 @@ func (s *fakeStore) Delete(_ context.Context, ids ...int64) error {
 	defer s.mu.Unlock()
 	for _, id := range ids {
 		delete(s.recs, id)
+	}
+	return nil
+}
+
+// EachNarrowed hands every delivery within the id bounds to fn, in the
+// order asked, and lets the expression decide (rules.Source: a source may
+// return more than the narrowing allows).
+func (s *fakeStore) EachNarrowed(_ context.Context, q rules.Query, fn func(*rules.Input) error) error {
+	s.mu.Lock()
+	var recs []*inspector.Record
+	for id := int64(1); id <= s.next; id++ {
+		r, ok := s.recs[id]
+		if !ok || q.MinID > 0 && id < q.MinID || q.MaxID > 0 && id > q.MaxID || len(q.IDs) > 0 && !slices.Contains(q.IDs, id) {
+			continue
+		}
+		recs = append(recs, r)
+	}
+	s.mu.Unlock()
+	if q.NewestFirst {
+		slices.Reverse(recs)
+	}
+	for _, r := range recs {
+		if err := fn(&rules.Input{Record: r}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EachArrival gives the deliveries of each hook uuid, oldest first.
+func (s *fakeStore) EachArrival(_ context.Context, hooks []string, fn func(resends.Arrival) error) error {
+	s.mu.Lock()
+	byHook := map[string][]resends.Arrival{}
+	for id := int64(1); id <= s.next; id++ {
+		r, ok := s.recs[id]
+		if !ok || r.Analysis == nil || r.Analysis.HookUUID == "" || hooks != nil && !slices.Contains(hooks, r.Analysis.HookUUID) {
+			continue
+		}
+		d := r.Delivery
+		byHook[r.Analysis.HookUUID] = append(byHook[r.Analysis.HookUUID], resends.Arrival{HookUUID: r.Analysis.HookUUID, DeliveryID: id, ReceivedAt: d.ReceivedAt, Status: d.Status, Answer: d.Answer})
+	}
+	s.mu.Unlock()
+	for _, h := range slices.Sorted(maps.Keys(byHook)) {
+		for _, a := range byHook[h] {
+			if err := fn(a); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

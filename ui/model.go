@@ -17,7 +17,7 @@ const pageSize = 300
 // used on the UI goroutine only and has no Fyne in it, so the benchmark
 // and the tests drive it directly.
 type listModel struct {
-	filter storage.Filter
+	filter listFilter
 	rows   []storage.Summary
 	// total is the number of deliveries matching the filter, -1 until counted.
 	total int64
@@ -31,7 +31,7 @@ type listModel struct {
 
 // setFilter starts over with f and returns the generation that its query
 // results must carry.
-func (m *listModel) setFilter(f storage.Filter) int {
+func (m *listModel) setFilter(f listFilter) int {
 	m.gen++
 	m.filter = f
 	m.rows = nil
@@ -41,13 +41,22 @@ func (m *listModel) setFilter(f storage.Filter) int {
 	return m.gen
 }
 
-// nextPage returns the filter for the page after the loaded rows.
-func (m *listModel) nextPage() storage.Filter {
-	f := m.filter
+// nextPage returns the id the page after the loaded rows starts below
+// (0: from the newest).
+func (m *listModel) nextPage() int64 {
 	if n := len(m.rows); n > 0 {
-		f.BeforeID = m.rows[n-1].ID
+		return m.rows[n-1].ID
 	}
-	return f
+	return 0
+}
+
+// above counts the loaded rows newer than id (all of them when id is 0).
+func (m *listModel) above(id int64) int {
+	if id == 0 {
+		return len(m.rows)
+	}
+	i, _ := m.find(id)
+	return i
 }
 
 // needMore says whether showing row i should load the next page.

@@ -11,14 +11,19 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/inspector/resends"
 	"github.com/hookscope/hookscope/oauthflow"
+	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
 )
 
 // Store is what the views read from and write to the store. storage.DB
-// implements it; tests use a fake.
+// implements it; tests use a fake. Expressions find deliveries through
+// rules.Source; the Re-sends view reads timelines through resends.Source.
 type Store interface {
+	rules.Source
+	resends.Source
 	List(ctx context.Context, f storage.Filter, limit int) ([]storage.Summary, error)
 	Count(ctx context.Context, f storage.Filter) (int64, error)
 	Stats(ctx context.Context) (storage.Stats, error)

@@ -84,12 +84,12 @@ func (p *progress) push(final bool, apply func()) {
 	p.b.do(apply)
 }
 
-// selectionPicker describes which deliveries a bulk action takes. The list
-// selects one delivery at a time, so "the selection" is every delivery the
-// current filters match (newest first, up to a limit), plus the selected
-// one when it is hidden by the filters.
+// selectionPicker describes which deliveries a bulk action takes: the
+// deliveries selected in the list (Ctrl-click, Shift-click, Ctrl+A), or,
+// when none are, every delivery the filter matches (newest first, up to
+// a limit) plus the one shown when the filter hides it.
 type selectionPicker struct {
-	filter   storage.Filter
+	spec     selectionSpec
 	selected int64
 
 	Explain         *widget.Label
@@ -99,9 +99,12 @@ type selectionPicker struct {
 }
 
 func newSelectionPicker(m *mainWindow) *selectionPicker {
-	p := &selectionPicker{filter: m.deliveries.filter(), selected: m.deliveries.selectedID}
-	p.filter.BeforeID = 0
-	p.Explain = widget.NewLabel(describeFilter(p.filter) + " — counting…")
+	v := m.deliveries
+	p := &selectionPicker{spec: v.pickSpec()}
+	if !p.spec.picked() {
+		p.selected = v.selectedID
+	}
+	p.Explain = widget.NewLabel(p.spec.describe())
 	p.Explain.Wrapping = fyne.TextWrapWord
 	p.Limit = widget.NewEntry()
 	p.Limit.SetText("100")
@@ -111,25 +114,36 @@ func newSelectionPicker(m *mainWindow) *selectionPicker {
 	}
 	p.IncludeSelected = widget.NewCheck("", nil)
 	if p.selected != 0 {
-		p.IncludeSelected.SetText(fmt.Sprintf("also the selected delivery #%d", p.selected))
+		p.IncludeSelected.SetText(fmt.Sprintf("also the delivery shown, #%d", p.selected))
 		p.IncludeSelected.SetChecked(true)
 	} else {
 		p.IncludeSelected.Hide()
 	}
 	limitRow := container.NewBorder(nil, nil, widget.NewLabel("At most the newest"), widget.NewLabel(fmt.Sprintf("(1–%d)", maxSelection)), p.Limit)
 	p.content = container.NewVBox(p.Explain, limitRow, p.IncludeSelected)
-
-	store, f := m.svc.Store, p.filter
+	setLimit := func(n int64) {
+		if n > 0 {
+			p.Limit.SetText(strconv.FormatInt(min(n, maxSelection), 10))
+		}
+	}
+	if p.spec.count >= 0 {
+		if p.spec.picked() || p.spec.count < 100 {
+			setLimit(p.spec.count)
+		}
+		return p
+	}
+	store, spec := m.svc.Store, p.spec
 	m.bridge.Go(func() func() {
-		n, err := store.Count(context.Background(), f)
+		n, err := spec.countNow(context.Background(), store)
 		return func() {
 			if err != nil {
-				p.Explain.SetText(describeFilter(f) + fmt.Sprintf(" (count failed: %v)", err))
+				p.Explain.SetText(spec.describe() + fmt.Sprintf(" (count failed: %v)", err))
 				return
 			}
-			p.Explain.SetText(fmt.Sprintf("%s: %s matching.", describeFilter(f), plural(int(n), "delivery", "deliveries")))
-			if n > 0 && n < 100 {
-				p.Limit.SetText(strconv.FormatInt(n, 10))
+			p.spec.count = n
+			p.Explain.SetText(p.spec.describe())
+			if spec.picked() || n < 100 {
+				setLimit(n)
 			}
 		}
 	})
@@ -144,62 +158,35 @@ func parseLimit(s string) (int, error) {
 	return n, nil
 }
 
-// describeFilter says in words which deliveries the filter takes.
-func describeFilter(f storage.Filter) string {
-	if filterEmpty(f) {
-		return "The list selects one delivery at a time, so this takes every delivery in the list (no filter is set)"
-	}
-	var parts []string
-	if len(f.Types) > 0 {
-		parts = append(parts, "type "+strings.Join(f.Types, ", "))
-	}
-	for _, s := range f.Signatures {
-		parts = append(parts, "signature "+string(s))
-	}
-	if f.DuplicatesOnly {
-		parts = append(parts, "duplicates only")
-	}
-	if f.DivergentOnly {
-		parts = append(parts, "divergent only")
-	}
-	if f.ProblemsOnly {
-		parts = append(parts, "with problems")
-	}
-	if f.Text != "" {
-		parts = append(parts, fmt.Sprintf("matching %q", f.Text))
-	}
-	return "The list selects one delivery at a time, so this takes every delivery the current filters match (" + strings.Join(parts, "; ") + ")"
-}
-
 // spec reads the picker's widgets; call on the UI goroutine.
-func (p *selectionPicker) spec() (storage.Filter, int, int64, error) {
+func (p *selectionPicker) pick() (selectionSpec, int, int64, error) {
 	n, err := parseLimit(p.Limit.Text)
 	if err != nil {
-		return storage.Filter{}, 0, 0, err
+		return selectionSpec{}, 0, 0, err
 	}
 	var extra int64
 	if p.selected != 0 && p.IncludeSelected.Checked {
 		extra = p.selected
 	}
-	return p.filter, n, extra, nil
+	return p.spec, n, extra, nil
 }
 
-// loadSelection loads the newest limit deliveries matching f, plus extra
-// when it is not among them, oldest first (the order they arrived in).
-func loadSelection(ctx context.Context, store Store, rs replayStore, f storage.Filter, limit int, extra int64) ([]*inspector.Record, error) {
-	rows, err := store.List(ctx, f, limit)
+// loadSelection loads the newest limit deliveries of the selection, plus
+// extra when it is not among them, oldest first (the order they arrived
+// in).
+func loadSelection(ctx context.Context, store Store, rs replayStore, spec selectionSpec, limit int, extra int64) ([]*inspector.Record, error) {
+	ids, err := spec.resolve(ctx, store, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list the selection: %w", err)
-	}
-	ids := make([]int64, 0, len(rows)+1)
-	for _, r := range rows {
-		ids = append(ids, r.ID)
 	}
 	if extra != 0 && !slices.Contains(ids, extra) {
 		ids = append(ids, extra)
 	}
 	if len(ids) == 0 {
-		return nil, errors.New("no delivery matches the current filters")
+		if spec.picked() {
+			return nil, errors.New("nothing is selected")
+		}
+		return nil, errors.New("no delivery matches the current filter")
 	}
 	var recs []*inspector.Record
 	err = rs.Each(ctx, storage.Filter{IDs: ids}, func(r *inspector.Record) error {

@@ -161,7 +161,7 @@ func (v *chaosView) load(then func(ds []*inspector.Delivery, opts replay.ChaosOp
 		v.fail(err)
 		return
 	}
-	f, limit, extra, err := v.Pick.spec()
+	f, limit, extra, err := v.Pick.pick()
 	if err != nil {
 		v.fail(err)
 		return

@@ -291,7 +291,7 @@ func TestChaosPreviewAndRun(t *testing.T) {
 	h := newReplayHarness(t, 3)
 	cons, url := newConsumer(t, capturedSecret)
 	v := h.win.openChaos()
-	if !strings.Contains(v.Pick.Explain.Text, "3 deliveries matching") {
+	if !strings.Contains(v.Pick.Explain.Text, "every delivery (no filter is set): 3 deliveries.") {
 		t.Fatalf("selection text = %q", v.Pick.Explain.Text)
 	}
 	test.Type(v.Target, url)

@@ -55,7 +55,7 @@ func TestSettingsStatusFollowsEdits(t *testing.T) {
 func TestSettingsFooterStaysInView(t *testing.T) {
 	h := newHarness(t, nil)
 	s := h.win.settingsV
-	h.win.Tabs.SelectIndex(2)
+	h.win.Tabs.SelectIndex(3) // Settings
 	test.Tap(s.SaveButton)
 	drv := fyne.CurrentApp().Driver()
 	for _, size := range []fyne.Size{{Width: 1280, Height: 800}, h.win.w.Content().MinSize()} {

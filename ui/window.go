@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/station"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
@@ -24,7 +25,7 @@ import (
 // liveSnapshot is what the bridge goroutine needs to know of UI state; the
 // UI goroutine replaces it, the bridge only reads it.
 type liveSnapshot struct {
-	filter storage.Filter
+	filter listFilter
 	gen    int
 }
 
@@ -49,12 +50,18 @@ type mainWindow struct {
 	// skipConfirm deletes without a dialog (tests).
 	skipConfirm bool
 
-	header     *headerView
-	deliveries *deliveriesView
-	settingsV  *settingsView
-	oauth      *oauthTab
-	Tabs       *container.AppTabs
-	Status     *widget.Label
+	// compiler compiles the filter bar's expressions (one per window).
+	compiler *rules.Compiler
+
+	header        *headerView
+	deliveries    *deliveriesView
+	deliveriesTab *container.TabItem
+	resends       *resendsView
+	resendsTab    *container.TabItem
+	settingsV     *settingsView
+	oauth         *oauthTab
+	Tabs          *container.AppTabs
+	Status        *widget.Label
 
 	cancels []func()
 }
@@ -63,6 +70,11 @@ type mainWindow struct {
 // background job synchronous (tests).
 func newMainWindow(a fyne.App, w fyne.Window, svc Services, set station.Settings, secrets [][]byte, icon fyne.Resource, inline bool) *mainWindow {
 	m := &mainWindow{app: a, w: w, svc: svc, settings: set, secrets: secrets, icon: icon, trace: newUITrace(svc.Trace)}
+	var err error
+	if m.compiler, err = rules.NewCompiler(rules.Stored); err != nil {
+		// The environment is fixed at build time: a failure is a bug.
+		panic(err)
+	}
 	m.bridge = newBridge(m.prepare, inline)
 	m.live.Store(&liveSnapshot{})
 	if svc.Tunnel != nil {
@@ -85,8 +97,12 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set station.Settings
 
 	// The OAuth tab (ui/oauth*.go) is added here with one line, between
 	// Deliveries and Settings, when it exists.
+	m.deliveriesTab = container.NewTabItem("Deliveries", m.deliveries.content)
+	m.resends = newResendsView(m)
+	m.resendsTab = container.NewTabItem("Re-sends", m.resends.content)
 	m.Tabs = container.NewAppTabs(
-		container.NewTabItem("Deliveries", m.deliveries.content),
+		m.deliveriesTab,
+		m.resendsTab,
 		container.NewTabItem("OAuth", m.oauth.content),
 		container.NewTabItem("Settings", m.settingsV.content),
 	)
@@ -97,6 +113,11 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set station.Settings
 	}
 	footer := container.NewVBox(widget.NewSeparator(), container.NewBorder(nil, nil, nil, container.NewHBox(right...), m.Status))
 	w.SetContent(container.NewBorder(m.header.content, footer, nil, nil, m.Tabs))
+	m.Tabs.OnSelected = func(it *container.TabItem) {
+		if it == m.resendsTab {
+			m.resends.load()
+		}
+	}
 	m.Tabs.Refresh()
 	m.shortcuts()
 
@@ -129,6 +150,9 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set station.Settings
 
 // close stops live updates.
 func (m *mainWindow) close() {
+	if stop := m.deliveries.stopSearch; stop != nil {
+		stop()
+	}
 	for _, c := range m.cancels {
 		c()
 	}
@@ -147,18 +171,16 @@ func (m *mainWindow) shortcuts() {
 		}
 	})
 	c.SetOnTypedKey(func(ev *fyne.KeyEvent) {
-		if m.Tabs.SelectedIndex() != 0 {
-			return
-		}
-		switch ev.Name {
-		case fyne.KeyUp:
-			m.deliveries.move(-1)
-		case fyne.KeyDown:
-			m.deliveries.move(1)
-		case fyne.KeyHome:
-			m.deliveries.newest()
+		if m.Tabs.Selected() == m.deliveriesTab {
+			m.deliveries.typedKey(ev)
 		}
 	})
+	c.SetOnTypedRune(func(r rune) {
+		if m.Tabs.Selected() == m.deliveriesTab {
+			m.deliveries.typedRune(r)
+		}
+	})
+	m.listShortcuts(c)
 }
 
 // storeWatcher reports writes to the store by any process (storage.DB).
@@ -205,6 +227,7 @@ func (m *mainWindow) prepare(b batch) func() {
 		if st, err := m.svc.Store.Stats(context.Background()); err == nil {
 			applies = append(applies, func() { m.setStats(st) })
 		}
+		applies = append(applies, m.resends.storeChanged)
 	}
 	if b.tunnel != nil {
 		ev := *b.tunnel

@@ -276,10 +276,10 @@ func TestEmptyStateAndSendTest(t *testing.T) {
 
 func TestTabsAndTunnel(t *testing.T) {
 	h := newHarness(t, threeDeliveries)
-	if n := len(h.win.Tabs.Items); n != 3 || h.win.Tabs.Items[0].Text != "Deliveries" || h.win.Tabs.Items[1].Text != "OAuth" || h.win.Tabs.Items[2].Text != "Settings" {
+	if n := len(h.win.Tabs.Items); n != 4 || h.win.Tabs.Items[0].Text != "Deliveries" || h.win.Tabs.Items[1].Text != "Re-sends" || h.win.Tabs.Items[2].Text != "OAuth" || h.win.Tabs.Items[3].Text != "Settings" {
 		t.Fatalf("tabs = %d", n)
 	}
-	h.win.Tabs.SelectIndex(2)
+	h.win.Tabs.SelectIndex(3) // Settings
 	if h.win.Tabs.Selected().Content != h.win.settingsV.content {
 		t.Fatal("Settings tab not shown")
 	}

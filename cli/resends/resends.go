@@ -84,43 +84,12 @@ func (o *Options) validate([]string) error {
 }
 
 // Report is what resends prints and the agent interface's timeline tool
-// returns: the timelines (oldest message first) and the schedule.
-type Report struct {
-	Timelines []resends.Timeline `json:"timelines"`
-	Schedule  resends.Schedule   `json:"schedule"`
-	// Sentence is the schedule in words.
-	Sentence string `json:"sentence"`
-}
+// returns (the domain's, inspector/resends).
+type Report = resends.Report
 
-// Observe reads the timelines of the messages hooks name, or that e
-// selects a delivery of (nil e and hooks: every message), and learns the
-// schedule from them.
+// Observe is resends.Observe on the store.
 func Observe(ctx context.Context, db *storage.DB, e *rules.Expr, hooks []string, now time.Time) (*Report, error) {
-	sel := hooks
-	if e != nil {
-		seen := map[string]bool{}
-		var found []string
-		if _, err := rules.Find(ctx, db, e, rules.FindOptions{Now: now}, func(in *rules.Input) error {
-			if a := in.Record.Analysis; a != nil && a.HookUUID != "" && !seen[a.HookUUID] {
-				seen[a.HookUUID] = true
-				found = append(found, a.HookUUID)
-			}
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-		if hooks != nil {
-			found = slices.DeleteFunc(found, func(h string) bool { return !slices.Contains(hooks, h) })
-		}
-		sel = append([]string{}, found...)
-	}
-	tls, err := resends.Timelines(ctx, db, sel)
-	if err != nil {
-		return nil, err
-	}
-	resends.SortNewest(tls)
-	s := resends.Learn(tls)
-	return &Report{Timelines: append([]resends.Timeline{}, tls...), Schedule: s, Sentence: s.Sentence()}, nil
+	return resends.Observe(ctx, db, e, hooks, now)
 }
 
 func run(ctx context.Context, o *Options) error {

@@ -87,9 +87,9 @@ func attempt(a Arrival) Attempt {
 			at.Answer = "no answer recorded (pass-through)"
 		}
 	case r.Close && r.Delay > 0:
-		at.Answer = "closed unanswered after " + human.Duration(r.Delay)
+		at.Answer = answerClosed + " after " + human.Duration(r.Delay)
 	case r.Close:
-		at.Answer = "closed unanswered"
+		at.Answer = answerClosed
 	case r.Delay >= inspector.ServiceTimeout:
 		// The service gave up before the answer: a failure to it,
 		// whatever came after.
