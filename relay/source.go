@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // Relayed is one delivery read from a relay's stream, for the laptop's
@@ -86,7 +87,7 @@ type State struct {
 func (s State) String() string {
 	switch s.Phase {
 	case CatchingUp:
-		return fmt.Sprintf("relay: catching up %s of %s", thousands(s.Done), thousands(s.Total))
+		return fmt.Sprintf("relay: catching up %s of %s", human.Count(s.Done), human.Count(s.Total))
 	case Live:
 		return "relay: live"
 	case Unreachable:
@@ -97,15 +98,6 @@ func (s State) String() string {
 		return fmt.Sprintf("relay stopped: %v", s.Err)
 	}
 	return "relay: connecting"
-}
-
-// thousands writes n with comma separators.
-func thousands(n uint64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // SourceOptions configure a Source.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/plural"
 )
 
@@ -22,11 +23,11 @@ func (st *Status) Text(now time.Time) string {
 	fmt.Fprintf(&b, "Laptops connect to:                 %s\n", laptops)
 	keeps := "for " + days(st.MaxAge)
 	if st.MaxBytes > 0 {
-		keeps += ", at most " + bytesText(uint64(st.MaxBytes))
+		keeps += ", at most " + human.Bytes(uint64(st.MaxBytes))
 	}
-	fmt.Fprintf(&b, "Stream %s: %s, %s", st.Stream, plural.Count(int(st.Deliveries), "delivery", "deliveries"), bytesText(st.Bytes))
+	fmt.Fprintf(&b, "Stream %s: %s, %s", st.Stream, plural.Count(int(st.Deliveries), "delivery", "deliveries"), human.Bytes(st.Bytes))
 	if !st.First.IsZero() {
-		fmt.Fprintf(&b, ", oldest %s ago", ago(now.Sub(st.First)))
+		fmt.Fprintf(&b, ", oldest %s ago", human.Duration(max(now.Sub(st.First), 0).Round(time.Second)))
 	}
 	fmt.Fprintf(&b, "; keeps each %s", keeps)
 	if st.Replicas > 1 {
@@ -52,27 +53,14 @@ func (l LaptopStatus) Line(now time.Time) string {
 	case !l.Started:
 		return fmt.Sprintf("%s: invited %s, not connected yet", l.Name, l.InvitedAt.Local().Format(time.DateOnly))
 	}
-	s := fmt.Sprintf("%s: %s behind", l.Name, thousands(l.Behind))
+	s := fmt.Sprintf("%s: %s behind", l.Name, human.Count(l.Behind))
 	switch {
 	case l.Connected:
 		s += ", connected"
 	case !l.LastSeen.IsZero():
-		s += ", last seen " + ago(now.Sub(l.LastSeen)) + " ago"
+		s += ", last seen " + human.Duration(max(now.Sub(l.LastSeen), 0).Round(time.Second)) + " ago"
 	}
 	return s
-}
-
-// ago is a rough duration: "40 s", "12 min", "9 h", "3 d".
-func ago(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%d s", max(int(d.Seconds()), 0))
-	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h", int(d.Hours()))
-	}
-	return fmt.Sprintf("%d d", int(d.Hours()/24))
 }
 
 // days is a retention: "7 days", "36 h".
@@ -84,17 +72,4 @@ func days(d time.Duration) string {
 		return plural.Count(int(d/(24*time.Hour)), "day", "days")
 	}
 	return d.String()
-}
-
-// bytesText is a size in B, KB, MB or GB (decimal).
-func bytesText(n uint64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d B", n)
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1f KB", float64(n)/1e3)
-	case n < 1000*1000*1000:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.1f GB", float64(n)/1e9)
 }

@@ -68,6 +68,10 @@ type Summary struct {
 	OutOfOrder bool
 	// Problems counts delivery and event contract problems.
 	Problems int
+	// Source is where the delivery came from ("receiver", "relay",
+	// "import"); RelaySeq its relay stream sequence (0: not relayed).
+	Source   string
+	RelaySeq uint64
 }
 
 // Stats are store-wide totals, kept by triggers so reading them is O(1).
@@ -397,7 +401,7 @@ func dedupeSig(ss []inspector.SignatureStatus) []inspector.SignatureStatus {
 
 const summaryColumns = `id, received_at, method, path, status, rejected, truncated, read_error, answer, body_length,
 	analyzed, signature, hook_uuid, resend, decode_error, event_count, first_type, first_summary, duplicates,
-	divergent, out_of_order, problem_count`
+	divergent, out_of_order, problem_count, source, coalesce(relay_seq, 0)`
 
 func scanSummary(rows *sql.Rows) (Summary, error) {
 	var s Summary
@@ -406,7 +410,7 @@ func scanSummary(rows *sql.Rows) (Summary, error) {
 	var hook, decodeErr sql.NullString
 	err := rows.Scan(&s.ID, &received, &s.Method, &s.Path, &s.Status, &s.Rejected, &s.Truncated, &s.ReadError, &s.Answer, &s.BodyLength,
 		&s.Analyzed, &sig, &hook, &s.Resend, &decodeErr, &s.EventCount, &s.FirstType, &s.FirstSummary,
-		&s.Duplicates, &s.Divergent, &s.OutOfOrder, &s.Problems)
+		&s.Duplicates, &s.Divergent, &s.OutOfOrder, &s.Problems, &s.Source, &s.RelaySeq)
 	s.ReceivedAt = fromNanos(received)
 	s.Signature = inspector.SignatureStatus(sig)
 	s.HookUUID, s.DecodeError = hook.String, decodeErr.String

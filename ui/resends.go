@@ -18,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/resends"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/rules"
 )
 
@@ -264,7 +265,7 @@ func (r *resendsView) show(s resends.Schedule, shown []resends.Timeline, once in
 	r.Sentence.SetText(fmt.Sprintf("Learned from %s (%s re-sent): %s.", plural(s.Messages, "message", "messages"), thousands(int64(s.Resent)), s.Sentence()))
 	var lines []string
 	for _, rt := range s.Retries {
-		lines = append(lines, fmt.Sprintf("re-send %d: after ~%s (n=%s, %s to %s)", rt.Number, resends.Round(rt.Median), thousands(int64(rt.N)), resends.Round(rt.Min), resends.Round(rt.Max)))
+		lines = append(lines, fmt.Sprintf("re-send %d: after ~%s (n=%s, %s to %s)", rt.Number, resends.Approx(rt.Median), thousands(int64(rt.N)), human.Duration(rt.Min), human.Duration(rt.Max)))
 	}
 	if s.Waiting > 0 {
 		lines = append(lines, fmt.Sprintf("%s failed last and %s not sent again (yet)", plural(s.Waiting, "message", "messages"), map[bool]string{true: "was", false: "were"}[s.Waiting == 1]))
@@ -404,7 +405,7 @@ func (p *resendsPane) show(shown int64, tl *resends.Timeline) {
 	{
 		last := tl.Attempts[n-1]
 		title = fmt.Sprintf("The message of delivery #%d (%s): %d attempts over %s; the last answered %s.", shown, tl.HookUUID, n,
-			resends.Round(last.ReceivedAt.Sub(tl.Attempts[0].ReceivedAt)), last.Answer)
+			human.Duration(last.ReceivedAt.Sub(tl.Attempts[0].ReceivedAt)), last.Answer)
 	}
 	p.Title.SetText(title)
 	axis := axisFor([]resends.Timeline{*tl})
@@ -414,7 +415,7 @@ func (p *resendsPane) show(shown int64, tl *resends.Timeline) {
 	for _, a := range tl.Attempts {
 		gap := ""
 		if a.Number > 1 {
-			gap = "+" + resends.Round(a.Gap)
+			gap = "+" + human.Duration(a.Gap)
 		}
 		line := fmt.Sprintf("#%-2d %s  %-8s %-26s delivery #%d", a.Number, a.ReceivedAt.Local().Format("15:04:05.000"), gap, a.Answer, a.DeliveryID)
 		id := a.DeliveryID

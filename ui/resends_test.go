@@ -90,16 +90,16 @@ func TestResendsTabDrawsTheScheduleAndTimelines(t *testing.T) {
 	if m.Tabs.Selected() != m.resendsTab {
 		t.Fatal("the button did not open the Re-sends tab")
 	}
-	want := "Learned from 12 messages (7 re-sent): after a failed answer the service re-sent after ~60 s (n=7), ~5 min (n=5), ~30 min (n=1); nothing after a 2xx (n=11)."
+	want := "Learned from 12 messages (7 re-sent): after a failed answer the service re-sent after ~1 min (n=7), ~5 min (n=5), ~30 min (n=1); nothing after a 2xx (n=11)."
 	if r.Sentence.Text != want {
 		t.Fatalf("sentence:\n got %s\nwant %s", r.Sentence.Text, want)
 	}
-	if !strings.Contains(r.Retries.Text, "re-send 1: after ~60 s (n=7") || !strings.Contains(r.Retries.Text, "1 message failed last and was not sent again (yet)") {
+	if !strings.Contains(r.Retries.Text, "re-send 1: after ~1 min (n=7") || !strings.Contains(r.Retries.Text, "1 message failed last and was not sent again (yet)") {
 		t.Fatalf("retries: %s", r.Retries.Text)
 	}
 	// Bars: one per bucket, labelled by its median, as tall as its count.
 	bars := test.WidgetRenderer(r.Histogram).(*histRenderer).bars
-	if len(bars) != 3 || bars[0].label.Text != "~60 s" || bars[0].n.Text != "n=7" || bars[1].label.Text != "~5 min" {
+	if len(bars) != 3 || bars[0].label.Text != "~1 min" || bars[0].n.Text != "n=7" || bars[1].label.Text != "~5 min" {
 		t.Fatalf("bars: %d", len(bars))
 	}
 	if bars[0].rect.Size().Height <= bars[1].rect.Size().Height || bars[1].rect.Size().Height <= bars[2].rect.Size().Height {
@@ -133,13 +133,13 @@ func TestResendsTabDrawsTheScheduleAndTimelines(t *testing.T) {
 		t.Fatalf("a 200 is drawn as %T, want a green dot", lr.marks[2])
 	}
 	x := []float32{lr.marks[0].Position().X, lr.marks[1].Position().X, lr.marks[2].Position().X}
-	if !(x[0] < x[1] && x[1] < x[2]) || lr.gaps[0].Text != "+60 s" || lr.gaps[1].Text != "+5 min" {
+	if !(x[0] < x[1] && x[1] < x[2]) || lr.gaps[0].Text != "+1 min" || lr.gaps[1].Text != "+5 min" {
 		t.Fatalf("marks at %v, gaps %q %q", x, lr.gaps[0].Text, lr.gaps[1].Text)
 	}
 	// Hovering the second mark says it; clicking it opens its delivery.
 	at := fyne.NewPos(x[1]+markSize/2, lane.Size().Height/2)
 	lane.MouseMoved(&desktop.MouseEvent{PointEvent: fyne.PointEvent{Position: at}})
-	if !strings.HasPrefix(r.Message.Hover.Text, "Attempt 2 · ") || !strings.Contains(r.Message.Hover.Text, "Hookscope answered 500 · 60 s after the attempt before") {
+	if !strings.HasPrefix(r.Message.Hover.Text, "Attempt 2 · ") || !strings.Contains(r.Message.Hover.Text, "Hookscope answered 500 · 1 min after the attempt before") {
 		t.Fatalf("hover: %q", r.Message.Hover.Text)
 	}
 	lane.Tapped(&fyne.PointEvent{Position: at})

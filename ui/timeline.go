@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/resends"
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // The re-send observatory's drawings (ui/resends.go shows them): a
@@ -170,7 +171,7 @@ func abs32(f float32) float32 {
 func attemptText(a resends.Attempt) string {
 	s := fmt.Sprintf("Attempt %d · %s · %s answered %s", a.Number, a.ReceivedAt.Local().Format("2006-01-02 15:04:05"), byWord(a.By), a.Answer)
 	if a.Number > 1 {
-		s += fmt.Sprintf(" · %s after the attempt before", resends.Round(a.Gap))
+		s += fmt.Sprintf(" · %s after the attempt before", human.Duration(a.Gap))
 	}
 	return s + fmt.Sprintf(" · delivery #%d", a.DeliveryID)
 }
@@ -241,7 +242,7 @@ func (r *laneRenderer) rebuild() {
 		m := newMark(a.Kind(), th, v)
 		r.marks = append(r.marks, m)
 		if i > 0 {
-			g := canvas.NewText("+"+resends.Round(a.Gap), fg)
+			g := canvas.NewText("+"+human.Duration(a.Gap), fg)
 			g.TextSize = small
 			r.gaps = append(r.gaps, g)
 			r.objs = append(r.objs, g)
@@ -341,7 +342,7 @@ func (r *axisRenderer) rebuild() {
 	for _, d := range r.ticks {
 		text := "first"
 		if d > 0 {
-			text = "+" + resends.Round(d)
+			text = "+" + human.Duration(d)
 		}
 		t := canvas.NewText(text, th.Color(theme.ColorNameForeground, v))
 		t.TextSize = th.Size(theme.SizeNameCaptionText)
@@ -378,7 +379,7 @@ func (r *axisRenderer) Destroy()                     {}
 
 // gapHistogram draws the learned schedule: a bar per bucket of gaps
 // before a re-send, its height the count, "n=41" above it and the
-// bucket's median ("~60 s") under it; the gaps after a failed answer in
+// bucket's median ("~1 min") under it; the gaps after a failed answer in
 // the error colour, those after a 2xx (a service that re-sent what it
 // was told it got) in amber, apart.
 type gapHistogram struct {

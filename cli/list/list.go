@@ -3,6 +3,7 @@
 package list
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/cli/internal/readstore"
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 )
@@ -88,6 +90,10 @@ type Row struct {
 	Divergent  bool     `json:"divergent"`
 	Problems   int      `json:"problems"`
 	Error      string   `json:"decode_error,omitempty"`
+	// Source is where it came from (receiver, relay, import); RelaySeq
+	// its relay stream sequence when relayed.
+	Source   string `json:"source"`
+	RelaySeq uint64 `json:"relay_seq,omitempty"`
 }
 
 // Result is a list: the rows, newest first, and how the search went.
@@ -136,7 +142,8 @@ func Rows(ctx context.Context, db *storage.DB, ids []int64) ([]Row, error) {
 		}
 		out = append(out, Row{ID: s.ID, ReceivedAt: s.ReceivedAt, Method: s.Method, Path: s.Path, Status: s.Status, Answer: s.Answer,
 			Signature: sig, HookUUID: s.HookUUID, Resend: s.Resend, Types: append([]string{}, types[s.ID]...), Summary: s.FirstSummary,
-			Duplicates: s.Duplicates, Divergent: s.Divergent, Problems: s.Problems, Error: s.DecodeError})
+			Duplicates: s.Duplicates, Divergent: s.Divergent, Problems: s.Problems, Error: s.DecodeError,
+			Source: s.Source, RelaySeq: s.RelaySeq})
 	}
 	return out, nil
 }
@@ -169,7 +176,7 @@ func run(ctx context.Context, o *Options) error {
 func Line(r Row) string {
 	answer := fmt.Sprint(r.Status)
 	if r.Status == 0 {
-		answer = cmpOr(r.Answer, "-")
+		answer = cmp.Or(r.Answer, "-")
 	}
 	what := "no event"
 	if len(r.Types) > 0 {
@@ -191,7 +198,10 @@ func Line(r Row) string {
 		marks = append(marks, "duplicate")
 	}
 	if r.Problems > 0 {
-		marks = append(marks, fmt.Sprintf("%d problems", r.Problems))
+		marks = append(marks, plural.S(r.Problems, "problem"))
+	}
+	if r.RelaySeq > 0 {
+		marks = append(marks, fmt.Sprintf("via relay #%d", r.RelaySeq))
 	}
 	line := fmt.Sprintf("%d  %s  %s %s  %s  %s  %s", r.ID, r.ReceivedAt.Local().Format(time.DateTime), r.Method, r.Path, answer, r.Signature, what)
 	if r.Summary != "" {
@@ -201,13 +211,6 @@ func Line(r Row) string {
 		line += "  [" + strings.Join(marks, ", ") + "]"
 	}
 	return line
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Footer says on stderr what the search left out: a limit reached, and

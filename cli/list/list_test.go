@@ -1,16 +1,21 @@
 package list_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/cli/internal/clitest"
 	"github.com/hookscope/hookscope/cli/list"
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/relay"
+	"github.com/hookscope/hookscope/storage"
 )
 
 func newCmd(env *cmdutil.Env) *cobra.Command { return list.NewCmd(env, nil) }
@@ -70,5 +75,36 @@ func TestListErrors(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(missing + "*"); len(m) > 0 {
 		t.Errorf("a read-only command created %v", m)
+	}
+}
+
+// TestListViaRelay: a relayed delivery's row names its source and stream
+// sequence, in JSON and in text; a direct one says receiver.
+func TestListViaRelay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "laptop.db")
+	db, err := storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"hook":{"uuid":"h1"},"events":[]}`)
+	ctx := context.Background()
+	if _, err := db.InsertDelivery(ctx, &inspector.Delivery{ReceivedAt: time.Now(), Method: "POST", Path: "/webhooks", Body: body, BodyLength: int64(len(body)), Status: 200}); err != nil {
+		t.Fatal(err)
+	}
+	err = db.InsertRelayed(ctx, []*relay.Relayed{{Origin: "HOOKSCOPE@1", Seq: 42, Delivery: &inspector.Delivery{
+		ReceivedAt: time.Now(), Method: "POST", Path: "/webhooks", Body: body, BodyLength: int64(len(body)), Status: 200}}})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := clitest.Run(t, newCmd, nil, "list", "--db", path, "--json")
+	rs := rows(t, js.Stdout)
+	if len(rs) != 2 || rs[0].Source != "relay" || rs[0].RelaySeq != 42 || rs[1].Source != "receiver" || rs[1].RelaySeq != 0 {
+		t.Errorf("JSON rows: %+v", rs)
+	}
+	text := clitest.Run(t, newCmd, nil, "list", "--db", path)
+	lines := strings.Split(strings.TrimSpace(text.Stdout), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "[via relay #42]") || strings.Contains(lines[1], "relay") {
+		t.Errorf("text:\n%s", text.Stdout)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hookscope/hookscope/cli/cmdutil"
 	"github.com/hookscope/hookscope/cli/internal/readstore"
 	"github.com/hookscope/hookscope/inspector/resends"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 )
@@ -132,7 +133,7 @@ func run(ctx context.Context, o *Options) error {
 	s := rep.Schedule
 	fmt.Fprintf(env.Stdout, "Learned from %d messages (%d re-sent): %s.\n", s.Messages, s.Resent, rep.Sentence)
 	for _, r := range s.Retries {
-		fmt.Fprintf(env.Stdout, "  re-send %d: after ~%s (n=%d, %s to %s)\n", r.Number, resends.Round(r.Median), r.N, resends.Round(r.Min), resends.Round(r.Max))
+		fmt.Fprintf(env.Stdout, "  re-send %d: after ~%s (n=%d, %s to %s)\n", r.Number, resends.Approx(r.Median), r.N, human.Duration(r.Min), human.Duration(r.Max))
 	}
 	if s.Waiting > 0 {
 		fmt.Fprintf(env.Stdout, "  %d messages had a failed answer last and were not sent again (yet)\n", s.Waiting)
@@ -146,7 +147,7 @@ func TimelineText(tl resends.Timeline) string {
 	for _, a := range tl.Attempts {
 		gap := ""
 		if a.Number > 1 {
-			gap = "+" + resends.Round(a.Gap)
+			gap = "+" + human.Duration(a.Gap)
 		}
 		out += fmt.Sprintf("  #%-2d %s  %-9s  %-28s delivery %d\n", a.Number, a.ReceivedAt.Local().Format(time.DateTime), gap, a.Answer, a.DeliveryID)
 	}

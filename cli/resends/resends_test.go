@@ -77,12 +77,12 @@ func TestResends(t *testing.T) {
 	if len(rep.Timelines) != 4 || rep.Schedule.Messages != 4 || rep.Schedule.SettledOK != 4 || rep.Timelines[0].Attempts[1].Gap != int64(time.Minute) {
 		t.Errorf("JSON: %+v", rep)
 	}
-	if rep.Sentence != "after a failed answer the service re-sent after ~60 s (n=4); nothing after a 2xx (n=4)" {
+	if rep.Sentence != "after a failed answer the service re-sent after ~1 min (n=4); nothing after a 2xx (n=4)" {
 		t.Errorf("sentence: %s", rep.Sentence)
 	}
 	text := clitest.Run(t, newCmd, nil, "resends", "--db", db, "--where", `events.exists(e, e.type == "media.failed")`)
 	if text.Code != 0 || !strings.Contains(text.Stdout, "Message hook-3: 2 attempts") || strings.Contains(text.Stdout, "hook-0") ||
-		!strings.Contains(text.Stdout, "re-send 1: after ~60 s (n=1") {
+		!strings.Contains(text.Stdout, "re-send 1: after ~1 min (n=1") {
 		t.Errorf("--where text:\n%s%s", text.Stdout, text.Stderr)
 	}
 	csv := clitest.Run(t, newCmd, nil, "resends", "--db", db, "--hook", "hook-1", "--csv")

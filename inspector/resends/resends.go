@@ -2,7 +2,7 @@
 // uuid) the timeline of the service's attempts, what each was answered
 // and the gap since the one before; across all messages, the re-send
 // schedule learned from real traffic ("after a failed answer the service
-// re-sent after ~60 s (n=41), ~5 min (n=38); nothing after a 2xx
+// re-sent after ~1 min (n=41), ~5 min (n=38); nothing after a 2xx
 // (n=1,200)"), which the service's spec leaves out. Answer rules
 // (package rules) are the way to provoke it. The package never imports
 // Fyne; the store implements Source.
@@ -134,13 +134,13 @@ type Bucket struct {
 	Lo time.Duration `json:"lo_ns"`
 	Hi time.Duration `json:"hi_ns"`
 	// N is how many gaps fell in it; Median is their median (the figure
-	// a person reads: "~60 s").
+	// a person reads: "~1 min").
 	N      int           `json:"n"`
 	Median time.Duration `json:"median_ns"`
 }
 
-// Label names the bucket by its median, rounded for reading: "~60 s".
-func (b Bucket) Label() string { return "~" + Round(b.Median) }
+// Label names the bucket by its median, rounded for reading: "~1 min".
+func (b Bucket) Label() string { return "~" + Approx(b.Median) }
 
 // bucketEdges are the histogram's bounds: roughly ×2 to ×3 apart, each
 // bar centred on an interval retry schedules commonly use (1, 5, 10, 30
@@ -241,14 +241,14 @@ func Learn(tls []Timeline) Schedule {
 }
 
 // Sentence says the schedule in one line, as the issue puts it: "after a
-// failed answer the service re-sent after ~60 s (n=41), ~5 min (n=38);
+// failed answer the service re-sent after ~1 min (n=41), ~5 min (n=38);
 // nothing after a 2xx (n=1,200)".
 func (s Schedule) Sentence() string {
 	var parts []string
 	if len(s.AfterFailure) > 0 {
 		var bars []string
 		for _, b := range s.AfterFailure {
-			bars = append(bars, fmt.Sprintf("%s (n=%s)", b.Label(), count(b.N)))
+			bars = append(bars, fmt.Sprintf("%s (n=%s)", b.Label(), human.Count(b.N)))
 		}
 		parts = append(parts, "after a failed answer the service re-sent after "+strings.Join(bars, ", "))
 	} else if s.Waiting > 0 {
@@ -260,9 +260,9 @@ func (s Schedule) Sentence() string {
 		for _, b := range s.AfterSuccess {
 			n += b.N
 		}
-		parts = append(parts, fmt.Sprintf("re-sent %s after a 2xx; nothing after a 2xx (n=%s)", plural(n, "time"), count(s.SettledOK)))
+		parts = append(parts, fmt.Sprintf("re-sent %s after a 2xx; nothing after a 2xx (n=%s)", plural(n, "time"), human.Count(s.SettledOK)))
 	case s.SettledOK > 0:
-		parts = append(parts, fmt.Sprintf("nothing after a 2xx (n=%s)", count(s.SettledOK)))
+		parts = append(parts, fmt.Sprintf("nothing after a 2xx (n=%s)", human.Count(s.SettledOK)))
 	}
 	if len(parts) == 0 {
 		return "no messages yet"
@@ -270,38 +270,24 @@ func (s Schedule) Sentence() string {
 	return strings.Join(parts, "; ")
 }
 
-// Round writes a gap as a person reads a schedule: "800 ms", "60 s",
-// "5 min", "1.5 h".
-func Round(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	case d < 2*time.Minute:
-		return fmt.Sprintf("%.0f s", d.Seconds())
-	case d < 2*time.Hour:
-		return trimZero(fmt.Sprintf("%.1f", d.Minutes())) + " min"
-	case d < 48*time.Hour:
-		return trimZero(fmt.Sprintf("%.1f", d.Hours())) + " h"
-	}
-	return trimZero(fmt.Sprintf("%.1f", d.Hours()/24)) + " days"
-}
-
-func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
-
-// count writes n with thousands separators: 1,200.
-func count(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
 func plural(n int, word string) string {
 	if n == 1 {
 		return "once"
 	}
-	return fmt.Sprintf("%s %ss", count(n), word)
+	return fmt.Sprintf("%s %ss", human.Count(n), word)
+}
+
+// Approx writes a learned gap as a schedule is read (human.Duration
+// rounded to the second below 2 min, the minute below 2 h, the hour
+// above): "45 s", "5 min", "30 min", "3 h".
+func Approx(d time.Duration) string {
+	switch {
+	case d < 2*time.Minute:
+		return human.Duration(d)
+	case d < 2*time.Hour:
+		return human.Duration(d.Round(time.Minute))
+	}
+	return human.Duration(d.Round(time.Hour))
 }
 
 // SortNewest orders timelines by their latest attempt, newest last (the

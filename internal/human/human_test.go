@@ -35,3 +35,24 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestCountAndBytes(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{Count(0), "0"},
+		{Count(999), "999"},
+		{Count(1000), "1,000"},
+		{Count(int64(5002)), "5,002"},
+		{Count(uint64(1234567)), "1,234,567"},
+		{Count(-12345), "-12,345"},
+		{Count(uint64(18446744073709551615)), "18,446,744,073,709,551,615"},
+		{Bytes(11), "11 B"},
+		{Bytes(1023), "1023 B"},
+		{Bytes(2458), "2.4 KiB"},
+		{Bytes(int64(5 << 20)), "5.0 MiB"},
+		{Bytes(uint64(3 << 30)), "3.0 GiB"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
