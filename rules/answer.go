@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // Answer rules decide how the receiver answers a delivery. A rule is one
@@ -391,7 +392,7 @@ func (rs *Rules) Warning() string {
 	if len(rs.list) > 1 {
 		s += fmt.Sprintf(" (rule %d of %d", first+1, len(rs.list))
 		if others > 0 {
-			s += fmt.Sprintf(" and %d more", others)
+			s += "; " + plural.Count(others, "more rule answers", "more rules answer") + " other than 200"
 		}
 		s += ")"
 	}

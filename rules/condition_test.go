@@ -91,7 +91,7 @@ func TestWarning(t *testing.T) {
 		{[]string{"close after 3s"}, "holding every delivery 3 s, then closing"},
 		{[]string{"500 x2 then 200"}, "answering 500 x2 then 200 to every delivery"},
 		{[]string{"media.* => 500", "200"}, "answering 500 to media.* (rule 1 of 2)"},
-		{[]string{"media.ready => 200", "media.* => 500 x1", "close"}, "answering 500 x1 to media.* (rule 2 of 3 and 1 more)"},
+		{[]string{"media.ready => 200", "media.* => 500 x1", "close"}, "answering 500 x1 to media.* (rule 2 of 3; 1 more rule answers other than 200)"},
 		{[]string{`delivery.path == "/a" => 401`}, `answering 401 to delivery.path == "/a"`},
 		{[]string{`delivery.headers["user-agent"].startsWith("Service-Webhooks/0.0.4") => 401`}, `answering 401 to some deliveries`},
 	}

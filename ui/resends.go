@@ -262,15 +262,8 @@ func (r *resendsView) load() {
 // show draws a learned schedule and the re-sent messages.
 func (r *resendsView) show(s resends.Schedule, shown []resends.Timeline, once int) {
 	r.schedule, r.shown, r.axis = s, shown, axisFor(shown)
-	r.Sentence.SetText(fmt.Sprintf("Learned from %s (%s re-sent): %s.", plural(s.Messages, "message", "messages"), thousands(int64(s.Resent)), s.Sentence()))
-	var lines []string
-	for _, rt := range s.Retries {
-		lines = append(lines, fmt.Sprintf("re-send %d: after ~%s (n=%s, %s to %s)", rt.Number, resends.Approx(rt.Median), thousands(int64(rt.N)), human.Duration(rt.Min), human.Duration(rt.Max)))
-	}
-	if s.Waiting > 0 {
-		lines = append(lines, fmt.Sprintf("%s failed last and %s not sent again (yet)", plural(s.Waiting, "message", "messages"), map[bool]string{true: "was", false: "were"}[s.Waiting == 1]))
-	}
-	r.Retries.SetText(strings.Join(lines, "\n"))
+	r.Sentence.SetText(s.Summary())
+	r.Retries.SetText(strings.Join(s.Details(), "\n"))
 	r.Histogram.set(s)
 	hm := r.Histogram.MinSize()
 	r.histScroll.SetMinSize(fyne.NewSize(min(hm.Width, maxHistogramWidth), hm.Height))

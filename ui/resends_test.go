@@ -94,7 +94,7 @@ func TestResendsTabDrawsTheScheduleAndTimelines(t *testing.T) {
 	if r.Sentence.Text != want {
 		t.Fatalf("sentence:\n got %s\nwant %s", r.Sentence.Text, want)
 	}
-	if !strings.Contains(r.Retries.Text, "re-send 1: after ~1 min (n=7") || !strings.Contains(r.Retries.Text, "1 message failed last and was not sent again (yet)") {
+	if !strings.Contains(r.Retries.Text, "re-send 1: after ~1 min (n=7") || !strings.Contains(r.Retries.Text, "1 message had a failed answer last and was not sent again (yet)") {
 		t.Fatalf("retries: %s", r.Retries.Text)
 	}
 	// Bars: one per bucket, labelled by its median, as tall as its count.

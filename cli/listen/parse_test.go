@@ -47,7 +47,7 @@ func TestParse(t *testing.T) {
 				slices.Equal(o.rules.Lines(), []string{"500"})
 		}},
 		{Args: []string{"--answer", "media.* => 500 x2 then 200", "--answer", `delivery.signature != "valid" => 401`, "--answer", "hang"}, Want: func(o *Options) bool {
-			return len(o.rules.List()) == 3 && o.rules.List()[0].Cond == "media.*" && o.rules.Warning() == "answering 500 x2 then 200 to media.* (rule 1 of 3 and 2 more)"
+			return len(o.rules.List()) == 3 && o.rules.List()[0].Cond == "media.*" && o.rules.Warning() == "answering 500 x2 then 200 to media.* (rule 1 of 3; 2 more rules answer other than 200)"
 		}},
 		{Args: []string{"--answer", "500", "--answer", `events.exists(e, e.tpye == "media.ready") => close`}, Err: "(rule 2): its condition is not valid"},
 		{Args: []string{"--answer", `events.exists(e, e.dedupe == "first") => close`}, Err: "\n                    ^\ncolumn 19: event.dedupe is not known on arrival"},

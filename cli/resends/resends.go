@@ -15,6 +15,7 @@ import (
 	"github.com/hookscope/hookscope/cli/internal/readstore"
 	"github.com/hookscope/hookscope/inspector/resends"
 	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 )
@@ -131,25 +132,25 @@ func run(ctx context.Context, o *Options) error {
 		fmt.Fprint(env.Stdout, TimelineText(tl))
 	}
 	s := rep.Schedule
-	fmt.Fprintf(env.Stdout, "Learned from %d messages (%d re-sent): %s.\n", s.Messages, s.Resent, rep.Sentence)
-	for _, r := range s.Retries {
-		fmt.Fprintf(env.Stdout, "  re-send %d: after ~%s (n=%d, %s to %s)\n", r.Number, resends.Approx(r.Median), r.N, human.Duration(r.Min), human.Duration(r.Max))
-	}
-	if s.Waiting > 0 {
-		fmt.Fprintf(env.Stdout, "  %d messages had a failed answer last and were not sent again (yet)\n", s.Waiting)
+	fmt.Fprintln(env.Stdout, s.Summary())
+	for _, l := range s.Details() {
+		fmt.Fprintln(env.Stdout, "  "+l)
 	}
 	return nil
 }
 
 // TimelineText is one message's attempts for people.
 func TimelineText(tl resends.Timeline) string {
-	out := fmt.Sprintf("Message %s: %d attempts\n", tl.HookUUID, len(tl.Attempts))
-	for _, a := range tl.Attempts {
-		gap := ""
+	out := fmt.Sprintf("Message %s: %s\n", tl.HookUUID, plural.S(len(tl.Attempts), "attempt"))
+	gaps, width := make([]string, len(tl.Attempts)), 9
+	for i, a := range tl.Attempts {
 		if a.Number > 1 {
-			gap = "+" + human.Duration(a.Gap)
+			gaps[i] = "+" + human.Duration(a.Gap)
+			width = max(width, len(gaps[i]))
 		}
-		out += fmt.Sprintf("  #%-2d %s  %-9s  %-28s delivery %d\n", a.Number, a.ReceivedAt.Local().Format(time.DateTime), gap, a.Answer, a.DeliveryID)
+	}
+	for i, a := range tl.Attempts {
+		out += fmt.Sprintf("  #%-2d %s  %-*s  %-28s delivery %d\n", a.Number, a.ReceivedAt.Local().Format(time.DateTime), width, gaps[i], a.Answer, a.DeliveryID)
 	}
 	return out
 }

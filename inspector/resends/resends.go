@@ -22,6 +22,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // Arrival is one stored delivery of a message, as the store has it.
@@ -204,6 +205,35 @@ type Schedule struct {
 	Waiting int `json:"waiting"`
 }
 
+// Summary is the schedule in one sentence, as every face shows it:
+// "Learned from 1,251 messages (51 re-sent): after a failed answer ...".
+func (s Schedule) Summary() string {
+	noun := "messages"
+	if s.Messages == 1 {
+		noun = "message"
+	}
+	return fmt.Sprintf("Learned from %s %s (%s re-sent): %s.", human.Count(s.Messages), noun, human.Count(s.Resent), s.Sentence())
+}
+
+// Details are the lines under the summary: each re-send's gap
+// ("re-send 1: after ~1 min (n=41, 58 s to 1 min 2 s)") and the messages
+// still waiting for one.
+func (s Schedule) Details() []string {
+	var lines []string
+	for _, r := range s.Retries {
+		spread := human.Duration(r.Min)
+		if r.Max != r.Min {
+			spread += " to " + human.Duration(r.Max)
+		}
+		lines = append(lines, fmt.Sprintf("re-send %d: after ~%s (n=%s, %s)", r.Number, Approx(r.Median), human.Count(r.N), spread))
+	}
+	if s.Waiting > 0 {
+		lines = append(lines, plural.Count(s.Waiting, "message", "messages")+" had a failed answer last and "+
+			map[bool]string{true: "was", false: "were"}[s.Waiting == 1]+" not sent again (yet)")
+	}
+	return lines
+}
+
 // Learn works out the schedule from timelines.
 func Learn(tls []Timeline) Schedule {
 	s := Schedule{Messages: len(tls)}
@@ -260,7 +290,7 @@ func (s Schedule) Sentence() string {
 		for _, b := range s.AfterSuccess {
 			n += b.N
 		}
-		parts = append(parts, fmt.Sprintf("re-sent %s after a 2xx; nothing after a 2xx (n=%s)", plural(n, "time"), human.Count(s.SettledOK)))
+		parts = append(parts, fmt.Sprintf("re-sent %s after a 2xx; nothing after a 2xx (n=%s)", times(n), human.Count(s.SettledOK)))
 	case s.SettledOK > 0:
 		parts = append(parts, fmt.Sprintf("nothing after a 2xx (n=%s)", human.Count(s.SettledOK)))
 	}
@@ -270,11 +300,12 @@ func (s Schedule) Sentence() string {
 	return strings.Join(parts, "; ")
 }
 
-func plural(n int, word string) string {
+// times says "once" or "3 times".
+func times(n int) string {
 	if n == 1 {
 		return "once"
 	}
-	return fmt.Sprintf("%s %ss", human.Count(n), word)
+	return human.Count(n) + " times"
 }
 
 // Approx writes a learned gap as a schedule is read (human.Duration

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +184,29 @@ func TestHeldAnswers(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("timelines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestScheduleDetails: a re-send seen once gives one gap, not "5 s to
+// 5 s"; the waiting line agrees in number.
+func TestScheduleDetails(t *testing.T) {
+	s := resends.Schedule{Messages: 1200, Resent: 2, Waiting: 1, Retries: []resends.Retry{
+		{Number: 1, N: 2, Median: 61 * time.Second, Min: 58 * time.Second, Max: 62 * time.Second},
+		{Number: 2, N: 1, Median: 5 * time.Minute, Min: 5 * time.Minute, Max: 5 * time.Minute},
+	}}
+	want := []string{
+		"re-send 1: after ~1 min 1 s (n=2, 58 s to 1 min 2 s)",
+		"re-send 2: after ~5 min (n=1, 5 min)",
+		"1 message had a failed answer last and was not sent again (yet)",
+	}
+	if got := s.Details(); !slices.Equal(got, want) {
+		t.Errorf("details:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	s.Waiting = 2
+	if got := s.Details()[2]; got != "2 messages had a failed answer last and were not sent again (yet)" {
+		t.Errorf("waiting: %s", got)
+	}
+	if got := s.Summary(); !strings.HasPrefix(got, "Learned from 1,200 messages (2 re-sent): ") {
+		t.Errorf("summary: %s", got)
 	}
 }
