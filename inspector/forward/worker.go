@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/plural"
 )
 
@@ -270,11 +271,11 @@ func (w *worker) deliver(ctx context.Context, p Pending) (first, ok bool) {
 				break
 			}
 			wait = backoff(verdicts, RetryBackoffMin, RetryBackoffMax)
-			a.Error += fmt.Sprintf("; Hookscope tries again in %s (retry %d of %d)", Spoken(wait), verdicts, f.cfg.Policy.retries())
+			a.Error += fmt.Sprintf("; Hookscope tries again in %s (retry %d of %d)", human.Duration(wait), verdicts, f.cfg.Policy.retries())
 		default:
 			w.downTries++
 			wait = backoff(w.downTries, DownBackoffMin, DownBackoffMax)
-			a.Error += fmt.Sprintf("; Hookscope keeps trying every few seconds, the deliveries wait in order (next in %s)", Spoken(wait))
+			a.Error += fmt.Sprintf("; Hookscope keeps trying every few seconds, the deliveries wait in order (next in %s)", human.Duration(wait))
 		}
 		if wait > 0 {
 			a.NextAt = f.now().Add(wait)
