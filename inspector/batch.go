@@ -13,10 +13,17 @@ import (
 // store's write lock, which the receiver's acks and the forward routes
 // wait for, longer. A chunk is an eighth of the work waiting, between
 // minChunk and maxChunk: small while analysis keeps up with the
-// receiver, big while it works off a backlog.
+// receiver, big while it works off a backlog. While deliveries arrive
+// (one within receivingFor), a chunk is also no bigger than the last
+// chunk's save says fits in saveBudget: an ack waits for at most one
+// analysis commit (the store's writers take turns in order), so that
+// commit's length bounds what analysis adds to an ack.
 const (
-	minChunk = 8
-	maxChunk = 128
+	minChunk     = 8
+	maxChunk     = 128
+	minBusyChunk = 2
+	saveBudget   = 8 * time.Millisecond
+	receivingFor = time.Second
 )
 
 // chunkSize is how many of waiting deliveries the next chunk analyzes:
@@ -26,7 +33,11 @@ func (e *Engine) chunkSize(waiting int) int {
 	if e.saving.IsFailing() {
 		return 1
 	}
-	return min(max(waiting/8, minChunk), maxChunk)
+	n := min(max(waiting/8, minChunk), maxChunk)
+	if per := time.Duration(e.saveCost.Load()); per > 0 && e.q.since() < receivingFor {
+		n = min(n, max(int(saveBudget/per), minBusyChunk))
+	}
+	return n
 }
 
 // batchSaver is a store that saves several analyses in one transaction
@@ -161,7 +172,9 @@ func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery, stop <-chan s
 		as[i] = r.Analysis
 	}
 	if bs, ok := e.store.(batchSaver); ok && len(as) > 1 {
+		start := time.Now()
 		if bs.SaveAnalyses(ctx, as) == nil {
+			e.saveCost.Store(int64(time.Since(start)) / int64(len(as)))
 			for _, r := range recs {
 				e.notify(r)
 			}

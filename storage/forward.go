@@ -146,11 +146,13 @@ func (db *DB) RenewLeases(ctx context.Context, holder string, ttl time.Duration)
 // has not finished with (pass-through relays and Forward again are
 // final), oldest first, with their attempts on route (forward.Store).
 func (db *DB) PendingForwards(ctx context.Context, route string, after int64, limit int, maxBytes int64) ([]forward.Pending, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT `+recordColumns+`,
-		(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1),
-		(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1 AND a.outcome IN ('rejected', 'timeout', 'dropped'))
-		FROM deliveries d JOIN bodies b ON b.delivery_id = d.id
-		WHERE `+owedWhere+` ORDER BY d.id LIMIT ?3`, route, after, limit)
+	// Read at every wake of a route's worker: a cached statement, not
+	// parsed each time.
+	st, err := db.stmts.get(ctx, pendingQuery)
+	if err != nil {
+		return nil, fmt.Errorf("read forward queue: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, route, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read forward queue: %w", err)
 	}
@@ -175,6 +177,13 @@ func (db *DB) PendingForwards(ctx context.Context, route string, after int64, li
 	}
 	return out, nil
 }
+
+// pendingQuery reads a route's queue: ?1 route, ?2 after, ?3 limit.
+const pendingQuery = `SELECT ` + recordColumns + `,
+	(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1),
+	(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1 AND a.outcome IN ('rejected', 'timeout', 'dropped'))
+	FROM deliveries d JOIN bodies b ON b.delivery_id = d.id
+	WHERE ` + owedWhere + ` ORDER BY d.id LIMIT ?3`
 
 // owedWhere selects the received deliveries (directly or through a relay)
 // route ?1 owes above ?2.

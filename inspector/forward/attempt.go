@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // Outcome classifies one attempt.
@@ -127,7 +128,7 @@ func (a *Attempt) Short(now time.Time) string {
 	var b strings.Builder
 	switch a.Outcome {
 	case Delivered, Rejected:
-		fmt.Fprintf(&b, "%d in %s", a.Status, Spoken(a.Latency))
+		fmt.Fprintf(&b, "%d in %s", a.Status, human.Duration(a.Latency))
 	default:
 		b.WriteString(string(a.Outcome))
 	}
@@ -136,7 +137,7 @@ func (a *Attempt) Short(now time.Time) string {
 		notes = append(notes, fmt.Sprintf("attempt %d", a.Number))
 	}
 	if !a.NextAt.IsZero() {
-		notes = append(notes, "next in "+Spoken(max(a.NextAt.Sub(now), 0)))
+		notes = append(notes, "next in "+human.Duration(max(a.NextAt.Sub(now), 0)))
 	}
 	if a.GaveUp {
 		notes = append(notes, "given up")

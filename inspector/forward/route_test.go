@@ -270,26 +270,6 @@ func TestRequest(t *testing.T) {
 	}
 }
 
-// TestSpoken: durations as a person reads them, with no "1000 ms" at the
-// edge between milliseconds and seconds.
-func TestSpoken(t *testing.T) {
-	for _, tc := range []struct {
-		d    time.Duration
-		want string
-	}{
-		{490 * time.Microsecond, "0.49 ms"},
-		{12 * time.Millisecond, "12 ms"},
-		{999*time.Millisecond + 600*time.Microsecond, "1 s"},
-		{999 * time.Millisecond, "999 ms"},
-		{1500 * time.Millisecond, "1.5 s"},
-		{130 * time.Second, "2 min 10 s"},
-	} {
-		if got := Spoken(tc.d); got != tc.want {
-			t.Errorf("Spoken(%v) = %q, want %q", tc.d, got, tc.want)
-		}
-	}
-}
-
 // TestWhereRoutes: a route chosen by a condition, its name, and errors
 // that point at the column of the whole route.
 func TestWhereRoutes(t *testing.T) {

@@ -3,10 +3,10 @@ package forward
 import (
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/plural"
 )
 
@@ -58,32 +58,10 @@ func (rs RouteStatus) BackText(downFor time.Duration) string {
 	return msg + "."
 }
 
-// Spoken writes a duration for a person, with a space before the unit
-// and two or three significant digits: 0.49 ms, 12 ms, 1.5 s, 8 s,
-// 2 min 10 s, 1 h 5 min.
-func Spoken(d time.Duration) string {
-	ms := func(step time.Duration) string {
-		return strconv.FormatFloat(float64(d.Round(step).Microseconds())/1000, 'f', -1, 64) + " ms"
-	}
-	switch {
-	case d < time.Millisecond:
-		return ms(10 * time.Microsecond)
-	case d < 10*time.Millisecond:
-		return ms(100 * time.Microsecond)
-	case d < time.Second-500*time.Microsecond: // 999.6 ms is said "1 s", not "1000 ms"
-		return ms(time.Millisecond)
-	case d < 10*time.Second:
-		return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + " s"
-	}
-	d = d.Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%d s", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
-}
+// Spoken says d as Hookscope says durations everywhere ("6.1 ms",
+// "1.5 s", "2 min 10 s"): it is human.Duration, for the window's lines
+// about attempts.
+func Spoken(d time.Duration) string { return human.Duration(d) }
 
 // sentence starts s with a capital letter and ends it with a stop.
 func sentence(s string) string {

@@ -37,9 +37,10 @@ type Store interface {
 	// RecordForward, in one transaction that renews holder's lease and
 	// fails with ErrLeaseLost when holder does not hold it, records
 	// attempts, moves the route's cursor up to cursor (never down) and
-	// sets the delivery being sent (0: none). A delivery whose sending
-	// mark a run finds set may have reached the app: it is sent again as
-	// a re-forward.
+	// sets the sending mark: the last delivery of the run being sent (0:
+	// none). A worker that finds the mark set sends the deliveries above
+	// the cursor up to it again as re-forwards: they may have reached the
+	// app.
 	RecordForward(ctx context.Context, route, holder string, attempts []*Attempt, cursor, sending int64, ttl time.Duration) error
 	// SaveForwards records attempts made outside a route's queue
 	// (pass-through, Forward again) and moves cursors up (route ->
@@ -65,8 +66,9 @@ var ErrLeaseLost = errors.New("another Hookscope process forwards this route now
 type RouteState struct {
 	// Cursor: every delivery at or below it is done for the route.
 	Cursor int64
-	// Sending is the delivery whose send was under way when the last
-	// holder stopped recording (0: none): it may have reached the app.
+	// Sending is the sending mark the last holder left when it stopped
+	// recording (0: none): the deliveries above Cursor up to it may have
+	// reached the app.
 	Sending int64
 	// Held says whether the claimer holds the lease; Holder names the
 	// process that does.

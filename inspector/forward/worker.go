@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/internal/plural"
 )
 
@@ -19,16 +22,29 @@ const (
 	idlePoll  = 250 * time.Millisecond
 	// recordAfter is how long a finished attempt may wait for the next
 	// delivery's mark to share its commit (the app has it already; only
-	// its record and report wait).
+	// its record and report wait), and how long a run may last before its
+	// attempts are recorded.
 	recordAfter = 20 * time.Millisecond
 )
 
+// MaxRun bounds a run: the deliveries one commit marks as being sent,
+// which then go out one by one, in order, before the next commit records
+// their attempts. After a crash (kill -9, power cut) every delivery of the
+// run under way is sent again and marked as a re-forward, so at most
+// MaxRun deliveries reach the app twice per crash; one of the run that had
+// not gone out yet is marked all the same (it may have). A route starts
+// with runs of one and doubles its run after each run delivered at the
+// first try within recordAfter: runs grow only while the app answers
+// quickly, and a failure or a slow answer makes them one again.
+const MaxRun = 32
+
 // worker is one ack route's sender: it holds the route's lease (or waits
 // on standby for it), reads the deliveries above the route's cursor in id
-// order and sends one at a time. Before each send it commits the delivery
-// as the one being sent, together with the attempts and cursor of the
-// sends before it: an attempt that cannot be recorded is not sent, and a
-// send a crash cut short is known (and marked as a re-forward) next time.
+// order and sends them in runs (MaxRun), one at a time. Before a run it
+// commits the run's last delivery as the mark of what is being sent,
+// together with the attempts and cursor of the sends before it: an
+// attempt that cannot be recorded is not sent, and the sends a crash cut
+// short are known (and marked as re-forwards) next time.
 type worker struct {
 	f     *Forwarder
 	route Route
@@ -37,16 +53,23 @@ type worker struct {
 	mu     sync.Mutex
 	status RouteStatus
 	// cursor is the route's cursor as last committed or read; sending the
-	// mark as last committed.
+	// mark as last committed: the deliveries above the cursor up to it
+	// may be under way.
 	cursor, sending int64
 	// waiting is the last count of deliveries above the cursor.
 	waiting int64
 
 	// The worker goroutine's own state.
 	held bool
-	// sendingMark is the delivery a previous holder was sending when it
-	// stopped recording: its next attempt is a re-forward.
+	// sendingMark is the mark a previous holder left when it stopped
+	// recording: the next attempt of each delivery up to it is a
+	// re-forward.
 	sendingMark int64
+	// runLen is how many deliveries the next run may take (1 to MaxRun).
+	runLen int
+	// cut is the delivery whose send a stop interrupted after it went out
+	// (0: none): what the last commit marks as being sent.
+	cut int64
 	// pending are attempts made and not yet recorded, with the cursor
 	// they move the route to (0: none).
 	pending       []*Attempt
@@ -136,10 +159,12 @@ func (w *worker) run() {
 			}
 			continue
 		}
-		for _, p := range page {
-			if !w.deliver(ctx, p) {
+		for len(page) > 0 {
+			n, ok := w.sendRun(ctx, page)
+			if !ok {
 				break
 			}
+			page = page[n:]
 		}
 	}
 	// Stopping: what was sent is recorded; an attempt cut short leaves its
@@ -147,25 +172,80 @@ func (w *worker) run() {
 	w.flush(context.WithoutCancel(ctx), -1)
 }
 
-// deliver sends one delivery until the route is done with it (delivered,
-// given up, not taken by the route) and reports true; false when
-// Hookscope stops or another process took the route over.
-func (w *worker) deliver(ctx context.Context, p Pending) bool {
+// sendRun sends a run from the head of page: one commit marks its
+// deliveries as being sent (and records what was done before), then they
+// go out one by one. It returns how many of page it dealt with, and false
+// when Hookscope stops or another process took the route over.
+func (w *worker) sendRun(ctx context.Context, page []Pending) (int, bool) {
+	w.runLen = min(max(w.runLen, 1), MaxRun)
+	n, taken, last := 0, 0, int64(0)
+	takes := make([]bool, 0, min(len(page), MaxRun))
+	for n < len(page) && taken < w.runLen {
+		t := w.takes(page[n].Delivery)
+		takes = append(takes, t)
+		if t {
+			taken++
+			last = page[n].Delivery.ID
+		}
+		n++
+	}
+	if taken == 0 {
+		w.pendingCursor = page[n-1].Delivery.ID
+		return n, true
+	}
+	// The mark before the sends: recorded, or nothing is sent.
+	if !w.flush(ctx, last) {
+		return 0, false
+	}
+	start := time.Now()
+	quick := true
+	for i, p := range page[:n] {
+		if !takes[i] {
+			w.pendingCursor = p.Delivery.ID
+			continue
+		}
+		first, ok := w.deliver(ctx, p)
+		if !ok {
+			return i, false
+		}
+		quick = quick && first
+		switch {
+		case !first:
+			// Retried: the mark moved to this delivery alone, so the
+			// rest of the run is not marked; a new run takes it.
+			w.runLen = 1
+			return i + 1, true
+		case p.Delivery.ID < last && time.Since(start) >= recordAfter:
+			// A slow run: its attempts are recorded now, the rest goes
+			// in a shorter one.
+			w.runLen = max(1, taken/2)
+			return i + 1, true
+		}
+	}
+	if quick && time.Since(start) < recordAfter {
+		w.runLen = min(2*w.runLen, MaxRun)
+	}
+	return n, true
+}
+
+// takes reports whether d goes to w's route.
+func (w *worker) takes(d *inspector.Delivery) bool {
+	return slices.Contains(w.f.routesFor(d), w)
+}
+
+// deliver sends one delivery the route takes until the route is done
+// with it (delivered or given up) and reports ok; false when Hookscope
+// stops or another process took the route over. The run's commit marks
+// it as being sent; first reports that its first attempt here was final.
+func (w *worker) deliver(ctx context.Context, p Pending) (first, ok bool) {
 	f, d := w.f, p.Delivery
-	matched := false
-	for _, m := range f.routesFor(d) {
-		matched = matched || m == w
-	}
-	if !matched {
-		w.pendingCursor = d.ID
-		return true
-	}
-	reforward := d.ID == w.sendingMark
+	marked := true
+	reforward := d.ID <= w.sendingMark
 	verdicts := p.Verdicts
 	for n := p.Attempts + 1; ; n++ {
 		// The mark before the send: recorded, or not sent.
-		if !w.flush(ctx, d.ID) {
-			return false
+		if !marked && !w.flush(ctx, d.ID) {
+			return false, false
 		}
 		a, _ := f.attempt(ctx, w, d, KindAck, n, DefaultMaxResponse)
 		a.Reforward, reforward = reforward, false
@@ -173,7 +253,10 @@ func (w *worker) deliver(ctx context.Context, p Pending) bool {
 		switch {
 		case a.Outcome == Stopped:
 			w.pending = append(w.pending, a)
-			return false
+			if !a.unsent {
+				w.cut = d.ID
+			}
+			return false, false
 		case a.Outcome == Delivered || a.Outcome == Skipped:
 			a.Final = true
 			if a.Outcome == Delivered {
@@ -188,11 +271,11 @@ func (w *worker) deliver(ctx context.Context, p Pending) bool {
 				break
 			}
 			wait = backoff(verdicts, RetryBackoffMin, RetryBackoffMax)
-			a.Error += fmt.Sprintf("; Hookscope tries again in %s (retry %d of %d)", Spoken(wait), verdicts, f.cfg.Policy.retries())
+			a.Error += fmt.Sprintf("; Hookscope tries again in %s (retry %d of %d)", human.Duration(wait), verdicts, f.cfg.Policy.retries())
 		default:
 			w.downTries++
 			wait = backoff(w.downTries, DownBackoffMin, DownBackoffMax)
-			a.Error += fmt.Sprintf("; Hookscope keeps trying every few seconds, the deliveries wait in order (next in %s)", Spoken(wait))
+			a.Error += fmt.Sprintf("; Hookscope keeps trying every few seconds, the deliveries wait in order (next in %s)", human.Duration(wait))
 		}
 		if wait > 0 {
 			a.NextAt = f.now().Add(wait)
@@ -201,31 +284,33 @@ func (w *worker) deliver(ctx context.Context, p Pending) bool {
 		w.pending = append(w.pending, a)
 		if a.Final {
 			w.pendingCursor = d.ID
-			return true
+			return marked, true
 		}
+		marked = false
 		// A failed attempt is recorded before the wait: the delivery is
 		// no longer being sent.
 		if !w.flush(ctx, 0) || !sleep(ctx, wait) {
-			return false
+			return false, false
 		}
 	}
 }
 
 // flush records the pending attempts and cursor and marks sending as the
-// delivery about to be sent (0: none; -1: leave the mark as it is and try
-// once, for a stop), in one transaction, then reports the attempts. While
+// last delivery about to be sent (0: none; -1: for a stop, the delivery
+// whose send the stop cut short, and try once), in one transaction, then
+// reports the attempts. While
 // the store cannot record it retries (the fault said once), and nothing
 // is sent. It reports false when Hookscope stops first or another process
 // holds the route now (the attempts are then recorded without moving
 // anything).
 func (w *worker) flush(ctx context.Context, sending int64) bool {
 	f := w.f
-	if len(w.pending) == 0 && w.pendingCursor == 0 && sending <= 0 {
-		return true
-	}
 	mark := sending
 	if sending < 0 {
-		mark = w.sendingNow()
+		mark = w.cut
+	}
+	if len(w.pending) == 0 && w.pendingCursor == 0 && sending <= 0 && mark == w.sendingNow() {
+		return true
 	}
 	for try := 1; ; try++ {
 		err := f.store.RecordForward(ctx, w.route.name, f.holder, w.pending, w.pendingCursor, mark, LeaseTTL)
