@@ -513,16 +513,30 @@ func ledgerWith(ctx context.Context, st ledgerStore, d *Delivery, a *Analysis) e
 		hash   string
 		copies int
 	}
+	type stored struct {
+		first  EventCopy
+		copies int
+		found  bool
+	}
 	inMsg := map[string]*seen{}
+	// The store is asked once per uuid of the message: a message that
+	// repeats one uuid a thousand times costs one lookup, not a thousand.
+	inStore := map[string]stored{}
 	latest := map[string]EventAnalysis{}
 	for i := range a.Events {
 		ev := &a.Events[i]
 		ev.FirstDeliveryID = d.ID
 		if ev.UUID != "" {
-			first, copies, found, err := st.FirstEventCopy(ctx, ev.UUID)
-			if err != nil {
-				return fmt.Errorf("look up event %s: %w", ev.UUID, err)
+			sc, ok := inStore[ev.UUID]
+			if !ok {
+				var err error
+				sc.first, sc.copies, sc.found, err = st.FirstEventCopy(ctx, ev.UUID)
+				if err != nil {
+					return fmt.Errorf("look up event %s: %w", ev.UUID, err)
+				}
+				inStore[ev.UUID] = sc
 			}
+			first, copies, found := sc.first, sc.copies, sc.found
 			// A re-analysis of the same delivery must not count itself.
 			if found && first.DeliveryID == d.ID {
 				found = false
