@@ -38,6 +38,12 @@ type headerView struct {
 	SendTest *widget.Button
 	// Forward is the Forward to row (nil without forwarding).
 	Forward *forwardRow
+	// Relay is the team relay link's state (relay.State.String), in a
+	// row shown while a link is set; RelayButton opens Settings.
+	Relay       *badge
+	RelayButton *widget.Button
+	relayLabel  *widget.Label
+	relayRow    fyne.CanvasObject
 
 	// TunnelLog opens the cloudflared log (when the tunnel control keeps
 	// one); LogView is the last one opened.
@@ -65,7 +71,7 @@ func newHeaderView(win *mainWindow) *headerView {
 	h.TunnelLog.Importance = widget.LowImportance
 	h.TunnelLog.Hide()
 	h.Receiver = newBadge(0)
-	h.AnswerMode = widget.NewButtonWithIcon("Answer mode…", theme.SettingsIcon(), win.showAnswerSettings)
+	h.AnswerMode = widget.NewButtonWithIcon("Answer rules…", theme.SettingsIcon(), win.showAnswerSettings)
 	h.AnswerMode.Importance = widget.LowImportance
 	h.AnswerMode.Hide()
 	h.Secrets = newBadge(0)
@@ -100,6 +106,16 @@ func newHeaderView(win *mainWindow) *headerView {
 		h.Forward = newForwardRow(win)
 		rows = append(rows, label("Forward to"), h.Forward.row)
 		down = h.Forward.Down
+	}
+	if win.svc.Relay != nil {
+		h.Relay = newBadge(0)
+		h.RelayButton = widget.NewButtonWithIcon("Relay…", theme.SettingsIcon(), win.showRelaySettings)
+		h.RelayButton.Importance = widget.LowImportance
+		h.relayLabel = label("Relay")
+		h.relayRow = container.NewBorder(nil, nil, nil, nil, container.NewHBox(container.NewCenter(h.Relay), h.RelayButton))
+		h.relayLabel.Hide()
+		h.relayRow.Hide()
+		rows = append(rows, h.relayLabel, h.relayRow)
 	}
 	urls := container.New(layout.NewFormLayout(), rows...)
 	h.LocalURL.Truncation = fyne.TextTruncateEllipsis
@@ -139,7 +155,29 @@ func (h *headerView) refresh() {
 	if h.Forward != nil {
 		h.Forward.refresh()
 	}
+	h.refreshRelay()
 	h.refreshCounts()
+}
+
+// maxRelayLine is the longest relay line the header shows; Settings
+// shows the whole (a refused credential's reason can be long).
+const maxRelayLine = 110
+
+// refreshRelay shows the relay row while a link is set.
+func (h *headerView) refreshRelay() {
+	if h.Relay == nil {
+		return
+	}
+	if !h.win.relayLinked {
+		h.relayLabel.Hide()
+		h.relayRow.Hide()
+		h.Relay.set("", nil, "")
+		return
+	}
+	text, icon, c := relayBadge(h.win.relayState)
+	h.Relay.set(ellipsis(text, maxRelayLine), icon, c)
+	h.relayLabel.Show()
+	h.relayRow.Show()
 }
 
 // refreshCounts shows the store's counts; a batch of live deliveries

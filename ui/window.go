@@ -16,6 +16,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/relay"
 	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/station"
 	"github.com/hookscope/hookscope/storage"
@@ -43,6 +45,11 @@ type mainWindow struct {
 	secrets      [][]byte
 	stats        storage.Stats
 	tunnelStatus tunnel.Status
+	// relayState is the relay link's latest state, relayLinked whether a
+	// link is set, relayWho the relay connected to (without credential).
+	relayState  relay.State
+	relayLinked bool
+	relayWho    string
 	live         atomic.Pointer[liveSnapshot]
 	lastNotify   time.Time
 	// sending is set while test deliveries are being sent.
@@ -79,6 +86,9 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set station.Settings
 	m.live.Store(&liveSnapshot{})
 	if svc.Tunnel != nil {
 		m.tunnelStatus = svc.Tunnel.Status()
+	}
+	if svc.Relay != nil {
+		m.relayState, m.relayLinked = svc.Relay.RelayState()
 	}
 	m.Status = widget.NewLabel("")
 	m.Status.Truncation = fyne.TextTruncateEllipsis
@@ -129,6 +139,9 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set station.Settings
 	}
 	if svc.Tunnel != nil {
 		m.cancels = append(m.cancels, svc.Tunnel.Subscribe(m.bridge.pushTunnel))
+	}
+	if svc.Relay != nil {
+		m.cancels = append(m.cancels, svc.Relay.SubscribeRelay(m.bridge.pushRelay))
 	}
 	if svc.Forward != nil {
 		m.header.Forward.fill(set)
@@ -232,6 +245,10 @@ func (m *mainWindow) prepare(b batch) func() {
 	if b.tunnel != nil {
 		ev := *b.tunnel
 		applies = append(applies, func() { m.tunnelEvent(ev) })
+	}
+	if b.relay != nil {
+		st := *b.relay
+		applies = append(applies, func() { m.relayChanged(st, st.Phase != "") })
 	}
 	if len(b.attempts) > 0 || len(b.routes) > 0 || len(b.warnings) > 0 {
 		applies = append(applies, func() { m.forwardEvents(b) })
@@ -518,7 +535,7 @@ func (m *mainWindow) applySettings(set station.Settings, done func(error)) {
 		return
 	}
 	r, eng, store, tun := m.svc.Receiver, m.svc.Engine, m.svc.Store, m.svc.Tunnel
-	setKeep, setRules := m.svc.SetKeep, m.svc.SetAnswerRules
+	setKeep, setRules, fw := m.svc.SetKeep, m.svc.SetAnswerRules, m.svc.Forward
 	m.bridge.Go(func() func() {
 		if r != nil && (r.Err() != nil || set.ListenAddr != old.ListenAddr && set.ListenAddr != r.Addr()) {
 			if err := r.Restart(set.ListenAddr); err != nil {
@@ -540,6 +557,17 @@ func (m *mainWindow) applySettings(set station.Settings, done func(error)) {
 		if setKeep != nil && set.Keep != old.Keep {
 			setKeep(set.Keep)
 		}
+		// A new CA file takes effect in the running forwarding at once;
+		// the forwarder says when the file is not PEM.
+		var fwStatus []forward.RouteStatus
+		if fw != nil && set.ForwardCA != old.ForwardCA {
+			if cfg, err := set.ForwardConfig(); err == nil && cfg != nil {
+				if err := fw.SetForward(context.Background(), cfg); err != nil {
+					return func() { done(fmt.Errorf("not saved: %w", err)) }
+				}
+				fwStatus = fw.ForwardStatus()
+			}
+		}
 		if tun != nil && (set.Cloudflared != old.Cloudflared || set.ListenAddr != old.ListenAddr) {
 			addr := set.ListenAddr
 			if r != nil && r.Addr() != "" {
@@ -550,6 +578,9 @@ func (m *mainWindow) applySettings(set station.Settings, done func(error)) {
 		err := station.SaveSettings(context.Background(), store, set)
 		return func() {
 			m.settings = set
+			if fwStatus != nil {
+				m.header.Forward.reset(fwStatus)
+			}
 			m.snapshotLive()
 			m.header.refresh()
 			m.deliveries.Empty.refresh()
@@ -619,9 +650,18 @@ func (m *mainWindow) useFreePort() {
 	})
 }
 
-// showAnswerSettings opens the Settings tab, where the answer mode is set.
+// showAnswerSettings opens the Settings tab, where the answer rules are
+// set.
 func (m *mainWindow) showAnswerSettings() {
 	m.Tabs.Select(m.Tabs.Items[len(m.Tabs.Items)-1])
+}
+
+// showRelaySettings opens the Settings tab at its Team relay card.
+func (m *mainWindow) showRelaySettings() {
+	m.Tabs.Select(m.Tabs.Items[len(m.Tabs.Items)-1])
+	if r := m.settingsV.Relay; r != nil {
+		m.settingsV.scroll.ScrollToOffset(fyne.NewPos(0, max(0, fyne.CurrentApp().Driver().AbsolutePositionForObject(r.content).Y-fyne.CurrentApp().Driver().AbsolutePositionForObject(m.settingsV.scroll.Content).Y-40)))
+	}
 }
 
 // rememberSize saves the window size for the next start.
