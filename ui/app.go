@@ -91,14 +91,14 @@ type Config struct {
 // session is what runs once a store opened: the station (store, engine,
 // receiver, forwarding, tunnel) and the window's starting state.
 type session struct {
-	st       *station.Station
-	set      station.Settings
-	secrets  [][]byte
-	vault    station.Vault
+	st      *station.Station
+	set     station.Settings
+	secrets [][]byte
+	vault   station.Vault
 	// relayConn is the saved relay connection string ("" none); the
 	// station was linked to it at start.
 	relayConn string
-	oauthHub *oauthflow.CallbackHub
+	oauthHub  *oauthflow.CallbackHub
 	// warn is said in the status line once the window is up.
 	warn error
 }

@@ -26,14 +26,14 @@ type settingsView struct {
 	NotifyInvalid   *widget.Check
 	NotifyDivergent *widget.Check
 	// Rules is the answer rules editor.
-	Rules *rulesEditor
-	Cloudflared     *widget.Entry
+	Rules       *rulesEditor
+	Cloudflared *widget.Entry
 	// ForwardCA names a PEM file of certificates trusted for https
 	// forward targets besides the system's; ChooseCA picks it.
 	ForwardCA  *widget.Entry
 	ChooseCA   *widget.Button
 	SaveButton *widget.Button
-	Status          *widget.Label
+	Status     *widget.Label
 
 	SecretsList  *fyne.Container
 	AddSecret    *widget.Button

@@ -230,4 +230,3 @@ func TestSecretDialogTakesTheTyping(t *testing.T) {
 		t.Fatalf("focused %T, want the secret field", f)
 	}
 }
-

@@ -50,8 +50,8 @@ type mainWindow struct {
 	relayState  relay.State
 	relayLinked bool
 	relayWho    string
-	live         atomic.Pointer[liveSnapshot]
-	lastNotify   time.Time
+	live        atomic.Pointer[liveSnapshot]
+	lastNotify  time.Time
 	// sending is set while test deliveries are being sent.
 	sending bool
 	// skipConfirm deletes without a dialog (tests).
