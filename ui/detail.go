@@ -18,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/relay"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/inspector/forward"
@@ -260,6 +261,11 @@ func (d *detailView) show(dat *detailData) {
 	del := dat.rec.Delivery
 	d.Title.SetText(fmt.Sprintf("Delivery #%d — %s", del.ID, deliveryHeadline(dat.rec)))
 	meta := fmt.Sprintf("%s %s · %s · %s · from %s", del.Method, del.Path, del.ReceivedAt.Local().Format("2006-01-02 15:04:05.000"), humanBytes(del.BodyLength), del.RemoteAddr)
+	if del.Source == relay.DeliverySource {
+		// The relay received it (its time, address and answer); this
+		// store took it from the relay's stream at that sequence.
+		meta += fmt.Sprintf(" · via relay #%d", del.RelaySeq)
+	}
 	if del.Status != 0 {
 		meta += fmt.Sprintf(" · answered %d", del.Status)
 	} else {

@@ -220,7 +220,12 @@ func (e *rulesEditor) check(r *ruleRow) {
 	msg := r.err.Error()
 	var ce rules.CompileErrors
 	if errors.As(r.err, &ce) && len(ce) > 0 {
-		msg = caretLines(ce[0], exprErrorWidth) + "\n" + shortMessage(ce[0].Error())
+		msg = ce[0].Error()
+		// The list of fields is five lines under a rule: the docs have it.
+		if i := strings.Index(msg, " ("); i > 0 && len(msg) > 100 {
+			msg = msg[:i] + " (docs/rules.md lists the fields)"
+		}
+		msg = caretLines(ce[0], exprErrorWidth) + "\n" + msg
 		if len(ce) > 1 {
 			msg += fmt.Sprintf(" (and %d more)", len(ce)-1)
 		}
