@@ -18,11 +18,11 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
-	"github.com/hookscope/hookscope/relay"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/inspector/resends"
+	"github.com/hookscope/hookscope/relay"
 	"github.com/hookscope/hookscope/storage"
 )
 
