@@ -159,6 +159,9 @@ func (h *headerView) refresh() {
 	h.refreshCounts()
 }
 
+// maxAnswerWarning is the longest answer warning the header shows.
+const maxAnswerWarning = 52
+
 // maxRelayLine is the longest relay line the header shows; Settings
 // shows the whole (a refused credential's reason can be long).
 const maxRelayLine = 110
@@ -230,7 +233,9 @@ func (h *headerView) refreshReceiver() {
 		h.SendTest.Enable()
 	}
 	if text := w.settings.AnswerWarning(); text != "" {
-		h.Receiver.set(text, theme.WarningIcon(), theme.ColorNameWarning)
+		// Cut: a rule's condition can make it long, and the badge must not
+		// widen the window (Answer rules… opens the whole).
+		h.Receiver.set(ellipsis(text, maxAnswerWarning), theme.WarningIcon(), theme.ColorNameWarning)
 		h.AnswerMode.Show()
 		return
 	}

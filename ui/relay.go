@@ -22,9 +22,8 @@ type relaySection struct {
 	win *mainWindow
 
 	// Field takes the pasted connection string; it renders bullets
-	// unless Reveal was pressed.
+	// unless its eye (ActionItem, Fyne's password revealer) was pressed.
 	Field      *widget.Entry
-	Reveal     *widget.Button
 	Connect    *widget.Button
 	Disconnect *widget.Button
 	// Who names the relay connected to, without the credential.
@@ -41,13 +40,10 @@ type relaySection struct {
 
 func newRelaySection(win *mainWindow) *relaySection {
 	r := &relaySection{win: win}
-	r.Field = widget.NewEntry()
-	r.Field.Password = true
+	r.Field = widget.NewPasswordEntry()
 	r.Field.SetPlaceHolder("hookscope-relay-… (paste what `hookscope relay invite NAME` printed)")
 	r.Field.OnChanged = func(string) { r.refresh() }
 	r.Field.OnSubmitted = func(string) { r.connect() }
-	r.Reveal = widget.NewButtonWithIcon("Show", theme.VisibilityIcon(), r.toggleReveal)
-	r.Reveal.Importance = widget.LowImportance
 	r.Connect = widget.NewButtonWithIcon("Connect", theme.LoginIcon(), r.connect)
 	r.Connect.Importance = widget.HighImportance
 	r.Disconnect = widget.NewButtonWithIcon("Disconnect", theme.LogoutIcon(), r.disconnect)
@@ -68,8 +64,9 @@ func newRelaySection(win *mainWindow) *relaySection {
 		"The connection string holds your credential: it is " + where + ", never in logs.")
 	help.Wrapping = fyne.TextWrapWord
 	r.content = container.NewVBox(help,
-		container.NewBorder(nil, nil, nil, container.NewHBox(r.Reveal, r.Connect, r.Disconnect), r.Field),
+		container.NewBorder(nil, nil, nil, container.NewHBox(r.Connect, r.Disconnect), r.Field),
 		r.Error, r.Who, r.State)
+	r.refresh()
 	return r
 }
 
@@ -77,19 +74,6 @@ func newRelaySection(win *mainWindow) *relaySection {
 func (r *relaySection) fill(conn string) {
 	r.Field.SetText(conn)
 	r.refresh()
-}
-
-// toggleReveal shows or masks the connection string.
-func (r *relaySection) toggleReveal() {
-	r.Field.Password = !r.Field.Password
-	if r.Field.Password {
-		r.Reveal.SetText("Show")
-		r.Reveal.SetIcon(theme.VisibilityIcon())
-	} else {
-		r.Reveal.SetText("Hide")
-		r.Reveal.SetIcon(theme.VisibilityOffIcon())
-	}
-	r.Field.Refresh()
 }
 
 // refresh shows the link's state and which buttons apply.

@@ -92,11 +92,12 @@ func TestRelayFieldNeverRendersTheCredential(t *testing.T) {
 	if !strings.Contains(r.Who.Text, "alice at ws://127.0.0.1:18901/nats") {
 		t.Fatalf("who: %q", r.Who.Text)
 	}
-	test.Tap(r.Reveal)
+	reveal := r.Field.ActionItem.(fyne.Tappable)
+	test.Tap(reveal)
 	if !secretShown() {
-		t.Fatal("Show does not show the connection string")
+		t.Fatal("the eye does not show the connection string")
 	}
-	test.Tap(r.Reveal)
+	test.Tap(reveal)
 	if secretShown() {
 		t.Fatal("Hide leaves it shown")
 	}

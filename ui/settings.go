@@ -93,12 +93,12 @@ func newSettingsView(win *mainWindow) *settingsView {
 	cards := []fyne.CanvasObject{
 		widget.NewCard("Receiver", "", receiver),
 		widget.NewCard("Answer rules", "How the receiver answers each delivery (it is always stored first): provoke the service's re-sends on purpose.", v.Rules.content),
-		widget.NewCard("Signature secrets", "The webhook's Secret Key; several during a rotation.", secrets),
 	}
 	if win.svc.Relay != nil {
 		v.Relay = newRelaySection(win)
 		cards = append(cards, widget.NewCard("Team relay", "Receive while this laptop sleeps; every developer of a team gets every delivery.", v.Relay.content))
 	}
+	cards = append(cards, widget.NewCard("Signature secrets", "The webhook's Secret Key; several during a rotation.", secrets))
 	if win.svc.Forward != nil {
 		cards = append(cards, widget.NewCard("Forwarding", "The Forward to row above sets where; this, whom to trust.", caForm))
 	}

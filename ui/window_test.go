@@ -444,6 +444,7 @@ func TestHeaderSaysHowTheReceiverAnswers(t *testing.T) {
 		{[]string{"500"}, "answering 500 to every delivery", theme.ColorNameWarning},
 		{[]string{"hang"}, "holding every delivery 15 s, then answering 200", theme.ColorNameWarning},
 		{[]string{"close"}, "closing every connection unanswered", theme.ColorNameWarning},
+		{[]string{`delivery.signature == "invalid" => close`, "live_event.* => 500 x2 then 200", "media.* => 500"}, "closing connections unanswered for some deliveries …", theme.ColorNameWarning},
 		{nil, "listening on 127.0.0.1:8787", theme.ColorNameSuccess},
 	} {
 		s.Rules.setLines(tc.mode)
