@@ -314,6 +314,9 @@ type fakeRelay struct {
 	state  relay.State
 	linked bool
 	subs   []func(relay.State)
+	// afterRead runs once after the next RelayState has read the state
+	// (a change racing the reader).
+	afterRead func()
 }
 
 func (f *fakeRelay) SetRelay(_ context.Context, conn *relay.ConnString) error {
@@ -340,8 +343,13 @@ func (f *fakeRelay) SubscribeRelay(fn func(relay.State)) func() {
 
 func (f *fakeRelay) RelayState() (relay.State, bool) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.state, f.linked
+	st, linked, after := f.state, f.linked, f.afterRead
+	f.afterRead = nil
+	f.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	return st, linked
 }
 
 func (f *fakeRelay) publish(st relay.State) {

@@ -266,3 +266,20 @@ func TestRelayedDeliverySaysViaRelay(t *testing.T) {
 		t.Fatalf("direct: %q", d.Detail.Meta.Text)
 	}
 }
+
+// TestHeaderMissesNoRelayStateAtStart: the link starts with the session,
+// before the window; a state it reaches while the window is being built
+// is shown (the window subscribes before it reads the state).
+func TestHeaderMissesNoRelayStateAtStart(t *testing.T) {
+	h := newHarness(t, nil)
+	h.relay.state, h.relay.linked = relay.State{Phase: relay.Connecting}, true
+	h.relay.afterRead = func() { h.relay.publish(relay.State{Phase: relay.Live}) }
+	w := h.app.NewWindow("second")
+	svc := h.win.svc
+	m := newMainWindow(h.app, w, svc, station.DefaultSettings(), nil, nil, true)
+	t.Cleanup(func() { m.close(); w.Close() })
+	m.bridge.Flush()
+	if m.header.Relay.Text != "relay: live" {
+		t.Fatalf("header says %q after the link went live during the start", m.header.Relay.Text)
+	}
+}

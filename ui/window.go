@@ -88,6 +88,9 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set station.Settings
 		m.tunnelStatus = svc.Tunnel.Status()
 	}
 	if svc.Relay != nil {
+		// Subscribed before the state is read: a change in between (the
+		// link started with the session) reaches the bridge.
+		m.cancels = append(m.cancels, svc.Relay.SubscribeRelay(m.bridge.pushRelay))
 		m.relayState, m.relayLinked = svc.Relay.RelayState()
 	}
 	m.Status = widget.NewLabel("")
@@ -139,9 +142,6 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set station.Settings
 	}
 	if svc.Tunnel != nil {
 		m.cancels = append(m.cancels, svc.Tunnel.Subscribe(m.bridge.pushTunnel))
-	}
-	if svc.Relay != nil {
-		m.cancels = append(m.cancels, svc.Relay.SubscribeRelay(m.bridge.pushRelay))
 	}
 	if svc.Forward != nil {
 		m.header.Forward.fill(set)
