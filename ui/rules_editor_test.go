@@ -139,3 +139,16 @@ func TestRulesEditorTestsTheSelectedDelivery(t *testing.T) {
 		t.Fatalf("testing saved the rules: %q", h.win.settings.AnswerRules)
 	}
 }
+
+// TestSavedRulesAreNotUnsavedChanges: a window opened on saved rules has
+// nothing to save (filling the form once said "Unsaved changes").
+func TestSavedRulesAreNotUnsavedChanges(t *testing.T) {
+	h := newHarness(t, nil)
+	set := station.DefaultSettings()
+	set.AnswerRules = []string{`delivery.signature == "invalid" => close`, "live_event.* => 500 x2 then 200"}
+	h.win.settings = set
+	h.win.settingsV.fill(set)
+	if got := h.win.settingsV.Status.Text; got != "" {
+		t.Fatalf("status %q after filling the saved settings", got)
+	}
+}

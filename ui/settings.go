@@ -143,6 +143,8 @@ func (v *settingsView) fill(set station.Settings) {
 	v.Rules.setLines(set.AnswerRules)
 	v.Cloudflared.SetText(set.Cloudflared)
 	v.ForwardCA.SetText(set.ForwardCA)
+	// The widgets' callbacks ran while half of them were filled.
+	v.edited()
 }
 
 // read returns the settings the widgets describe.
