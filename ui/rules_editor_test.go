@@ -146,9 +146,10 @@ func TestSavedRulesAreNotUnsavedChanges(t *testing.T) {
 	h := newHarness(t, nil)
 	set := station.DefaultSettings()
 	set.AnswerRules = []string{`delivery.signature == "invalid" => close`, "live_event.* => 500 x2 then 200"}
-	h.win.settings = set
-	h.win.settingsV.fill(set)
-	if got := h.win.settingsV.Status.Text; got != "" {
+	w := h.app.NewWindow("second")
+	m := newMainWindow(h.app, w, h.win.svc, set, nil, nil, true)
+	t.Cleanup(func() { m.close(); w.Close() })
+	if got := m.settingsV.Status.Text; got != "" {
 		t.Fatalf("status %q after filling the saved settings", got)
 	}
 }
