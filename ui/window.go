@@ -650,18 +650,27 @@ func (m *mainWindow) useFreePort() {
 	})
 }
 
-// showAnswerSettings opens the Settings tab, where the answer rules are
-// set.
+// showAnswerSettings opens the Settings tab at its Answer rules card.
 func (m *mainWindow) showAnswerSettings() {
-	m.Tabs.Select(m.Tabs.Items[len(m.Tabs.Items)-1])
+	m.showSettings(m.settingsV.Rules.content)
 }
 
 // showRelaySettings opens the Settings tab at its Team relay card.
 func (m *mainWindow) showRelaySettings() {
-	m.Tabs.Select(m.Tabs.Items[len(m.Tabs.Items)-1])
 	if r := m.settingsV.Relay; r != nil {
-		m.settingsV.scroll.ScrollToOffset(fyne.NewPos(0, max(0, fyne.CurrentApp().Driver().AbsolutePositionForObject(r.content).Y-fyne.CurrentApp().Driver().AbsolutePositionForObject(m.settingsV.scroll.Content).Y-40)))
+		m.showSettings(r.content)
 	}
+}
+
+// showSettings opens the Settings tab scrolled to show o (a card's
+// content) near its top, under the card's title.
+func (m *mainWindow) showSettings(o fyne.CanvasObject) {
+	m.Tabs.Select(m.Tabs.Items[len(m.Tabs.Items)-1])
+	sc := m.settingsV.scroll
+	drv := fyne.CurrentApp().Driver()
+	y := drv.AbsolutePositionForObject(o).Y - drv.AbsolutePositionForObject(sc.Content).Y
+	// The card's title and subtitle sit above its content.
+	sc.ScrollToOffset(fyne.NewPos(0, max(0, y-3*theme.TextHeadingSize())))
 }
 
 // rememberSize saves the window size for the next start.
