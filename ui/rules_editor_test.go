@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
 	"github.com/hookscope/hookscope/station"
@@ -151,5 +152,22 @@ func TestSavedRulesAreNotUnsavedChanges(t *testing.T) {
 	t.Cleanup(func() { m.close(); w.Close() })
 	if got := m.settingsV.Status.Text; got != "" {
 		t.Fatalf("status %q after filling the saved settings", got)
+	}
+}
+
+// TestAnswerRulesButtonOpensTheCard: the header's Answer rules… opens
+// Settings scrolled to the rules, the first time too.
+func TestAnswerRulesButtonOpensTheCard(t *testing.T) {
+	h := newHarness(t, nil)
+	h.win.w.Resize(fyne.NewSize(960, 640))
+	h.win.settingsV.Rules.setLines([]string{"500"})
+	test.Tap(h.win.settingsV.SaveButton)
+	h.win.Tabs.SelectIndex(0)
+	test.Tap(h.win.header.AnswerMode)
+	if h.win.Tabs.Selected().Content != h.win.settingsV.content {
+		t.Fatal("Answer rules… does not open Settings")
+	}
+	if y := h.win.settingsV.scroll.Offset.Y; y <= 0 {
+		t.Fatalf("Settings not scrolled to the rules (offset %v)", y)
 	}
 }

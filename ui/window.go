@@ -663,9 +663,17 @@ func (m *mainWindow) showRelaySettings() {
 }
 
 // showSettings opens the Settings tab scrolled to show o (a card's
-// content) near its top, under the card's title.
+// content) near its top, under the card's title. A tab shown for the
+// first time is laid out at its next frame, so the scroll is also done
+// once more after it.
 func (m *mainWindow) showSettings(o fyne.CanvasObject) {
 	m.Tabs.Select(m.Tabs.Items[len(m.Tabs.Items)-1])
+	m.scrollSettingsTo(o)
+	m.bridge.Go(func() func() { return func() { m.scrollSettingsTo(o) } })
+}
+
+// scrollSettingsTo scrolls Settings to o as it is laid out now.
+func (m *mainWindow) scrollSettingsTo(o fyne.CanvasObject) {
 	sc := m.settingsV.scroll
 	drv := fyne.CurrentApp().Driver()
 	y := drv.AbsolutePositionForObject(o).Y - drv.AbsolutePositionForObject(sc.Content).Y
