@@ -105,9 +105,9 @@ func (r *relaySection) refresh() {
 		r.State.Hide()
 		return
 	case r.win.relayWho != "":
-		r.Who.SetText("Connected as " + r.win.relayWho + ".")
+		r.Who.SetText("Linked to the relay as " + r.win.relayWho + ".")
 	default:
-		r.Who.SetText("Connected.")
+		r.Who.SetText("Linked to a relay.")
 	}
 	text, imp := relayWords(st)
 	r.State.Importance = imp
