@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 )
@@ -221,7 +222,7 @@ func (v *deliveriesView) search(gen int, f listFilter) {
 
 // showProgress says how far a running search got.
 func (v *deliveriesView) showProgress(read, matched int64, total int64) {
-	text := fmt.Sprintf("Searching… checked %s of %s, %s so far", thousands(read), thousands(total), plural(int(matched), "match", "matches"))
+	text := fmt.Sprintf("Searching… checked %s of %s, %s so far", human.Thousands(read), human.Thousands(total), plural(int(matched), "match", "matches"))
 	v.CountLabel.SetText(text)
 }
 

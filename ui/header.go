@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/tunnel"
 )
 
@@ -187,7 +188,7 @@ func (h *headerView) refreshRelay() {
 // changes only them.
 func (h *headerView) refreshCounts() {
 	s := h.win.stats
-	text := fmt.Sprintf("%s · %s · %s invalid · %s", plural(int(s.Deliveries), "delivery", "deliveries"), plural(int(s.Events), "event", "events"), thousands(s.InvalidSignatures), plural(int(s.Duplicates), "duplicate", "duplicates"))
+	text := fmt.Sprintf("%s · %s · %s invalid · %s", plural(int(s.Deliveries), "delivery", "deliveries"), plural(int(s.Events), "event", "events"), human.Thousands(s.InvalidSignatures), plural(int(s.Duplicates), "duplicate", "duplicates"))
 	if h.Counts.Text != text {
 		h.Counts.SetText(text)
 		h.win.trace.countsShown(s.Deliveries)

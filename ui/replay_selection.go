@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/replay"
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // Batch shapes a chaos run offers.
@@ -205,7 +206,7 @@ func planLine(i int, p replay.Planned) string {
 	for j, id := range p.Sources {
 		src[j] = fmt.Sprintf("#%d", id)
 	}
-	return fmt.Sprintf("%3d. %-10s %s  from %s  hook %s  %s  %s", i+1, modeWords(p.Mode), p.Position(), strings.Join(src, ","), p.HookUUID, plural(len(p.Events), "event", "events"), humanBytes(int64(len(p.Request.Body))))
+	return fmt.Sprintf("%3d. %-10s %s  from %s  hook %s  %s  %s", i+1, modeWords(p.Mode), p.Position(), strings.Join(src, ","), p.HookUUID, plural(len(p.Events), "event", "events"), human.Bytes(int64(len(p.Request.Body))))
 }
 
 // start runs the chaos replay with progress; Cancel stops it.

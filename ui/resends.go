@@ -18,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/resends"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/rules"
 )
 
@@ -261,10 +262,10 @@ func (r *resendsView) load() {
 // show draws a learned schedule and the re-sent messages.
 func (r *resendsView) show(s resends.Schedule, shown []resends.Timeline, once int) {
 	r.schedule, r.shown, r.axis = s, shown, axisFor(shown)
-	r.Sentence.SetText(fmt.Sprintf("Learned from %s (%s re-sent): %s.", plural(s.Messages, "message", "messages"), thousands(int64(s.Resent)), s.Sentence()))
+	r.Sentence.SetText(fmt.Sprintf("Learned from %s (%s re-sent): %s.", plural(s.Messages, "message", "messages"), human.Thousands(int64(s.Resent)), s.Sentence()))
 	var lines []string
 	for _, rt := range s.Retries {
-		lines = append(lines, fmt.Sprintf("re-send %d: after ~%s (n=%s, %s to %s)", rt.Number, resends.Round(rt.Median), thousands(int64(rt.N)), resends.Round(rt.Min), resends.Round(rt.Max)))
+		lines = append(lines, fmt.Sprintf("re-send %d: after ~%s (n=%s, %s to %s)", rt.Number, resends.Round(rt.Median), human.Thousands(int64(rt.N)), resends.Round(rt.Min), resends.Round(rt.Max)))
 	}
 	if s.Waiting > 0 {
 		lines = append(lines, fmt.Sprintf("%s failed last and %s not sent again (yet)", plural(s.Waiting, "message", "messages"), map[bool]string{true: "was", false: "were"}[s.Waiting == 1]))
@@ -279,7 +280,7 @@ func (r *resendsView) show(s resends.Schedule, shown []resends.Timeline, once in
 		summary = fmt.Sprintf("%s sent once (not drawn).", plural(once, "message was", "messages were"))
 	}
 	if s.Resent > len(shown) {
-		summary += fmt.Sprintf(" The newest %d of %s re-sent messages are drawn; the exports hold them all.", len(shown), thousands(int64(s.Resent)))
+		summary += fmt.Sprintf(" The newest %d of %s re-sent messages are drawn; the exports hold them all.", len(shown), human.Thousands(int64(s.Resent)))
 	}
 	r.Summary.SetText(strings.TrimSpace(summary))
 	if s.Resent == 0 {

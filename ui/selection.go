@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/rules"
 )
 
@@ -404,7 +405,7 @@ func (b *bulkBar) refresh() {
 		want = b.selected
 		n := "counting…"
 		if c := sel.count(); c >= 0 {
-			n = thousands(c) + " selected"
+			n = human.Thousands(c) + " selected"
 		}
 		if sel.empty() {
 			n = ""
@@ -481,7 +482,7 @@ func (b *bulkBar) forwardAgain() {
 			}
 			done := i + 1
 			prog.push(done == len(ids), func() {
-				b.setProgress(fmt.Sprintf("Forwarding again: %s of %s…", thousands(int64(done)), thousands(int64(len(ids)))), widget.MediumImportance)
+				b.setProgress(fmt.Sprintf("Forwarding again: %s of %s…", human.Thousands(int64(done)), human.Thousands(int64(len(ids)))), widget.MediumImportance)
 			})
 		}
 		return func() {
@@ -575,7 +576,7 @@ func (b *bulkBar) deleteSelection(spec selectionSpec) {
 				deleted += len(chunk)
 				done := deleted
 				prog.push(done == len(ids), func() {
-					b.setProgress(fmt.Sprintf("Deleting: %s of %s…", thousands(int64(done)), thousands(int64(len(ids)))), widget.MediumImportance)
+					b.setProgress(fmt.Sprintf("Deleting: %s of %s…", human.Thousands(int64(done)), human.Thousands(int64(len(ids)))), widget.MediumImportance)
 				})
 			}
 		}

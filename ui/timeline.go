@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/resends"
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // The re-send observatory's drawings (ui/resends.go shows them): a
@@ -458,7 +459,7 @@ func (r *histRenderer) rebuild() {
 		for _, b := range bs {
 			rect := canvas.NewRectangle(th.Color(c, v))
 			rect.CornerRadius = 2
-			n := canvas.NewText(fmt.Sprintf("n=%s", thousands(int64(b.N))), fg)
+			n := canvas.NewText(fmt.Sprintf("n=%s", human.Thousands(int64(b.N))), fg)
 			n.TextSize = small
 			label := canvas.NewText(b.Label(), fg)
 			label.TextSize = small

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/relay"
 	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/station"
@@ -377,7 +378,7 @@ func (m *mainWindow) receiverState() (string, error) {
 // copy puts s on the clipboard and says what was copied.
 func (m *mainWindow) copy(s, what string) {
 	m.app.Clipboard().SetContent(s)
-	m.showStatus(fmt.Sprintf("Copied %s (%s).", what, humanBytes(int64(len(s)))))
+	m.showStatus(fmt.Sprintf("Copied %s (%s).", what, human.Bytes(int64(len(s)))))
 }
 
 // showStatus shows a transient message in the status line.

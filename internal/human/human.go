@@ -1,9 +1,11 @@
 // Package human writes values for people to read: durations as Hookscope
-// says them everywhere ("0.42 ms", "6.1 ms", "1.2 s", "3 min", "2 h 5 min").
+// says them everywhere ("0.42 ms", "6.1 ms", "1.2 s", "3 min", "2 h 5 min"),
+// counts with separators ("12,345") and sizes ("872 B", "2.5 KiB").
 // Machine output (--json, stored rows) keeps its own units.
 package human
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -52,4 +54,37 @@ func pair(big int, bigUnit string, small int, smallUnit string) string {
 		b.WriteString(" " + strconv.Itoa(small) + " " + smallUnit)
 	}
 	return b.String()
+}
+
+// Thousands writes n with a comma between each group of three digits:
+// 12,345 and -1,240.
+func Thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	sign := ""
+	if n < 0 {
+		sign, s = "-", s[1:]
+	}
+	var b strings.Builder
+	b.WriteString(sign)
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// Bytes writes a size in binary units with one decimal above a KiB: 872
+// B, 2.5 KiB, 10.0 MiB, 1.2 GiB.
+func Bytes(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }

@@ -35,3 +35,26 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestThousandsAndBytes(t *testing.T) {
+	for _, tc := range []struct {
+		n     int64
+		thou  string
+		bytes string
+	}{
+		{0, "0", "0 B"},
+		{999, "999", "999 B"},
+		{1024, "1,024", "1.0 KiB"},
+		{12345, "12,345", "12.1 KiB"},
+		{10 << 20, "10,485,760", "10.0 MiB"},
+		{3 << 30, "3,221,225,472", "3.0 GiB"},
+		{-1240, "-1,240", "-1240 B"},
+	} {
+		if got := Thousands(tc.n); got != tc.thou {
+			t.Errorf("Thousands(%d) = %q, want %q", tc.n, got, tc.thou)
+		}
+		if got := Bytes(tc.n); got != tc.bytes {
+			t.Errorf("Bytes(%d) = %q, want %q", tc.n, got, tc.bytes)
+		}
+	}
+}
