@@ -199,9 +199,10 @@ func (e *rulesEditor) newRow(text string) *ruleRow {
 		e.check(r)
 		e.edited()
 	}
-	r.box = container.NewVBox(
-		container.NewBorder(nil, nil, r.Number, container.NewHBox(r.Up, r.Down, r.Delete), r.Entry),
-		r.Error)
+	// The error sits under the rule's field, its caret under the field's
+	// text; the number and the buttons stay beside the field.
+	r.box = container.NewBorder(nil, nil, container.NewVBox(r.Number), container.NewVBox(container.NewHBox(r.Up, r.Down, r.Delete)),
+		container.NewVBox(r.Entry, r.Error))
 	return r
 }
 
