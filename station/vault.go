@@ -201,6 +201,9 @@ func ChooseVault(store KV, path string) (Vault, error) {
 		return sv, nil
 	}
 	kv := keyringVault{}
+	if err := moveRelay(sv, kv); err != nil {
+		return kv, fmt.Errorf("the relay connection in the store file %s: %w", path, err)
+	}
 	old, err := sv.Load()
 	if err != nil {
 		return kv, fmt.Errorf("secrets in the store file %s were not moved to the OS keyring: %w", path, err)
@@ -227,4 +230,22 @@ func ChooseVault(store KV, path string) (Vault, error) {
 		return kv, fmt.Errorf("the secrets moved to the OS keyring, but a copy is still in the store file %s (remove the secrets in Settings and add them again): %w", path, err)
 	}
 	return kv, nil
+}
+
+// moveRelay moves a relay connection string an earlier run kept in the
+// store file to the keyring (one the keyring holds already stays), and
+// removes it from the store file.
+func moveRelay(from storeVault, to keyringVault) error {
+	conn, err := from.LoadRelay()
+	if err != nil || conn == "" {
+		return err
+	}
+	if cur, err := to.LoadRelay(); err != nil {
+		return err
+	} else if cur == "" {
+		if err := to.SaveRelay(conn); err != nil {
+			return err
+		}
+	}
+	return from.SaveRelay("")
 }

@@ -93,3 +93,25 @@ func TestRelayConnectionKeptWithTheSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestRelayConnectionMovedToTheKeyring: a connection string an earlier
+// run kept in the store file moves to the keyring when it works, and is
+// gone from the store file.
+func TestRelayConnectionMovedToTheKeyring(t *testing.T) {
+	keyring.MockInit()
+	fs := memKV{}
+	sv := storeVault{store: fs}
+	if err := sv.SaveRelay("hookscope-relay-1:old"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := ChooseVault(fs, "/tmp/hooks.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := v.LoadRelay(); got != "hookscope-relay-1:old" || v.Name() != "the OS keyring" {
+		t.Fatalf("%s holds %q", v.Name(), got)
+	}
+	if left, _ := sv.LoadRelay(); left != "" {
+		t.Fatalf("the store file still holds %q", left)
+	}
+}
