@@ -75,10 +75,10 @@ click 737 274   # Raw tab
 shot ui-raw
 click 277 155   # Settings tab (fourth)
 shot ui-settings
-click 150 636   # answer mode: 500
+click 191 662   # Answer rules: the 500 preset adds the rule "500"
 click 73 734    # Save settings (the tab's footer: at the bottom)
 shot ui-answer-mode
-click 150 601   # back to 200, for the runs below
+click 1247 619  # back to 200, for the runs below: delete rule 1
 click 73 734
 # A second window on the same port: the first one holds it.
 HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" DISPLAY=$display FYNE_THEME=light \

@@ -3,6 +3,7 @@ package station
 import (
 	"cmp"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -185,12 +186,28 @@ func (s Settings) ForwardConfig() (*forward.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.ForwardCA != "" {
-		if _, err := os.Stat(s.ForwardCA); err != nil {
-			return nil, fmt.Errorf("the CA file for forward targets: %w", err)
-		}
+	if err := CheckForwardCA(s.ForwardCA); err != nil {
+		return nil, err
 	}
 	return &forward.Config{Routes: routes, Mode: mode, CAFile: s.ForwardCA}, nil
+}
+
+// CheckForwardCA says what is wrong with a CA file for forward targets
+// (path "" is none): it must be readable and hold at least one PEM
+// certificate. The forwarder checks it again when it starts (its client's
+// trust pool); this check lets a face say so when the file is chosen.
+func CheckForwardCA(path string) error {
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("the CA file for forward targets: %w", err)
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(b) {
+		return fmt.Errorf("the CA file for forward targets %s holds no PEM certificate (expected a file with -----BEGIN CERTIFICATE-----)", path)
+	}
+	return nil
 }
 
 // AnswerWarning says how the answer rules answer when that is not 200 at

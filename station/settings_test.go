@@ -2,11 +2,19 @@ package station
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/rules"
@@ -49,8 +57,9 @@ func TestSettingsRoundTrip(t *testing.T) {
 // its place and column; pass-through with answer rules is allowed (the
 // rules answer what no route takes).
 func TestSettingsValidate(t *testing.T) {
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, []byte("-"), 0o600); err != nil {
+	ca := writeCA(t)
+	notPEM := filepath.Join(t.TempDir(), "ca.txt")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -68,6 +77,7 @@ func TestSettingsValidate(t *testing.T) {
 		}, ""},
 		{"ca", func(s *Settings) { s.ForwardTo, s.ForwardOn, s.ForwardCA = "https://a/", true, ca }, ""},
 		{"missing ca", func(s *Settings) { s.ForwardTo, s.ForwardOn, s.ForwardCA = "https://a/", true, ca+".gone" }, "the CA file"},
+		{"ca not pem", func(s *Settings) { s.ForwardTo, s.ForwardOn, s.ForwardCA = "https://a/", true, notPEM }, "holds no PEM certificate"},
 		{"forwarding off", func(s *Settings) { s.ForwardTo, s.ForwardCA = "ftp://a/", ca+".gone" }, ""},
 	} {
 		set := DefaultSettings()
@@ -93,4 +103,24 @@ func TestSettingsValidate(t *testing.T) {
 	if w := (Settings{AnswerRules: []string{"hang"}}).AnswerWarning(); w != "holding every delivery 15 s, then answering 200" {
 		t.Errorf("warning %q", w)
 	}
+}
+
+// writeCA writes a self-signed CA certificate as PEM and returns its path.
+func writeCA(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, IsCA: true, BasicConstraintsValid: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

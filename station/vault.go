@@ -27,6 +27,11 @@ type Vault interface {
 	// Name is where they are kept in two or three words: "the OS
 	// keyring", "the store file".
 	Name() string
+	// LoadRelay is the window's relay connection string (it holds a
+	// credential, so it is kept with the secrets), "" when none is saved.
+	LoadRelay() (string, error)
+	// SaveRelay replaces it; "" forgets it.
+	SaveRelay(conn string) error
 }
 
 // keyringService and keyringUser name the secrets' keyring entry.
@@ -35,6 +40,9 @@ const (
 	keyringUser    = "webhook-secrets"
 	// storeSecretsKey is the kv key used when no keyring is available.
 	storeSecretsKey = "secrets.webhook"
+	// keyringRelayUser and storeRelayKey hold the relay connection string.
+	keyringRelayUser = "relay-connection"
+	storeRelayKey    = "secrets.relay"
 )
 
 // keyringVault keeps the secrets in the OS keyring (Secret Service on
@@ -70,6 +78,31 @@ func (keyringVault) Where() string { return "the OS keyring" }
 
 func (keyringVault) Name() string { return "the OS keyring" }
 
+func (keyringVault) LoadRelay() (string, error) {
+	s, err := keyring.Get(keyringService, keyringRelayUser)
+	if errors.Is(err, keyring.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the relay connection from the OS keyring: %w", err)
+	}
+	return s, nil
+}
+
+func (keyringVault) SaveRelay(conn string) error {
+	if conn == "" {
+		err := keyring.Delete(keyringService, keyringRelayUser)
+		if err != nil && !errors.Is(err, keyring.ErrNotFound) {
+			return fmt.Errorf("remove the relay connection from the OS keyring: %w", err)
+		}
+		return nil
+	}
+	if err := keyring.Set(keyringService, keyringRelayUser, conn); err != nil {
+		return fmt.Errorf("save the relay connection in the OS keyring: %w", err)
+	}
+	return nil
+}
+
 // storeVault keeps the secrets in the store's key-value table; the store
 // file is created with 0600 permissions.
 type storeVault struct {
@@ -100,6 +133,21 @@ func (v storeVault) Where() string {
 }
 
 func (storeVault) Name() string { return "the store file" }
+
+func (v storeVault) LoadRelay() (string, error) {
+	b, _, err := v.store.Value(context.Background(), storeRelayKey)
+	if err != nil {
+		return "", fmt.Errorf("read the relay connection from the store: %w", err)
+	}
+	return string(b), nil
+}
+
+func (v storeVault) SaveRelay(conn string) error {
+	if err := v.store.SetValue(context.Background(), storeRelayKey, []byte(conn)); err != nil {
+		return fmt.Errorf("save the relay connection in the store: %w", err)
+	}
+	return nil
+}
 
 func encodeSecrets(secrets [][]byte) []byte {
 	ss := make([]string, len(secrets))
@@ -153,6 +201,9 @@ func ChooseVault(store KV, path string) (Vault, error) {
 		return sv, nil
 	}
 	kv := keyringVault{}
+	if err := moveRelay(sv, kv); err != nil {
+		return kv, fmt.Errorf("the relay connection in the store file %s: %w", path, err)
+	}
 	old, err := sv.Load()
 	if err != nil {
 		return kv, fmt.Errorf("secrets in the store file %s were not moved to the OS keyring: %w", path, err)
@@ -179,4 +230,22 @@ func ChooseVault(store KV, path string) (Vault, error) {
 		return kv, fmt.Errorf("the secrets moved to the OS keyring, but a copy is still in the store file %s (remove the secrets in Settings and add them again): %w", path, err)
 	}
 	return kv, nil
+}
+
+// moveRelay moves a relay connection string an earlier run kept in the
+// store file to the keyring (one the keyring holds already stays), and
+// removes it from the store file.
+func moveRelay(from storeVault, to keyringVault) error {
+	conn, err := from.LoadRelay()
+	if err != nil || conn == "" {
+		return err
+	}
+	if cur, err := to.LoadRelay(); err != nil {
+		return err
+	} else if cur == "" {
+		if err := to.SaveRelay(conn); err != nil {
+			return err
+		}
+	}
+	return from.SaveRelay("")
 }

@@ -63,3 +63,55 @@ func TestSecretsMovedToTheKeyringLeaveNoCopySilently(t *testing.T) {
 		t.Fatalf("a copy left in the store was not said: %v", err)
 	}
 }
+
+// TestRelayConnectionKeptWithTheSecrets: the relay connection string
+// round-trips in either vault, apart from the webhook secrets, and ""
+// forgets it.
+func TestRelayConnectionKeptWithTheSecrets(t *testing.T) {
+	keyring.MockInit()
+	for _, v := range []Vault{storeVault{store: memKV{}, path: "x.db"}, keyringVault{}} {
+		if got, err := v.LoadRelay(); err != nil || got != "" {
+			t.Fatalf("%s: none saved: %q, %v", v.Name(), got, err)
+		}
+		if err := v.Save([][]byte{[]byte("s1")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.SaveRelay("hookscope-relay-1.abc"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := v.LoadRelay(); err != nil || got != "hookscope-relay-1.abc" {
+			t.Fatalf("%s: saved: %q, %v", v.Name(), got, err)
+		}
+		if s, err := v.Load(); err != nil || len(s) != 1 || string(s[0]) != "s1" {
+			t.Fatalf("%s: secrets beside it: %q, %v", v.Name(), s, err)
+		}
+		if err := v.SaveRelay(""); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := v.LoadRelay(); got != "" {
+			t.Fatalf("%s: forgotten: %q", v.Name(), got)
+		}
+	}
+}
+
+// TestRelayConnectionMovedToTheKeyring: a connection string an earlier
+// run kept in the store file moves to the keyring when it works, and is
+// gone from the store file.
+func TestRelayConnectionMovedToTheKeyring(t *testing.T) {
+	keyring.MockInit()
+	fs := memKV{}
+	sv := storeVault{store: fs}
+	if err := sv.SaveRelay("hookscope-relay-1:old"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := ChooseVault(fs, "/tmp/hooks.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := v.LoadRelay(); got != "hookscope-relay-1:old" || v.Name() != "the OS keyring" {
+		t.Fatalf("%s holds %q", v.Name(), got)
+	}
+	if left, _ := sv.LoadRelay(); left != "" {
+		t.Fatalf("the store file still holds %q", left)
+	}
+}

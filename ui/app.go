@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
 	"github.com/hookscope/hookscope/oauthflow"
+	"github.com/hookscope/hookscope/relay"
 	"github.com/hookscope/hookscope/station"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
@@ -89,11 +91,14 @@ type Config struct {
 // session is what runs once a store opened: the station (store, engine,
 // receiver, forwarding, tunnel) and the window's starting state.
 type session struct {
-	st       *station.Station
-	set      station.Settings
-	secrets  [][]byte
-	vault    SecretVault
-	oauthHub *oauthflow.CallbackHub
+	st      *station.Station
+	set     station.Settings
+	secrets [][]byte
+	vault   station.Vault
+	// relayConn is the saved relay connection string ("" none); the
+	// station was linked to it at start.
+	relayConn string
+	oauthHub  *oauthflow.CallbackHub
 	// warn is said in the status line once the window is up.
 	warn error
 }
@@ -156,7 +161,32 @@ func openSession(cfg Config, logf func(string, ...any), path string) (*session, 
 	if err := st.Listen(s.set.ListenAddr); err != nil {
 		logf("%v", err) // shown in the header; the user can pick another address
 	}
+	// The relay saved in Settings is connected again: what arrived there
+	// while the window was closed comes first.
+	if err := s.linkRelay(ctx, logf); err != nil {
+		logf("relay: %v", err)
+		s.warn = cmp.Or(s.warn, err)
+	}
 	return s, nil
+}
+
+// linkRelay connects the station to the relay whose connection string
+// the vault holds, if any. Its errors never quote the string.
+func (s *session) linkRelay(ctx context.Context, logf func(string, ...any)) error {
+	raw, err := s.vault.LoadRelay()
+	if err != nil || raw == "" {
+		return err
+	}
+	s.relayConn = raw
+	conn, err := relay.ParseConnString(raw)
+	if err != nil {
+		return fmt.Errorf("the saved relay connection: %w", err)
+	}
+	if err := s.st.SetRelay(ctx, &conn); err != nil {
+		return fmt.Errorf("relay %s: %w", conn.Redacted(), err)
+	}
+	logf("relay: connecting as %s", conn.Redacted())
+	return nil
 }
 
 // Run shows the window at once, opens the store (or says why it cannot,
@@ -188,11 +218,19 @@ func Run(cfg Config) error {
 	stores.opened = func(s *session) {
 		svc := stationServices(s.st, s.set.Cloudflared, logf)
 		svc.Vault = s.vault
+		svc.RelayVault = s.vault
 		svc.Version = cfg.Version
 		svc.SendTest = SendTestDeliveries
 		svc.OAuthCallbacks = s.oauthHub
 		svc.Trace = cfg.Trace
 		mw = newMainWindow(a, w, svc, s.set, s.secrets, icon, false)
+		if mw.settingsV.Relay != nil && s.relayConn != "" {
+			mw.settingsV.Relay.fill(s.relayConn)
+			if c, err := relay.ParseConnString(s.relayConn); err == nil {
+				mw.relayWho = c.Redacted()
+				mw.settingsV.Relay.refresh()
+			}
+		}
 		if s.warn != nil {
 			mw.showError(s.warn)
 		}
@@ -256,6 +294,8 @@ func stationServices(st *station.Station, cloudflared string, logf func(string, 
 		// The answer rules live in the station, with their attempt
 		// counter.
 		SetAnswerRules: st.SetAnswerRules,
+		TryAnswerRules: st.TryAnswerRules,
+		Relay:          st,
 		Reverify: func(ctx context.Context) (int, error) {
 			rep, err := eng.Reverify(ctx, reverifySource{db})
 			return rep.Changed, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/relay"
 	"github.com/hookscope/hookscope/tunnel"
 )
 
@@ -36,6 +37,8 @@ type batch struct {
 	records []*inspector.Record
 	// tunnel is the latest tunnel event, nil when none arrived.
 	tunnel *tunnel.Event
+	// relay is the relay link's latest state, nil when none arrived.
+	relay *relay.State
 	// attempts are the forward attempts finished, oldest first.
 	attempts []*forward.Attempt
 	// routes holds each forward route's latest state, by name.
@@ -49,7 +52,7 @@ type batch struct {
 
 // empty reports a batch with nothing in it.
 func (b batch) empty() bool {
-	return len(b.records) == 0 && b.tunnel == nil && len(b.attempts) == 0 && len(b.routes) == 0 && len(b.warnings) == 0 && !b.store
+	return len(b.records) == 0 && b.tunnel == nil && b.relay == nil && len(b.attempts) == 0 && len(b.routes) == 0 && len(b.warnings) == 0 && !b.store
 }
 
 // bridge is the only place that touches the UI goroutine from elsewhere.
@@ -170,6 +173,15 @@ func (b *bridge) pushStoreChanged() {
 func (b *bridge) pushTunnel(ev tunnel.Event) {
 	b.mu.Lock()
 	b.pending.tunnel = &ev
+	b.mu.Unlock()
+	b.signal()
+}
+
+// pushRelay reports the relay link's state; any goroutine. Only the
+// latest of a batch is shown (catch-up progress comes per batch).
+func (b *bridge) pushRelay(st relay.State) {
+	b.mu.Lock()
+	b.pending.relay = &st
 	b.mu.Unlock()
 	b.signal()
 }

@@ -15,6 +15,9 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // codeMode is how a codeView reads its text.
@@ -415,18 +418,18 @@ func (v *codeView) gutterWidth() float32 {
 }
 
 func (v *codeView) updateInfo() {
-	size := humanBytes(int64(len(v.text)))
+	size := human.Bytes(int64(len(v.text)))
 	if v.received >= 0 && v.received != len(v.text) {
-		size = fmt.Sprintf("%s as received, %s formatted", humanBytes(int64(v.received)), humanBytes(int64(len(v.text))))
+		size = fmt.Sprintf("%s as received, %s formatted", human.Bytes(int64(v.received)), human.Bytes(int64(len(v.text))))
 	}
 	switch {
 	case v.mode == codeHex:
 		rows := (len(v.text) + hexRowBytes - 1) / hexRowBytes
-		v.Info.SetText(fmt.Sprintf("%s · %s rows of %d bytes · offsets in hex", size, thousands(int64(rows)), hexRowBytes))
+		v.Info.SetText(fmt.Sprintf("%s · %s rows of %d bytes · offsets in hex", size, human.Count(int64(rows)), hexRowBytes))
 	case len(v.rows) > len(v.lines):
-		v.Info.SetText(fmt.Sprintf("%s · %s · long lines folded at %d columns (copies are unfolded)", size, plural(len(v.lines), "line", "lines"), v.foldedAt))
+		v.Info.SetText(fmt.Sprintf("%s · %s · long lines folded at %d columns (copies are unfolded)", size, plural.Count(len(v.lines), "line", "lines"), v.foldedAt))
 	default:
-		v.Info.SetText(fmt.Sprintf("%s · %s", size, plural(len(v.lines), "line", "lines")))
+		v.Info.SetText(fmt.Sprintf("%s · %s", size, plural.Count(len(v.lines), "line", "lines")))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/replay"
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // Columns of the consumer-check table.
@@ -199,7 +200,7 @@ func caseAnswer(c replay.CaseResult) string {
 			parts = append(parts, "no answer")
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%d · %v", s.Status, roundLatency(s.Latency)))
+		parts = append(parts, fmt.Sprintf("%d · %s", s.Status, human.Duration(s.Latency)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -346,19 +347,6 @@ func (v *consumerView) copyText() {
 	if s := v.reportText(); s != "" {
 		v.win.copy(s, "the consumer check report")
 	}
-}
-
-// roundLatency keeps two or three significant digits: 634µs, 6.1ms, 1.25s.
-func roundLatency(d time.Duration) time.Duration {
-	switch {
-	case d < time.Millisecond:
-		return d.Round(time.Microsecond)
-	case d < 10*time.Millisecond:
-		return d.Round(10 * time.Microsecond)
-	case d < time.Second:
-		return d.Round(100 * time.Microsecond)
-	}
-	return d.Round(10 * time.Millisecond)
 }
 
 // worstFirst orders finished cases fail, warn, pass, keeping the check's

@@ -15,6 +15,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 )
@@ -384,7 +386,7 @@ func (v *deliveriesView) newest() {
 func (v *deliveriesView) refreshNewest() {
 	text, imp := "Newest", widget.LowImportance
 	if v.newAbove > 0 {
-		text, imp = fmt.Sprintf("%s new", thousands(int64(v.newAbove))), widget.HighImportance
+		text, imp = fmt.Sprintf("%s new", human.Count(int64(v.newAbove))), widget.HighImportance
 	}
 	if v.Newest.Text != text || v.Newest.Importance != imp {
 		v.Newest.Text, v.Newest.Importance = text, imp
@@ -465,13 +467,13 @@ func (v *deliveriesView) refreshCounts() {
 	var text string
 	switch {
 	case v.model.filter.empty():
-		text = plural(int(v.win.stats.Deliveries), "delivery", "deliveries")
+		text = plural.Count(int(v.win.stats.Deliveries), "delivery", "deliveries")
 	case v.searching:
 		return // the search says how far it got
 	case v.model.total < 0:
 		text = fmt.Sprintf("%d shown", len(v.model.rows))
 	default:
-		text = fmt.Sprintf("%s of %s match", thousands(v.model.total), thousands(v.win.stats.Deliveries))
+		text = fmt.Sprintf("%s of %s match", human.Count(v.model.total), human.Count(v.win.stats.Deliveries))
 	}
 	if v.CountLabel.Text != text {
 		v.CountLabel.SetText(text)
@@ -746,7 +748,7 @@ func (r *rowView) set(s storage.Summary, f listFilter, selected bool) {
 	r.dedupe.set(dedupeLook(s))
 	r.problems.set(problemsLook(s.Problems))
 	setText(r.summary, clipped(rowSummary(s, f)))
-	meta := fmt.Sprintf("#%d  %s %s · %s", s.ID, s.Method, s.Path, humanBytes(s.BodyLength))
+	meta := fmt.Sprintf("#%d  %s %s · %s", s.ID, s.Method, s.Path, human.Bytes(s.BodyLength))
 	if s.Status != 0 {
 		meta += fmt.Sprintf(" · %d", s.Status)
 	}
@@ -792,33 +794,6 @@ func rowSummary(s storage.Summary, f listFilter) string {
 		line = "[truncated] " + line
 	}
 	return line
-}
-
-// humanBytes renders a byte count compactly.
-func humanBytes(n int64) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-}
-
-// thousands renders n with thin separators: 12,345.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // ago says how long ago t was, for facts like "first seen".

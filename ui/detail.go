@@ -22,6 +22,8 @@ import (
 	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/inspector/resends"
+	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/relay"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -259,7 +261,12 @@ func (d *detailView) show(dat *detailData) {
 	d.rec, d.dat = dat.rec, dat
 	del := dat.rec.Delivery
 	d.Title.SetText(fmt.Sprintf("Delivery #%d — %s", del.ID, deliveryHeadline(dat.rec)))
-	meta := fmt.Sprintf("%s %s · %s · %s · from %s", del.Method, del.Path, del.ReceivedAt.Local().Format("2006-01-02 15:04:05.000"), humanBytes(del.BodyLength), del.RemoteAddr)
+	meta := fmt.Sprintf("%s %s · %s · %s · from %s", del.Method, del.Path, del.ReceivedAt.Local().Format("2006-01-02 15:04:05.000"), human.Bytes(del.BodyLength), del.RemoteAddr)
+	if del.Source == relay.DeliverySource {
+		// The relay received it (its time, address and answer); this
+		// store took it from the relay's stream at that sequence.
+		meta += fmt.Sprintf(" · via relay #%d", del.RelaySeq)
+	}
 	if del.Status != 0 {
 		meta += fmt.Sprintf(" · answered %d", del.Status)
 	} else {
@@ -376,7 +383,7 @@ func deliveryHeadline(r *inspector.Record) string {
 func (d *detailView) showRaw(del *inspector.Delivery, valid bool) {
 	var notes []string
 	if del.Truncated {
-		notes = append(notes, fmt.Sprintf("Truncated: the body was %s, larger than the body cap; only the first %s were stored (the receiver answered 413).", humanBytes(del.BodyLength), humanBytes(int64(len(del.Body)))))
+		notes = append(notes, fmt.Sprintf("Truncated: the body was %s, larger than the body cap; only the first %s were stored (the receiver answered 413).", human.Bytes(del.BodyLength), human.Bytes(int64(len(del.Body)))))
 	}
 	if del.ReadError != "" {
 		notes = append(notes, "The body could not be read completely: "+del.ReadError)
@@ -398,7 +405,7 @@ func (d *detailView) showRaw(del *inspector.Delivery, valid bool) {
 	if !valid {
 		kind = "binary"
 	}
-	info := fmt.Sprintf("The exact %s received (%s), byte for byte; long lines are folded to fit the pane (Copy body and Copy line copy them unchanged).", kind, humanBytes(int64(len(del.Body))))
+	info := fmt.Sprintf("The exact %s received (%s), byte for byte; long lines are folded to fit the pane (Copy body and Copy line copy them unchanged).", kind, human.Bytes(int64(len(del.Body))))
 	d.RawNote.SetText(strings.Join(append([]string{info}, notes...), "\n"))
 }
 
@@ -428,7 +435,7 @@ func (d *detailView) showHeaders() {
 	}
 	objs := []fyne.CanvasObject{container.New(layout.NewFormLayout(), cells...)}
 	if n := len(d.headers) - maxHeadersShown; n > 0 {
-		objs = append(objs, factLabel(fmt.Sprintf("…and %s more headers, not shown here: Copy as curl has them all.", thousands(int64(n))), widget.WarningImportance))
+		objs = append(objs, factLabel(fmt.Sprintf("…and %s more headers, not shown here: Copy as curl has them all.", human.Count(int64(n))), widget.WarningImportance))
 	}
 	d.HeadersBox.Objects = objs
 	d.HeadersBox.Refresh()
@@ -498,7 +505,7 @@ func (d *detailView) batchNote(a *inspector.Analysis) fyne.CanvasObject {
 		}
 	}
 	msg := fmt.Sprintf("%s events in this delivery (%s duplicates, %s divergent, %s with problems). The first %d are shown as cards; the JSON tab shows every event, and its Find box searches them.",
-		thousands(int64(len(a.Events))), thousands(int64(dup)), thousands(int64(div)), thousands(int64(probs)), maxCards)
+		human.Count(int64(len(a.Events))), human.Count(int64(dup)), human.Count(int64(div)), human.Count(int64(probs)), maxCards)
 	open := widget.NewButtonWithIcon("Open the JSON tab", theme.NavigateNextIcon(), func() { d.Tabs.SelectIndex(1) })
 	open.Importance = widget.LowImportance
 	return container.NewVBox(factLabel(msg, widget.WarningImportance), container.NewHBox(open))

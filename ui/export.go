@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/inspector/replay"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // formatHelp says in one line what each export format is for.
@@ -201,7 +202,7 @@ func (v *exportView) run() {
 			v.summary = sum
 			v.Result.Importance = widget.SuccessImportance
 			v.Result.SetText(exportSummaryText(sum, opts.Reveal))
-			v.win.showStatus(fmt.Sprintf("Exported %s to %s.", plural(sum.Deliveries, "delivery", "deliveries"), sum.Out))
+			v.win.showStatus(fmt.Sprintf("Exported %s to %s.", plural.Count(sum.Deliveries, "delivery", "deliveries"), sum.Out))
 		}
 	})
 }
@@ -218,7 +219,7 @@ func curlTarget(ctx context.Context, store Store, local string) string {
 }
 
 func exportSummaryText(s *export.Summary, reveal bool) string {
-	msg := fmt.Sprintf("Wrote %s of %s (%s) to %s.", plural(len(s.Files), "file", "files"), plural(s.Deliveries, "delivery", "deliveries"), s.Format, s.Out)
+	msg := fmt.Sprintf("Wrote %s of %s (%s) to %s.", plural.Count(len(s.Files), "file", "files"), plural.Count(s.Deliveries, "delivery", "deliveries"), s.Format, s.Out)
 	if !reveal {
 		msg += " Credentials are redacted."
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/resends"
+	"github.com/hookscope/hookscope/relay"
 	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
@@ -292,8 +293,71 @@ func (t *fakeTunnel) Subscribe(func(tunnel.Event)) func() {
 }
 
 // memVault keeps secrets in memory.
-type memVault struct{ secrets [][]byte }
+type memVault struct {
+	secrets [][]byte
+	relay   string
+}
+
+func (v *memVault) LoadRelay() (string, error) { return v.relay, nil }
+func (v *memVault) SaveRelay(c string) error   { v.relay = c; return nil }
 
 func (v *memVault) Load() ([][]byte, error) { return v.secrets, nil }
 func (v *memVault) Save(s [][]byte) error   { v.secrets = s; return nil }
 func (v *memVault) Where() string           { return "memory (test)" }
+
+// fakeRelay is a relay link that connects at once (or refuses with err)
+// and reports what publish gives it.
+type fakeRelay struct {
+	mu     sync.Mutex
+	err    error
+	conn   *relay.ConnString
+	state  relay.State
+	linked bool
+	subs   []func(relay.State)
+	// afterRead runs once after the next RelayState has read the state
+	// (a change racing the reader).
+	afterRead func()
+}
+
+func (f *fakeRelay) SetRelay(_ context.Context, conn *relay.ConnString) error {
+	if f.err != nil {
+		return f.err
+	}
+	f.mu.Lock()
+	f.conn, f.linked = conn, conn != nil
+	st := relay.State{}
+	if conn != nil {
+		st = relay.State{Phase: relay.Connecting}
+	}
+	f.mu.Unlock()
+	f.publish(st)
+	return nil
+}
+
+func (f *fakeRelay) SubscribeRelay(fn func(relay.State)) func() {
+	f.mu.Lock()
+	f.subs = append(f.subs, fn)
+	f.mu.Unlock()
+	return func() {}
+}
+
+func (f *fakeRelay) RelayState() (relay.State, bool) {
+	f.mu.Lock()
+	st, linked, after := f.state, f.linked, f.afterRead
+	f.afterRead = nil
+	f.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	return st, linked
+}
+
+func (f *fakeRelay) publish(st relay.State) {
+	f.mu.Lock()
+	f.state = st
+	subs := slices.Clone(f.subs)
+	f.mu.Unlock()
+	for _, fn := range subs {
+		fn(st)
+	}
+}

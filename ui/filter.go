@@ -15,6 +15,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/catalog"
+	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 )
@@ -221,7 +223,7 @@ func (v *deliveriesView) search(gen int, f listFilter) {
 
 // showProgress says how far a running search got.
 func (v *deliveriesView) showProgress(read, matched int64, total int64) {
-	text := fmt.Sprintf("Searching… checked %s of %s, %s so far", thousands(read), thousands(total), plural(int(matched), "match", "matches"))
+	text := fmt.Sprintf("Searching… checked %s of %s, %s so far", human.Count(read), human.Count(total), plural.Count(int(matched), "match", "matches"))
 	v.CountLabel.SetText(text)
 }
 
@@ -235,7 +237,7 @@ func (v *deliveriesView) searchDone(r searchResult) {
 		v.setFilterNote(fmt.Sprintf("The search stopped: %v", r.err), widget.DangerImportance)
 	case r.stats.Failed > 0:
 		v.setFilterNote(fmt.Sprintf("%s could not be checked (they are not listed): %v. Guard with has() or ?. (docs/rules.md).",
-			plural(r.stats.Failed, "delivery", "deliveries"), r.stats.FirstFailure), widget.WarningImportance)
+			plural.Count(r.stats.Failed, "delivery", "deliveries"), r.stats.FirstFailure), widget.WarningImportance)
 	default:
 		v.setFilterNote("", widget.MediumImportance)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/internal/human"
 	plurals "github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/station"
 )
@@ -813,7 +814,7 @@ func attemptDetail(a *forward.Attempt) string {
 	case len(a.ResponseBody) == 0:
 		b.WriteString("\nThe answer had no body.")
 	case a.ResponseTruncated:
-		fmt.Fprintf(&b, "\nThe answer's body, truncated: only its first %s were kept.", humanBytes(int64(len(a.ResponseBody))))
+		fmt.Fprintf(&b, "\nThe answer's body, truncated: only its first %s were kept.", human.Bytes(int64(len(a.ResponseBody))))
 	}
 	return b.String()
 }

@@ -327,7 +327,7 @@ func TestWindowForwardSwitchAndMode(t *testing.T) {
 	// Answer rules set meanwhile answer only what no route takes: the
 	// app still answers this route's deliveries.
 	sv := h.win.settingsV
-	sv.Answer.SetSelected(answerLabel([]string{"500"}))
+	sv.Rules.setLines([]string{"500"})
 	test.Tap(sv.SaveButton)
 	h.waitFor(t, "saved", func() bool { return sv.Status.Text == "Saved." })
 	if !slices.Equal(h.win.settings.AnswerRules, []string{"500"}) {

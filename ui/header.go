@@ -11,6 +11,8 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/tunnel"
 )
 
@@ -38,6 +40,12 @@ type headerView struct {
 	SendTest *widget.Button
 	// Forward is the Forward to row (nil without forwarding).
 	Forward *forwardRow
+	// Relay is the team relay link's state (relay.State.String), in a
+	// row shown while a link is set; RelayButton opens Settings.
+	Relay       *badge
+	RelayButton *widget.Button
+	relayLabel  *widget.Label
+	relayRow    fyne.CanvasObject
 
 	// TunnelLog opens the cloudflared log (when the tunnel control keeps
 	// one); LogView is the last one opened.
@@ -65,7 +73,7 @@ func newHeaderView(win *mainWindow) *headerView {
 	h.TunnelLog.Importance = widget.LowImportance
 	h.TunnelLog.Hide()
 	h.Receiver = newBadge(0)
-	h.AnswerMode = widget.NewButtonWithIcon("Answer mode…", theme.SettingsIcon(), win.showAnswerSettings)
+	h.AnswerMode = widget.NewButtonWithIcon("Answer rules…", theme.SettingsIcon(), win.showAnswerSettings)
 	h.AnswerMode.Importance = widget.LowImportance
 	h.AnswerMode.Hide()
 	h.Secrets = newBadge(0)
@@ -100,6 +108,16 @@ func newHeaderView(win *mainWindow) *headerView {
 		h.Forward = newForwardRow(win)
 		rows = append(rows, label("Forward to"), h.Forward.row)
 		down = h.Forward.Down
+	}
+	if win.svc.Relay != nil {
+		h.Relay = newBadge(0)
+		h.RelayButton = widget.NewButtonWithIcon("Relay…", theme.SettingsIcon(), win.showRelaySettings)
+		h.RelayButton.Importance = widget.LowImportance
+		h.relayLabel = label("Relay")
+		h.relayRow = container.NewBorder(nil, nil, nil, nil, container.NewHBox(container.NewCenter(h.Relay), h.RelayButton))
+		h.relayLabel.Hide()
+		h.relayRow.Hide()
+		rows = append(rows, h.relayLabel, h.relayRow)
 	}
 	urls := container.New(layout.NewFormLayout(), rows...)
 	h.LocalURL.Truncation = fyne.TextTruncateEllipsis
@@ -139,14 +157,39 @@ func (h *headerView) refresh() {
 	if h.Forward != nil {
 		h.Forward.refresh()
 	}
+	h.refreshRelay()
 	h.refreshCounts()
+}
+
+// maxAnswerWarning is the longest answer warning the header shows.
+const maxAnswerWarning = 52
+
+// maxRelayLine is the longest relay line the header shows; Settings
+// shows the whole (a refused credential's reason can be long).
+const maxRelayLine = 110
+
+// refreshRelay shows the relay row while a link is set.
+func (h *headerView) refreshRelay() {
+	if h.Relay == nil {
+		return
+	}
+	if !h.win.relayLinked {
+		h.relayLabel.Hide()
+		h.relayRow.Hide()
+		h.Relay.set("", nil, "")
+		return
+	}
+	text, icon, c := relayBadge(h.win.relayState)
+	h.Relay.set(ellipsis(text, maxRelayLine), icon, c)
+	h.relayLabel.Show()
+	h.relayRow.Show()
 }
 
 // refreshCounts shows the store's counts; a batch of live deliveries
 // changes only them.
 func (h *headerView) refreshCounts() {
 	s := h.win.stats
-	text := fmt.Sprintf("%s · %s · %s invalid · %s", plural(int(s.Deliveries), "delivery", "deliveries"), plural(int(s.Events), "event", "events"), thousands(s.InvalidSignatures), plural(int(s.Duplicates), "duplicate", "duplicates"))
+	text := fmt.Sprintf("%s · %s · %s invalid · %s", plural.Count(int(s.Deliveries), "delivery", "deliveries"), plural.Count(int(s.Events), "event", "events"), human.Count(s.InvalidSignatures), plural.Count(int(s.Duplicates), "duplicate", "duplicates"))
 	if h.Counts.Text != text {
 		h.Counts.SetText(text)
 		h.win.trace.countsShown(s.Deliveries)
@@ -192,7 +235,9 @@ func (h *headerView) refreshReceiver() {
 		h.SendTest.Enable()
 	}
 	if text := w.settings.AnswerWarning(); text != "" {
-		h.Receiver.set(text, theme.WarningIcon(), theme.ColorNameWarning)
+		// Cut: a rule's condition can make it long, and the badge must not
+		// widen the window (Answer rules… opens the whole).
+		h.Receiver.set(ellipsis(text, maxAnswerWarning), theme.WarningIcon(), theme.ColorNameWarning)
 		h.AnswerMode.Show()
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // importView is "Import…": a HAR file, an NDJSON file or a fixtures
@@ -98,7 +99,7 @@ func (v *importView) run() {
 				return
 			}
 			v.report = rep
-			msg := fmt.Sprintf("Imported %s (%s) from %s. They are analyzed now and appear in the list.", plural(rep.Imported, "delivery", "deliveries"), rep.Format, rep.Path)
+			msg := fmt.Sprintf("Imported %s (%s) from %s. They are analyzed now and appear in the list.", plural.Count(rep.Imported, "delivery", "deliveries"), rep.Format, rep.Path)
 			if len(rep.Skipped) > 0 {
 				n := min(len(rep.Skipped), 5)
 				msg += "\nSkipped: " + strings.Join(rep.Skipped[:n], "; ")
@@ -108,7 +109,7 @@ func (v *importView) run() {
 			}
 			v.Result.Importance = widget.SuccessImportance
 			v.Result.SetText(msg)
-			v.win.showStatus(fmt.Sprintf("Imported %s.", plural(rep.Imported, "delivery", "deliveries")))
+			v.win.showStatus(fmt.Sprintf("Imported %s.", plural.Count(rep.Imported, "delivery", "deliveries")))
 			v.win.refreshStats()
 		}
 	})

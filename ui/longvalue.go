@@ -10,6 +10,9 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // An event card shows a value whole up to cardValueLines lines and
@@ -66,7 +69,7 @@ func clipped(s string) string {
 // sizeWords says how big a value is: "3,800 lines, 293.2 KiB".
 func sizeWords(s string) string {
 	lines := int64(strings.Count(s, "\n") + 1)
-	return fmt.Sprintf("%s, %s", plural(int(lines), "line", "lines"), humanBytes(int64(len(s))))
+	return fmt.Sprintf("%s, %s", plural.Count(int(lines), "line", "lines"), human.Bytes(int64(len(s))))
 }
 
 // cardValue shows one typed field's value on an event card: whole when

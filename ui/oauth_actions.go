@@ -9,6 +9,7 @@ import (
 
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/oauthflow"
 )
 
@@ -263,7 +264,7 @@ func (t *oauthTab) callbackRefused(r oauthflow.CallbackRefusal) {
 	if t.flow == nil || r.Transcript.FlowID != t.flow.ID() || t.settledFlow == t.flow {
 		return
 	}
-	what := plural(r.Count, "request to the callback was refused", "requests to the callback were refused")
+	what := plural.Count(r.Count, "request to the callback was refused", "requests to the callback were refused")
 	if r.Last {
 		what += " (later ones are answered but no longer listed)"
 	}

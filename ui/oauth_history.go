@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/oauthflow"
 )
 
@@ -291,7 +292,7 @@ func (v *oauthHistoryView) export(kind string) {
 					v.t.m.showError(fmt.Errorf("export to %s: %w", path, werr))
 					return
 				}
-				v.t.m.showStatus(fmt.Sprintf("Exported %s (%s).", path, humanBytes(int64(len(data)))))
+				v.t.m.showStatus(fmt.Sprintf("Exported %s (%s).", path, human.Bytes(int64(len(data)))))
 			}
 		})
 	}, v.t.m.w)

@@ -13,6 +13,7 @@ import (
 	"github.com/hookscope/hookscope/inspector/forward"
 	"github.com/hookscope/hookscope/inspector/resends"
 	"github.com/hookscope/hookscope/oauthflow"
+	"github.com/hookscope/hookscope/relay"
 	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/storage"
 	"github.com/hookscope/hookscope/tunnel"
@@ -98,6 +99,28 @@ type SecretVault interface {
 	Where() string
 }
 
+// RelayLink is the station's link to a team relay as the window drives
+// it (station.Station implements it).
+type RelayLink interface {
+	// SetRelay connects to the relay conn leads to (nil disconnects); it
+	// waits for the running link's commit: call it off the UI goroutine.
+	SetRelay(ctx context.Context, conn *relay.ConnString) error
+	// SubscribeRelay reports the link's states on another goroutine (a
+	// zero State when it is turned off).
+	SubscribeRelay(fn func(relay.State)) (cancel func())
+	// RelayState is the current state, and whether a link is set.
+	RelayState() (relay.State, bool)
+}
+
+// RelayVault keeps the relay connection string (it holds a credential)
+// where the webhook secrets are kept (station.Vault implements it).
+type RelayVault interface {
+	// LoadRelay is the saved connection string, "" when none is.
+	LoadRelay() (string, error)
+	// SaveRelay replaces it ("" forgets it).
+	SaveRelay(conn string) error
+}
+
 // Services is everything a window needs; Run builds the real ones and
 // tests pass fakes. Optional members may be nil: their controls are hidden.
 type Services struct {
@@ -117,6 +140,17 @@ type Services struct {
 	// (station.Station.SetAnswerRules); nil: the receiver's answers are
 	// not the window's to set.
 	SetAnswerRules func(lines []string) error
+	// TryAnswerRules tells what lines would answer to a stored delivery
+	// arriving again (station.Station.TryAnswerRules; it reads the store:
+	// call it off the UI goroutine); nil hides the Rules editor's Test
+	// button.
+	TryAnswerRules func(ctx context.Context, lines []string, rec *inspector.Record, attempt int) (rules.Trial, error)
+	// Relay links the window's store to a team relay; nil hides the Relay
+	// section and header row.
+	Relay RelayLink
+	// RelayVault keeps the relay connection string for the next start;
+	// nil: it lasts only this session.
+	RelayVault RelayVault
 	// Reverify judges stored deliveries again after the secrets changed.
 	Reverify func(ctx context.Context) (int, error)
 	// SendTest posts simulated deliveries to url signed with the first of

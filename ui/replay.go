@@ -16,6 +16,7 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/replay"
+	"github.com/hookscope/hookscope/internal/human"
 )
 
 // Replay modes as the dialog names them.
@@ -121,7 +122,7 @@ func newReplayView(m *mainWindow, rs replayStore, d *inspector.Delivery) *replay
 		note = "This delivery was cut at the body cap: it cannot be replayed (it would send a different body)."
 		v.Send.Disable()
 	case !editable:
-		note = fmt.Sprintf("The body (%s) is too large or not text, so it can be sent byte-exact or re-signed but not edited here.", humanBytes(int64(len(d.Body))))
+		note = fmt.Sprintf("The body (%s) is too large or not text, so it can be sent byte-exact or re-signed but not edited here.", human.Bytes(int64(len(d.Body))))
 	}
 	noteLabel := widget.NewLabel(note)
 	noteLabel.Wrapping = fyne.TextWrapWord
@@ -189,7 +190,7 @@ func (v *replayView) validateBody() error {
 		v.BodyStatus.SetText(err.Error())
 	} else {
 		v.BodyStatus.Importance = widget.SuccessImportance
-		v.BodyStatus.SetText(fmt.Sprintf("Valid JSON (%s). Sent re-signed with the secret above.", humanBytes(int64(len(v.Body.Text)))))
+		v.BodyStatus.SetText(fmt.Sprintf("Valid JSON (%s). Sent re-signed with the secret above.", human.Bytes(int64(len(v.Body.Text)))))
 	}
 	return err
 }

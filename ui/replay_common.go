@@ -21,6 +21,7 @@ import (
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/export"
 	"github.com/hookscope/hookscope/inspector/replay"
+	"github.com/hookscope/hookscope/internal/human"
 	"github.com/hookscope/hookscope/storage"
 )
 
@@ -199,26 +200,18 @@ func loadSelection(ctx context.Context, store Store, rs replayStore, spec select
 	return recs, nil
 }
 
-// plural says "1 delivery" or "3 deliveries".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%s %s", thousands(int64(n)), many)
-}
-
 // resultHeadline is the one line that says how a replay went.
 func resultHeadline(r *replay.Result) (string, widget.Importance) {
-	lat := roundLatency(r.Latency)
+	lat := human.Duration(r.Latency)
 	switch {
 	case r.Status == 0:
 		return "No answer: " + r.Error, widget.DangerImportance
 	case r.OK():
-		return fmt.Sprintf("%d %s · %v", r.Status, r.StatusText, lat), widget.SuccessImportance
+		return fmt.Sprintf("%d %s · %s", r.Status, r.StatusText, lat), widget.SuccessImportance
 	case r.Status >= 300 && r.Status < 400:
-		return fmt.Sprintf("%d %s · %v — a redirect: the service does not follow redirects", r.Status, r.StatusText, lat), widget.WarningImportance
+		return fmt.Sprintf("%d %s · %s — a redirect: the service does not follow redirects", r.Status, r.StatusText, lat), widget.WarningImportance
 	}
-	line := fmt.Sprintf("%d %s · %v — not a 2xx: the service would send it again", r.Status, r.StatusText, lat)
+	line := fmt.Sprintf("%d %s · %s — not a 2xx: the service would send it again", r.Status, r.StatusText, lat)
 	if r.Error != "" {
 		line += " (" + r.Error + ")"
 	}
@@ -228,7 +221,7 @@ func resultHeadline(r *replay.Result) (string, widget.Importance) {
 // resultDetail is the answer's headers and body, pretty when JSON.
 func resultDetail(r *replay.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s replay of #%d to %s at %s, %s sent\n", modeWords(r.Mode), r.DeliveryID, r.Target, r.SentAt.Local().Format("15:04:05"), humanBytes(int64(r.BodySize)))
+	fmt.Fprintf(&b, "%s replay of #%d to %s at %s, %s sent\n", modeWords(r.Mode), r.DeliveryID, r.Target, r.SentAt.Local().Format("15:04:05"), human.Bytes(int64(r.BodySize)))
 	if r.HookUUID != "" {
 		fmt.Fprintf(&b, "hook %s, events %s\n", r.HookUUID, strings.Join(r.Events, ", "))
 	}
@@ -243,7 +236,7 @@ func resultDetail(r *replay.Result) string {
 	b.WriteByte('\n')
 	b.WriteString(prettyBody(r.ResponseBody))
 	if r.ResponseTruncated {
-		fmt.Fprintf(&b, "\n[answer cut at %s]\n", humanBytes(int64(len(r.ResponseBody))))
+		fmt.Fprintf(&b, "\n[answer cut at %s]\n", human.Bytes(int64(len(r.ResponseBody))))
 	}
 	return b.String()
 }
@@ -268,7 +261,7 @@ func historyLine(r *replay.Result) string {
 	if r.Status != 0 {
 		what = fmt.Sprintf("%d", r.Status)
 	}
-	return fmt.Sprintf("%s  %-9s %-11s %8v  %s", r.SentAt.Local().Format("01-02 15:04:05"), what, modeWords(r.Mode), roundLatency(r.Latency), r.Target)
+	return fmt.Sprintf("%s  %-9s %-11s %8s  %s", r.SentAt.Local().Format("01-02 15:04:05"), what, modeWords(r.Mode), human.Duration(r.Latency), r.Target)
 }
 
 // passwordEntry is an entry for a secret: masked, never pre-filled.

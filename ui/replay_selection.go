@@ -16,6 +16,8 @@ import (
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/replay"
+	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // Batch shapes a chaos run offers.
@@ -193,7 +195,7 @@ func (v *chaosView) preview() {
 		}
 		return func() {
 			v.Summary.Importance = widget.MediumImportance
-			v.Summary.SetText(fmt.Sprintf("Plan: %s from %s. Nothing is sent until you press Send.", plural(len(plan), "request", "requests"), plural(len(ds), "delivery", "deliveries")))
+			v.Summary.SetText(fmt.Sprintf("Plan: %s from %s. Nothing is sent until you press Send.", plural.Count(len(plan), "request", "requests"), plural.Count(len(ds), "delivery", "deliveries")))
 			v.shown = lines
 			v.Lines.Refresh()
 		}
@@ -205,7 +207,7 @@ func planLine(i int, p replay.Planned) string {
 	for j, id := range p.Sources {
 		src[j] = fmt.Sprintf("#%d", id)
 	}
-	return fmt.Sprintf("%3d. %-10s %s  from %s  hook %s  %s  %s", i+1, modeWords(p.Mode), p.Position(), strings.Join(src, ","), p.HookUUID, plural(len(p.Events), "event", "events"), humanBytes(int64(len(p.Request.Body))))
+	return fmt.Sprintf("%3d. %-10s %s  from %s  hook %s  %s  %s", i+1, modeWords(p.Mode), p.Position(), strings.Join(src, ","), p.HookUUID, plural.Count(len(p.Events), "event", "events"), human.Bytes(int64(len(p.Request.Body))))
 }
 
 // start runs the chaos replay with progress; Cancel stops it.
@@ -266,7 +268,7 @@ func (v *chaosView) run(ds []*inspector.Delivery, opts replay.ChaosOptions) {
 			}
 			v.report = report
 			sent := len(report.Results)
-			msg := fmt.Sprintf("%s sent: %d answered 2xx, %d refused, %d without an answer.", plural(sent, "request", "requests"), report.Answered2xx, report.Refused, report.Failed)
+			msg := fmt.Sprintf("%s sent: %d answered 2xx, %d refused, %d without an answer.", plural.Count(sent, "request", "requests"), report.Answered2xx, report.Refused, report.Failed)
 			if cancelled {
 				msg = "Cancelled. " + msg
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hookscope/hookscope/inspector/resends"
 	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/rules"
 )
 
@@ -270,10 +271,10 @@ func (r *resendsView) show(s resends.Schedule, shown []resends.Timeline, once in
 	r.Axis.set(r.axis)
 	summary := ""
 	if once > 0 {
-		summary = fmt.Sprintf("%s sent once (not drawn).", plural(once, "message was", "messages were"))
+		summary = fmt.Sprintf("%s sent once (not drawn).", plural.Count(once, "message was", "messages were"))
 	}
 	if s.Resent > len(shown) {
-		summary += fmt.Sprintf(" The newest %d of %s re-sent messages are drawn; the exports hold them all.", len(shown), thousands(int64(s.Resent)))
+		summary += fmt.Sprintf(" The newest %d of %s re-sent messages are drawn; the exports hold them all.", len(shown), human.Count(s.Resent))
 	}
 	r.Summary.SetText(strings.TrimSpace(summary))
 	if s.Resent == 0 {

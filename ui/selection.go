@@ -16,6 +16,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/plural"
 	"github.com/hookscope/hookscope/rules"
 )
 
@@ -137,7 +139,7 @@ func (v *deliveriesView) pickSpec() selectionSpec {
 // describe says which deliveries the selection holds.
 func (p selectionSpec) describe() string {
 	if !p.all {
-		return fmt.Sprintf("The %s selected in the list.", plural(len(p.ids), "delivery", "deliveries"))
+		return fmt.Sprintf("The %s selected in the list.", plural.Count(len(p.ids), "delivery", "deliveries"))
 	}
 	what := "every delivery (no filter is set)"
 	if !p.filter.empty() {
@@ -145,7 +147,7 @@ func (p selectionSpec) describe() string {
 	}
 	n := " (counting…)"
 	if p.count >= 0 {
-		n = ": " + plural(int(p.count), "delivery", "deliveries") + "."
+		n = ": " + plural.Count(int(p.count), "delivery", "deliveries") + "."
 	}
 	if p.ctrlA {
 		return fmt.Sprintf("Selected with Ctrl+A, %s, up to #%d%s", what, p.allMax, n)
@@ -404,7 +406,7 @@ func (b *bulkBar) refresh() {
 		want = b.selected
 		n := "counting…"
 		if c := sel.count(); c >= 0 {
-			n = thousands(c) + " selected"
+			n = human.Count(c) + " selected"
 		}
 		if sel.empty() {
 			n = ""
@@ -481,7 +483,7 @@ func (b *bulkBar) forwardAgain() {
 			}
 			done := i + 1
 			prog.push(done == len(ids), func() {
-				b.setProgress(fmt.Sprintf("Forwarding again: %s of %s…", thousands(int64(done)), thousands(int64(len(ids)))), widget.MediumImportance)
+				b.setProgress(fmt.Sprintf("Forwarding again: %s of %s…", human.Count(int64(done)), human.Count(int64(len(ids)))), widget.MediumImportance)
 			})
 		}
 		return func() {
@@ -491,7 +493,7 @@ func (b *bulkBar) forwardAgain() {
 				b.setProgress("Forward again stopped: "+err.Error(), widget.DangerImportance)
 				return
 			}
-			msg := fmt.Sprintf("Forwarded %s again: %d taken by the app (2xx), %d not", plural(len(ids), "delivery", "deliveries"), ok, failed)
+			msg := fmt.Sprintf("Forwarded %s again: %d taken by the app (2xx), %d not", plural.Count(len(ids), "delivery", "deliveries"), ok, failed)
 			if skipped > 0 {
 				msg += fmt.Sprintf(", %d matched no route", skipped)
 			}
@@ -525,7 +527,7 @@ func (b *bulkBar) confirmDelete() {
 	spec := b.v.selectionSpec()
 	n := "the selected deliveries"
 	if spec.count >= 0 {
-		n = plural(int(spec.count), "delivery", "deliveries")
+		n = plural.Count(int(spec.count), "delivery", "deliveries")
 	}
 	msg := fmt.Sprintf("Delete %s from the store?\n\nTheir bodies, headers, events, forward attempts and replay history are removed "+
 		"from %s. This cannot be undone (an export made before keeps its copy).", n, cmpOrText(b.v.win.svc.StorePath, "the store file"))
@@ -575,7 +577,7 @@ func (b *bulkBar) deleteSelection(spec selectionSpec) {
 				deleted += len(chunk)
 				done := deleted
 				prog.push(done == len(ids), func() {
-					b.setProgress(fmt.Sprintf("Deleting: %s of %s…", thousands(int64(done)), thousands(int64(len(ids)))), widget.MediumImportance)
+					b.setProgress(fmt.Sprintf("Deleting: %s of %s…", human.Count(int64(done)), human.Count(int64(len(ids)))), widget.MediumImportance)
 				})
 			}
 		}
@@ -591,7 +593,7 @@ func (b *bulkBar) deleteSelection(spec selectionSpec) {
 			// read again.
 			b.v.query()
 			b.refresh()
-			msg := fmt.Sprintf("Deleted %s.", plural(len(gone), "delivery", "deliveries"))
+			msg := fmt.Sprintf("Deleted %s.", plural.Count(len(gone), "delivery", "deliveries"))
 			if err != nil {
 				b.setProgress(msg+" Then it stopped: "+err.Error(), widget.DangerImportance)
 				return

@@ -3,7 +3,6 @@ package ui
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -16,41 +15,6 @@ import (
 	"github.com/hookscope/hookscope/station"
 )
 
-// Answer choices, in the order shown: each is a set of answer rules (the
-// answer modes before rules: one rule without a condition each). Rules
-// set otherwise (listen --answer, a later Rules editor) select none and
-// are kept as they are.
-var answerChoices = []struct {
-	rules []string
-	label string
-}{
-	{nil, "200 OK at once (normal)"},
-	{[]string{"500"}, "500 error — the service should re-send"},
-	{[]string{"hang"}, "No answer for 15 s — past the service's 10 s time-out"},
-	{[]string{"close"}, "Close the connection without answering"},
-}
-
-// answerLabel is the choice the rules are, "" when they are none of them.
-func answerLabel(lines []string) string {
-	for _, c := range answerChoices {
-		if slices.Equal(c.rules, lines) {
-			return c.label
-		}
-	}
-	return ""
-}
-
-// answerFromLabel is the rules a choice stands for; other (none
-// selected) when the label is no choice.
-func answerFromLabel(l string, other []string) []string {
-	for _, c := range answerChoices {
-		if c.label == l {
-			return c.rules
-		}
-	}
-	return other
-}
-
 // settingsView is the Settings tab.
 type settingsView struct {
 	win *mainWindow
@@ -61,15 +25,24 @@ type settingsView struct {
 	Keep            *widget.Entry
 	NotifyInvalid   *widget.Check
 	NotifyDivergent *widget.Check
-	Answer          *widget.RadioGroup
-	Cloudflared     *widget.Entry
-	SaveButton      *widget.Button
-	Status          *widget.Label
+	// Rules is the answer rules editor.
+	Rules       *rulesEditor
+	Cloudflared *widget.Entry
+	// ForwardCA names a PEM file of certificates trusted for https
+	// forward targets besides the system's; ChooseCA picks it.
+	ForwardCA  *widget.Entry
+	ChooseCA   *widget.Button
+	SaveButton *widget.Button
+	Status     *widget.Label
 
 	SecretsList  *fyne.Container
 	AddSecret    *widget.Button
 	SecretsWhere *widget.Label
 
+	// Relay is the Team relay card (nil without a relay link).
+	Relay *relaySection
+
+	scroll  *container.Scroll
 	content fyne.CanvasObject
 }
 
@@ -82,14 +55,12 @@ func newSettingsView(win *mainWindow) *settingsView {
 	v.Keep.SetPlaceHolder("0 = keep every delivery")
 	v.NotifyInvalid = widget.NewCheck("Notify me of deliveries with an invalid signature", nil)
 	v.NotifyDivergent = widget.NewCheck("Notify me of divergent duplicates (same uuid, different content)", nil)
-	labels := make([]string, len(answerChoices))
-	for i, c := range answerChoices {
-		labels[i] = c.label
-	}
-	v.Answer = widget.NewRadioGroup(labels, nil)
-	v.Answer.Required = true
+	v.Rules = newRulesEditor(win, v.edited)
 	v.Cloudflared = widget.NewEntry()
 	v.Cloudflared.SetPlaceHolder("cloudflared (looked up on PATH)")
+	v.ForwardCA = widget.NewEntry()
+	v.ForwardCA.SetPlaceHolder("none: the system's certificates only")
+	v.ChooseCA = widget.NewButtonWithIcon("Trust CA file…", theme.FolderOpenIcon(), v.chooseCA)
 	v.SaveButton = widget.NewButtonWithIcon("Save settings", theme.DocumentSaveIcon(), v.save)
 	v.SaveButton.Importance = widget.HighImportance
 	v.Status = widget.NewLabel("")
@@ -111,31 +82,42 @@ func newSettingsView(win *mainWindow) *settingsView {
 	receiver.Items[1].HintText = "Shown in the consumer URLs; POSTs to any path are recorded."
 	receiver.Items[2].HintText = "Larger bodies are answered 413 and stored truncated."
 	receiver.Items[3].HintText = "Deliveries; older ones are deleted as new ones arrive. 0 keeps all."
-	answer := container.NewVBox(widget.NewLabel("Use these to provoke the service's re-sends on purpose."), v.Answer)
 	secrets := container.NewVBox(v.SecretsWhere, v.SecretsList, container.NewHBox(v.AddSecret))
+	caForm := widget.NewForm(widget.NewFormItem("CA file", container.NewBorder(nil, nil, nil, v.ChooseCA, v.ForwardCA)))
+	caForm.Items[0].HintText = "A PEM file of the certificates that sign your app's https certificate (a private or development CA)."
 	tunnelForm := widget.NewForm(widget.NewFormItem("cloudflared path", v.Cloudflared))
 	tunnelForm.Items[0].HintText = "Leave empty to use cloudflared from PATH."
 	about := widget.NewLabel(fmt.Sprintf("Hookscope %s · store %s", win.svc.Version, win.svc.StorePath))
 	about.Wrapping = fyne.TextWrapBreak
 
-	body := container.NewVBox(
+	cards := []fyne.CanvasObject{
 		widget.NewCard("Receiver", "", receiver),
-		widget.NewCard("Answer mode", "How the receiver answers each delivery (it is always stored first).", answer),
-		widget.NewCard("Signature secrets", "The webhook's Secret Key; several during a rotation.", secrets),
+		widget.NewCard("Answer rules", "How the receiver answers each delivery (it is always stored first): provoke the service's re-sends on purpose.", v.Rules.content),
+	}
+	if win.svc.Relay != nil {
+		v.Relay = newRelaySection(win)
+		cards = append(cards, widget.NewCard("Team relay", "Receive while this laptop sleeps; every developer of a team gets every delivery.", v.Relay.content))
+	}
+	cards = append(cards, widget.NewCard("Signature secrets", "The webhook's Secret Key; several during a rotation.", secrets))
+	if win.svc.Forward != nil {
+		cards = append(cards, widget.NewCard("Forwarding", "The Forward to row above sets where; this, whom to trust.", caForm))
+	}
+	cards = append(cards,
 		widget.NewCard("Notifications", "", container.NewVBox(v.NotifyInvalid, v.NotifyDivergent)),
 		widget.NewCard("Tunnel", "", tunnelForm),
 		about,
 	)
+	body := container.NewVBox(cards...)
 	// Save and what it said stay in view below the scrolling cards, at
 	// any window size: the tab's minimum height includes them.
 	footer := container.NewVBox(widget.NewSeparator(), container.NewPadded(container.NewBorder(nil, nil, v.SaveButton, nil, v.Status)))
-	v.content = container.NewBorder(nil, footer, nil, nil, container.NewVScroll(container.NewPadded(body)))
-	for _, e := range []*widget.Entry{v.ListenAddr, v.Path, v.MaxBodyKiB, v.Keep, v.Cloudflared} {
+	v.scroll = container.NewVScroll(container.NewPadded(body))
+	v.content = container.NewBorder(nil, footer, nil, nil, v.scroll)
+	for _, e := range []*widget.Entry{v.ListenAddr, v.Path, v.MaxBodyKiB, v.Keep, v.Cloudflared, v.ForwardCA} {
 		e.OnChanged = func(string) { v.edited() }
 	}
 	v.NotifyInvalid.OnChanged = func(bool) { v.edited() }
 	v.NotifyDivergent.OnChanged = func(bool) { v.edited() }
-	v.Answer.OnChanged = func(string) { v.edited() }
 	return v
 }
 
@@ -158,8 +140,11 @@ func (v *settingsView) fill(set station.Settings) {
 	v.Keep.SetText(strconv.FormatInt(set.Keep, 10))
 	v.NotifyInvalid.SetChecked(set.NotifyInvalid)
 	v.NotifyDivergent.SetChecked(set.NotifyDivergent)
-	v.Answer.SetSelected(answerLabel(set.AnswerRules))
+	v.Rules.setLines(set.AnswerRules)
 	v.Cloudflared.SetText(set.Cloudflared)
+	v.ForwardCA.SetText(set.ForwardCA)
+	// The widgets' callbacks ran while half of them were filled.
+	v.edited()
 }
 
 // read returns the settings the widgets describe.
@@ -181,8 +166,18 @@ func (v *settingsView) read(base station.Settings) (station.Settings, error) {
 	}
 	set.NotifyInvalid = v.NotifyInvalid.Checked
 	set.NotifyDivergent = v.NotifyDivergent.Checked
-	set.AnswerRules = answerFromLabel(v.Answer.Selected, base.AnswerRules)
+	if err := v.Rules.err(); err != nil {
+		return base, err
+	}
+	set.AnswerRules = v.Rules.lines()
 	set.Cloudflared = strings.TrimSpace(v.Cloudflared.Text)
+	set.ForwardCA = strings.TrimSpace(v.ForwardCA.Text)
+	if set.ForwardCA != base.ForwardCA {
+		// Said when chosen, while forwarding is off too.
+		if err := station.CheckForwardCA(set.ForwardCA); err != nil {
+			return base, err
+		}
+	}
 	return set, set.Validate()
 }
 
@@ -209,6 +204,25 @@ func (v *settingsView) save() {
 		v.Status.Importance = widget.SuccessImportance
 		v.Status.SetText("Saved.")
 	})
+}
+
+// chooseCA picks the CA file with the file dialog; Save settings applies
+// it.
+func (v *settingsView) chooseCA() {
+	d := dialog.NewFileOpen(func(rc fyne.URIReadCloser, err error) {
+		if err != nil || rc == nil {
+			return
+		}
+		path := rc.URI().Path()
+		rc.Close()
+		v.ForwardCA.SetText(path)
+		if err := station.CheckForwardCA(path); err != nil {
+			v.Status.Importance = widget.DangerImportance
+			v.Status.SetText(err.Error())
+		}
+	}, v.win.w)
+	d.Resize(fyne.NewSize(min(800, v.win.w.Canvas().Size().Width-40), min(560, v.win.w.Canvas().Size().Height-40)))
+	d.Show()
 }
 
 // showSecrets lists the configured secrets, masked.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"image/color"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 
@@ -30,7 +29,7 @@ func TestSettingsStatusFollowsEdits(t *testing.T) {
 		wantAfter string
 	}{
 		{"path", func() { test.Type(s.Path, "x") }, func() { s.Path.SetText("/webhooks") }, ""},
-		{"answer", func() { s.Answer.SetSelected(answerLabel([]string{"500"})) }, func() { s.Answer.SetSelected(answerLabel(nil)) }, ""},
+		{"answer", func() { test.Tap(s.Rules.Presets[0]) }, func() { test.Tap(s.Rules.Rows[0].Delete) }, ""},
 		{"notify", func() { test.Tap(s.NotifyInvalid) }, func() { test.Tap(s.NotifyInvalid) }, ""},
 		{"bad body cap", func() { s.MaxBodyKiB.SetText("lots") }, func() { s.MaxBodyKiB.SetText("10240") }, ""},
 	} {
@@ -229,28 +228,5 @@ func TestSecretDialogTakesTheTyping(t *testing.T) {
 	e, ok := f.(*widget.Entry)
 	if !ok || !e.Password {
 		t.Fatalf("focused %T, want the secret field", f)
-	}
-}
-
-// TestCustomAnswerRulesKept: rules the answer radio has no choice for
-// (set with listen, or a later Rules editor) select none and are saved
-// as they are; a choice replaces them.
-func TestCustomAnswerRulesKept(t *testing.T) {
-	h := newHarness(t, nil)
-	s := h.win.settingsV
-	custom := []string{"media.* => 500 x2 then 200", "close after 1s"}
-	h.win.settings.AnswerRules = custom
-	s.fill(h.win.settings)
-	if s.Answer.Selected != "" {
-		t.Fatalf("custom rules show as %q", s.Answer.Selected)
-	}
-	test.Tap(s.SaveButton)
-	if s.Status.Text != "Saved." || !slices.Equal(h.win.settings.AnswerRules, custom) || !slices.Equal(h.engine.answer, custom) {
-		t.Fatalf("saved %q (%q), in force %q", h.win.settings.AnswerRules, s.Status.Text, h.engine.answer)
-	}
-	s.Answer.SetSelected(answerLabel([]string{"close"}))
-	test.Tap(s.SaveButton)
-	if !slices.Equal(h.win.settings.AnswerRules, []string{"close"}) {
-		t.Fatalf("after choosing close: %q", h.win.settings.AnswerRules)
 	}
 }

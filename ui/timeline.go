@@ -459,7 +459,7 @@ func (r *histRenderer) rebuild() {
 		for _, b := range bs {
 			rect := canvas.NewRectangle(th.Color(c, v))
 			rect.CornerRadius = 2
-			n := canvas.NewText(fmt.Sprintf("n=%s", thousands(int64(b.N))), fg)
+			n := canvas.NewText(fmt.Sprintf("n=%s", human.Count(int64(b.N))), fg)
 			n.TextSize = small
 			label := canvas.NewText(b.Label(), fg)
 			label.TextSize = small

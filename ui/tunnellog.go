@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+	"github.com/hookscope/hookscope/internal/plural"
 )
 
 // tunnelLogs is a tunnel control that keeps a log (the station's does):
@@ -62,7 +63,7 @@ func newTunnelLogView(win *mainWindow, src tunnelLogs) *tunnelLogView {
 func (v *tunnelLogView) set(lines []string) {
 	v.lines = lines
 	v.Note.SetText(fmt.Sprintf("The last %s from cloudflared and from Hookscope (hookscope: …), newest last; tokens are hidden.",
-		plural(len(lines), "line", "lines")))
+		plural.Count(len(lines), "line", "lines")))
 	v.CopyAll.Disable()
 	if len(lines) > 0 {
 		v.CopyAll.Enable()

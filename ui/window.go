@@ -16,6 +16,10 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hookscope/hookscope/inspector"
+	"github.com/hookscope/hookscope/inspector/forward"
+	"github.com/hookscope/hookscope/internal/human"
+	"github.com/hookscope/hookscope/internal/plural"
+	"github.com/hookscope/hookscope/relay"
 	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/station"
 	"github.com/hookscope/hookscope/storage"
@@ -43,8 +47,13 @@ type mainWindow struct {
 	secrets      [][]byte
 	stats        storage.Stats
 	tunnelStatus tunnel.Status
-	live         atomic.Pointer[liveSnapshot]
-	lastNotify   time.Time
+	// relayState is the relay link's latest state, relayLinked whether a
+	// link is set, relayWho the relay connected to (without credential).
+	relayState  relay.State
+	relayLinked bool
+	relayWho    string
+	live        atomic.Pointer[liveSnapshot]
+	lastNotify  time.Time
 	// sending is set while test deliveries are being sent.
 	sending bool
 	// skipConfirm deletes without a dialog (tests).
@@ -79,6 +88,12 @@ func newMainWindow(a fyne.App, w fyne.Window, svc Services, set station.Settings
 	m.live.Store(&liveSnapshot{})
 	if svc.Tunnel != nil {
 		m.tunnelStatus = svc.Tunnel.Status()
+	}
+	if svc.Relay != nil {
+		// Subscribed before the state is read: a change in between (the
+		// link started with the session) reaches the bridge.
+		m.cancels = append(m.cancels, svc.Relay.SubscribeRelay(m.bridge.pushRelay))
+		m.relayState, m.relayLinked = svc.Relay.RelayState()
 	}
 	m.Status = widget.NewLabel("")
 	m.Status.Truncation = fyne.TextTruncateEllipsis
@@ -233,6 +248,10 @@ func (m *mainWindow) prepare(b batch) func() {
 		ev := *b.tunnel
 		applies = append(applies, func() { m.tunnelEvent(ev) })
 	}
+	if b.relay != nil {
+		st := *b.relay
+		applies = append(applies, func() { m.relayChanged(st, st.Phase != "") })
+	}
 	if len(b.attempts) > 0 || len(b.routes) > 0 || len(b.warnings) > 0 {
 		applies = append(applies, func() { m.forwardEvents(b) })
 	}
@@ -289,7 +308,7 @@ func (m *mainWindow) notify(recs []*inspector.Record) {
 		parts = append(parts, fmt.Sprintf("%d with an invalid signature", invalid))
 	}
 	if divergent > 0 && m.settings.NotifyDivergent {
-		parts = append(parts, plural(divergent, "divergent duplicate", "divergent duplicates"))
+		parts = append(parts, plural.Count(divergent, "divergent duplicate", "divergent duplicates"))
 	}
 	if len(parts) == 0 || time.Since(m.lastNotify) < 5*time.Second {
 		return
@@ -360,7 +379,7 @@ func (m *mainWindow) receiverState() (string, error) {
 // copy puts s on the clipboard and says what was copied.
 func (m *mainWindow) copy(s, what string) {
 	m.app.Clipboard().SetContent(s)
-	m.showStatus(fmt.Sprintf("Copied %s (%s).", what, humanBytes(int64(len(s)))))
+	m.showStatus(fmt.Sprintf("Copied %s (%s).", what, human.Bytes(int64(len(s)))))
 }
 
 // showStatus shows a transient message in the status line.
@@ -498,7 +517,7 @@ func (m *mainWindow) setSecrets(secrets [][]byte) {
 					m.showError(err)
 					return
 				}
-				m.showStatus("Secrets saved; " + plural(n, "stored delivery changed its signature verdict.", "stored deliveries changed their signature verdict."))
+				m.showStatus("Secrets saved; " + plural.Count(n, "stored delivery changed its signature verdict.", "stored deliveries changed their signature verdict."))
 				m.refreshStats()
 			}
 		})
@@ -518,7 +537,7 @@ func (m *mainWindow) applySettings(set station.Settings, done func(error)) {
 		return
 	}
 	r, eng, store, tun := m.svc.Receiver, m.svc.Engine, m.svc.Store, m.svc.Tunnel
-	setKeep, setRules := m.svc.SetKeep, m.svc.SetAnswerRules
+	setKeep, setRules, fw := m.svc.SetKeep, m.svc.SetAnswerRules, m.svc.Forward
 	m.bridge.Go(func() func() {
 		if r != nil && (r.Err() != nil || set.ListenAddr != old.ListenAddr && set.ListenAddr != r.Addr()) {
 			if err := r.Restart(set.ListenAddr); err != nil {
@@ -540,6 +559,17 @@ func (m *mainWindow) applySettings(set station.Settings, done func(error)) {
 		if setKeep != nil && set.Keep != old.Keep {
 			setKeep(set.Keep)
 		}
+		// A new CA file takes effect in the running forwarding at once;
+		// the forwarder says when the file is not PEM.
+		var fwStatus []forward.RouteStatus
+		if fw != nil && set.ForwardCA != old.ForwardCA {
+			if cfg, err := set.ForwardConfig(); err == nil && cfg != nil {
+				if err := fw.SetForward(context.Background(), cfg); err != nil {
+					return func() { done(fmt.Errorf("not saved: %w", err)) }
+				}
+				fwStatus = fw.ForwardStatus()
+			}
+		}
 		if tun != nil && (set.Cloudflared != old.Cloudflared || set.ListenAddr != old.ListenAddr) {
 			addr := set.ListenAddr
 			if r != nil && r.Addr() != "" {
@@ -550,6 +580,9 @@ func (m *mainWindow) applySettings(set station.Settings, done func(error)) {
 		err := station.SaveSettings(context.Background(), store, set)
 		return func() {
 			m.settings = set
+			if fwStatus != nil {
+				m.header.Forward.reset(fwStatus)
+			}
 			m.snapshotLive()
 			m.header.refresh()
 			m.deliveries.Empty.refresh()
@@ -619,9 +652,35 @@ func (m *mainWindow) useFreePort() {
 	})
 }
 
-// showAnswerSettings opens the Settings tab, where the answer mode is set.
+// showAnswerSettings opens the Settings tab at its Answer rules card.
 func (m *mainWindow) showAnswerSettings() {
+	m.showSettings(m.settingsV.Rules.content)
+}
+
+// showRelaySettings opens the Settings tab at its Team relay card.
+func (m *mainWindow) showRelaySettings() {
+	if r := m.settingsV.Relay; r != nil {
+		m.showSettings(r.content)
+	}
+}
+
+// showSettings opens the Settings tab scrolled to show o (a card's
+// content) near its top, under the card's title. A tab shown for the
+// first time is laid out at its next frame, so the scroll is also done
+// once more after it.
+func (m *mainWindow) showSettings(o fyne.CanvasObject) {
 	m.Tabs.Select(m.Tabs.Items[len(m.Tabs.Items)-1])
+	m.scrollSettingsTo(o)
+	m.bridge.Go(func() func() { return func() { m.scrollSettingsTo(o) } })
+}
+
+// scrollSettingsTo scrolls Settings to o as it is laid out now.
+func (m *mainWindow) scrollSettingsTo(o fyne.CanvasObject) {
+	sc := m.settingsV.scroll
+	drv := fyne.CurrentApp().Driver()
+	y := drv.AbsolutePositionForObject(o).Y - drv.AbsolutePositionForObject(sc.Content).Y
+	// The card's title and subtitle sit above its content.
+	sc.ScrollToOffset(fyne.NewPos(0, max(0, y-3*theme.TextHeadingSize())))
 }
 
 // rememberSize saves the window size for the next start.

@@ -15,6 +15,7 @@ import (
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
 	"github.com/hookscope/hookscope/inspector/simulate"
+	"github.com/hookscope/hookscope/rules"
 	"github.com/hookscope/hookscope/station"
 )
 
@@ -25,6 +26,7 @@ type harness struct {
 	recv   *fakeReceiver
 	tun    *fakeTunnel
 	vault  *memVault
+	relay  *fakeRelay
 	win    *mainWindow
 	sent   int
 	keep   int64
@@ -32,7 +34,7 @@ type harness struct {
 
 func newHarness(t *testing.T, seed func(*fakeStore)) *harness {
 	t.Helper()
-	h := &harness{app: test.NewTempApp(t), store: newFakeStore(), engine: &fakeEngine{}, recv: &fakeReceiver{addr: "127.0.0.1:8787"}, tun: &fakeTunnel{installed: true}, vault: &memVault{}}
+	h := &harness{app: test.NewTempApp(t), store: newFakeStore(), engine: &fakeEngine{}, recv: &fakeReceiver{addr: "127.0.0.1:8787"}, tun: &fakeTunnel{installed: true}, vault: &memVault{}, relay: &fakeRelay{}}
 	if seed != nil {
 		seed(h.store)
 	}
@@ -46,6 +48,14 @@ func newHarness(t *testing.T, seed func(*fakeStore)) *harness {
 		StorePath: "/tmp/test.db", Version: "test",
 		SetKeep:        func(n int64) { h.keep = n },
 		SetAnswerRules: h.engine.setAnswerRules,
+		TryAnswerRules: func(_ context.Context, lines []string, rec *inspector.Record, attempt int) (rules.Trial, error) {
+			rs, err := rules.NewRules(lines, nil)
+			if err != nil {
+				return rules.Trial{}, err
+			}
+			return rs.Try(rec, attempt, nil), nil
+		},
+		Relay: h.relay, RelayVault: h.vault,
 	}
 	w := h.app.NewWindow("Hookscope")
 	h.win = newMainWindow(h.app, w, svc, station.DefaultSettings(), nil, nil, true)
@@ -316,7 +326,7 @@ func TestSettingsArePersistedAndApplied(t *testing.T) {
 	s.Path.SetText("/hooks")
 	s.MaxBodyKiB.SetText("2048")
 	s.Keep.SetText("5000")
-	s.Answer.SetSelected(answerLabel([]string{"hang"}))
+	s.Rules.setLines([]string{"hang"})
 	s.NotifyInvalid.SetChecked(false)
 	s.Cloudflared.SetText("/opt/cf/cloudflared")
 	test.Tap(s.SaveButton)
@@ -434,9 +444,10 @@ func TestHeaderSaysHowTheReceiverAnswers(t *testing.T) {
 		{[]string{"500"}, "answering 500 to every delivery", theme.ColorNameWarning},
 		{[]string{"hang"}, "holding every delivery 15 s, then answering 200", theme.ColorNameWarning},
 		{[]string{"close"}, "closing every connection unanswered", theme.ColorNameWarning},
+		{[]string{`delivery.signature == "invalid" => close`, "live_event.* => 500 x2 then 200", "media.* => 500"}, "closing connections unanswered for some deliveries …", theme.ColorNameWarning},
 		{nil, "listening on 127.0.0.1:8787", theme.ColorNameSuccess},
 	} {
-		s.Answer.SetSelected(answerLabel(tc.mode))
+		s.Rules.setLines(tc.mode)
 		test.Tap(s.SaveButton)
 		if hd.Receiver.Text != tc.text || hd.Receiver.Color != tc.color {
 			t.Errorf("answer %s: header says %q in %s, want %q in %s", tc.mode, hd.Receiver.Text, hd.Receiver.Color, tc.text, tc.color)
@@ -448,7 +459,7 @@ func TestHeaderSaysHowTheReceiverAnswers(t *testing.T) {
 			t.Errorf("answer %s: the window needs %.0f px, %.0f with the normal answer", tc.mode, w, narrowest)
 		}
 	}
-	s.Answer.SetSelected(answerLabel([]string{"500"}))
+	s.Rules.setLines([]string{"500"})
 	test.Tap(s.SaveButton)
 	h.win.Tabs.SelectIndex(0)
 	test.Tap(hd.AnswerMode)

@@ -2,15 +2,19 @@
 // message says "1 messages" or "2 problem(s)".
 package plural
 
-import "strconv"
+import (
+	"strconv"
 
-// Count says "1 message" or "3 messages": one is the singular noun, many
+	"github.com/hookscope/hookscope/internal/human"
+)
+
+// Count says "1 message" or "3 messages" ("1,240 messages"): one is the singular noun, many
 // the plural.
 func Count(n int, one, many string) string {
 	if n == 1 || n == -1 {
 		return strconv.Itoa(n) + " " + one
 	}
-	return strconv.Itoa(n) + " " + many
+	return human.Count(n) + " " + many
 }
 
 // S is Count with the plural made by adding "s" to one.

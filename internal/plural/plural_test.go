@@ -11,6 +11,7 @@ func TestCount(t *testing.T) {
 		{Count(2, "delivery", "deliveries"), "2 deliveries"},
 		{S(1, "message"), "1 message"},
 		{S(3, "message"), "3 messages"},
+		{Count(5002, "delivery", "deliveries"), "5,002 deliveries"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
