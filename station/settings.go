@@ -3,12 +3,10 @@ package station
 import (
 	"cmp"
 	"context"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -200,14 +198,8 @@ func CheckForwardCA(path string) error {
 	if path == "" {
 		return nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("the CA file for forward targets: %w", err)
-	}
-	if !x509.NewCertPool().AppendCertsFromPEM(b) {
-		return fmt.Errorf("the CA file for forward targets %s holds no PEM certificate (expected a file with -----BEGIN CERTIFICATE-----)", path)
-	}
-	return nil
+	_, err := forward.LoadCA(path)
+	return err
 }
 
 // AnswerWarning says how the answer rules answer when that is not 200 at

@@ -76,7 +76,7 @@ func TestSettingsValidate(t *testing.T) {
 			s.ForwardTo, s.ForwardOn, s.ForwardMode, s.AnswerRules = "http://localhost:3000/", true, "pass-through", []string{"500"}
 		}, ""},
 		{"ca", func(s *Settings) { s.ForwardTo, s.ForwardOn, s.ForwardCA = "https://a/", true, ca }, ""},
-		{"missing ca", func(s *Settings) { s.ForwardTo, s.ForwardOn, s.ForwardCA = "https://a/", true, ca+".gone" }, "the CA file"},
+		{"missing ca", func(s *Settings) { s.ForwardTo, s.ForwardOn, s.ForwardCA = "https://a/", true, ca+".gone" }, "forward CA file: open"},
 		{"ca not pem", func(s *Settings) { s.ForwardTo, s.ForwardOn, s.ForwardCA = "https://a/", true, notPEM }, "holds no PEM certificate"},
 		{"forwarding off", func(s *Settings) { s.ForwardTo, s.ForwardCA = "ftp://a/", ca+".gone" }, ""},
 	} {

@@ -27,6 +27,24 @@ import (
 // body cut there, and the attempt says so too.
 const CutHeader = "X-Hookscope-Answer-Cut"
 
+// LoadCA reads a PEM file of certificates trusted for https forward
+// targets and returns the system's roots with them added; a file without
+// a certificate is an error that says what is expected.
+func LoadCA(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("forward CA file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("forward CA file %s holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)", path)
+	}
+	return pool, nil
+}
+
 // newClient is the forwarder's HTTP client: a plain http.Transport (what
 // the app sees is what net/http sends), no redirects followed (a 3xx is
 // the app's answer), nothing added (no gzip negotiation), TLS with the
@@ -34,16 +52,9 @@ const CutHeader = "X-Hookscope-Answer-Cut"
 func newClient(cfg Config) (*http.Client, error) {
 	tlsCfg := &tls.Config{InsecureSkipVerify: cfg.Insecure} //nolint:gosec // the user asked for it, and every attempt says so
 	if cfg.CAFile != "" {
-		pem, err := os.ReadFile(cfg.CAFile)
+		pool, err := LoadCA(cfg.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("forward CA file: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("forward CA file %s holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)", cfg.CAFile)
+			return nil, err
 		}
 		tlsCfg.RootCAs = pool
 	}
