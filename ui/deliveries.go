@@ -755,6 +755,9 @@ func (r *rowView) set(s storage.Summary, f listFilter, selected bool) {
 	if s.EventCount > 1 {
 		meta += fmt.Sprintf(" · %d events", s.EventCount)
 	}
+	if s.RelaySeq > 0 {
+		meta += fmt.Sprintf(" · via relay #%d", s.RelaySeq)
+	}
 	setText(r.path, meta)
 }
 

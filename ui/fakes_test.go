@@ -55,7 +55,8 @@ func (s *fakeStore) add(typ, summary string, sig inspector.SignatureStatus, muta
 
 func summaryOf(r *inspector.Record) storage.Summary {
 	d, a := r.Delivery, r.Analysis
-	s := storage.Summary{ID: d.ID, ReceivedAt: d.ReceivedAt, Method: d.Method, Path: d.Path, Status: d.Status, BodyLength: d.BodyLength, Truncated: d.Truncated}
+	s := storage.Summary{ID: d.ID, ReceivedAt: d.ReceivedAt, Method: d.Method, Path: d.Path, Status: d.Status, BodyLength: d.BodyLength, Truncated: d.Truncated,
+		Source: d.Source, RelaySeq: d.RelaySeq}
 	if a != nil {
 		s.Analyzed = true
 		s.Signature = a.Signature.Status

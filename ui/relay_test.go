@@ -248,7 +248,8 @@ func TestForwardCAFileIsApplied(t *testing.T) {
 }
 
 // TestRelayedDeliverySaysViaRelay: a delivery taken from a relay says so
-// in its detail, with the relay's stream sequence; a direct one does not.
+// in its row and its detail, with the relay's stream sequence; a direct
+// one does not.
 func TestRelayedDeliverySaysViaRelay(t *testing.T) {
 	h := newHarness(t, func(s *fakeStore) {
 		s.add("media.created", "Media created", inspector.SignatureValid, nil)
@@ -257,6 +258,16 @@ func TestRelayedDeliverySaysViaRelay(t *testing.T) {
 		})
 	})
 	d := h.win.deliveries
+	row := newRowView()
+	if len(d.model.rows) != 2 {
+		t.Fatalf("%d rows listed, want 2", len(d.model.rows))
+	}
+	for _, s := range d.model.rows {
+		row.set(s, d.model.filter, false)
+		if relayed := strings.Contains(row.path.Text, "via relay #1240"); relayed != (s.ID == 2) {
+			t.Errorf("row %d: %q", s.ID, row.path.Text)
+		}
+	}
 	d.open(2)
 	if !strings.Contains(d.Detail.Meta.Text, "via relay #1240") {
 		t.Fatalf("relayed: %q", d.Detail.Meta.Text)
