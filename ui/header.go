@@ -30,8 +30,14 @@ type headerView struct {
 	TunnelButton *widget.Button
 	TunnelState  *badge
 	Receiver     *badge
-	// AnswerMode opens Settings while the receiver does not answer 200.
+	// Answers says how the answer rules answer while that is not 200 at
+	// once to every delivery, in a row of its own (a rule's condition can
+	// be long: beside the Local URL it hid the URL); AnswerMode opens
+	// Settings at the rules.
+	Answers      *widget.Label
 	AnswerMode   *widget.Button
+	answersLabel *widget.Label
+	answersRow   fyne.CanvasObject
 	Secrets      *badge
 	SecretButton *widget.Button
 	// Counts are the store's totals, shown at the right of the window's
@@ -73,9 +79,11 @@ func newHeaderView(win *mainWindow) *headerView {
 	h.TunnelLog.Importance = widget.LowImportance
 	h.TunnelLog.Hide()
 	h.Receiver = newBadge(0)
+	h.Answers = widget.NewLabel("")
+	h.Answers.Importance = widget.WarningImportance
+	h.Answers.Truncation = fyne.TextTruncateEllipsis
 	h.AnswerMode = widget.NewButtonWithIcon("Answer rules…", theme.SettingsIcon(), win.showAnswerSettings)
 	h.AnswerMode.Importance = widget.LowImportance
-	h.AnswerMode.Hide()
 	h.Secrets = newBadge(0)
 	h.SecretButton = widget.NewButtonWithIcon(secretButtonLabel(0), theme.SettingsIcon(), win.promptSecret)
 	h.SecretButton.Importance = widget.LowImportance
@@ -96,11 +104,16 @@ func newHeaderView(win *mainWindow) *headerView {
 	// rows: the window keeps its height for the deliveries.
 	rows := []fyne.CanvasObject{
 		label("Local"), container.NewBorder(nil, nil, nil,
-			container.NewHBox(container.NewCenter(h.Receiver), h.AnswerMode, h.CopyLocal, h.FreePort, h.SendTest), h.LocalURL),
+			container.NewHBox(container.NewCenter(h.Receiver), h.CopyLocal, h.FreePort, h.SendTest), h.LocalURL),
 		label("Public"), container.NewBorder(nil, nil, nil,
 			// At the top: a reason wrapping over lines leaves the buttons their size.
 			container.NewVBox(container.NewHBox(container.NewCenter(h.TunnelState), h.TunnelLog, h.CopyPublic, h.TunnelButton, widget.NewSeparator(), container.NewCenter(h.Secrets), h.SecretButton)), h.PublicURL),
 	}
+	h.answersLabel = label("Answers")
+	h.answersRow = container.NewBorder(nil, nil, widget.NewIcon(theme.WarningIcon()), h.AnswerMode, h.Answers)
+	h.answersLabel.Hide()
+	h.answersRow.Hide()
+	rows = append(rows, h.answersLabel, h.answersRow)
 	// Forward to sits beside the URLs the service posts to: where the
 	// deliveries go next.
 	var down fyne.CanvasObject = layout.NewSpacer()
@@ -160,9 +173,6 @@ func (h *headerView) refresh() {
 	h.refreshRelay()
 	h.refreshCounts()
 }
-
-// maxAnswerWarning is the longest answer warning the header shows.
-const maxAnswerWarning = 52
 
 // maxRelayLine is the longest relay line the header shows; Settings
 // shows the whole (a refused credential's reason can be long).
@@ -225,7 +235,7 @@ func (h *headerView) refreshReceiver() {
 		h.FreePort.Show()
 		h.SendTest.Disable()
 		h.Receiver.set("receiver stopped", theme.ErrorIcon(), theme.ColorNameError)
-		h.AnswerMode.Hide()
+		h.showAnswers("")
 		return
 	}
 	showURL(h.LocalURL, w.localURL(), true)
@@ -234,15 +244,20 @@ func (h *headerView) refreshReceiver() {
 	if !w.sending {
 		h.SendTest.Enable()
 	}
-	if text := w.settings.AnswerWarning(); text != "" {
-		// Cut: a rule's condition can make it long, and the badge must not
-		// widen the window (Answer rules… opens the whole).
-		h.Receiver.set(ellipsis(text, maxAnswerWarning), theme.WarningIcon(), theme.ColorNameWarning)
-		h.AnswerMode.Show()
+	h.Receiver.set("listening on "+addr, theme.RadioButtonCheckedIcon(), theme.ColorNameSuccess)
+	h.showAnswers(w.settings.AnswerWarning())
+}
+
+// showAnswers shows the Answers row with text, or hides it ("").
+func (h *headerView) showAnswers(text string) {
+	if text == "" {
+		h.answersLabel.Hide()
+		h.answersRow.Hide()
 		return
 	}
-	h.Receiver.set("listening on "+addr, theme.RadioButtonCheckedIcon(), theme.ColorNameSuccess)
-	h.AnswerMode.Hide()
+	h.Answers.SetText(text)
+	h.answersLabel.Show()
+	h.answersRow.Show()
 }
 
 // refreshTunnel shows the tunnel's state: the badge, the Public row and

@@ -49,8 +49,8 @@ func TestRulesEditorEditsReordersAndSaves(t *testing.T) {
 	if want := []string{"media.* => 500"}; !slices.Equal(h.win.settings.AnswerRules, want) {
 		t.Fatalf("after delete %q", h.win.settings.AnswerRules)
 	}
-	if hd := h.win.header; hd.Receiver.Text != "answering 500 to media.*" || !hd.AnswerMode.Visible() {
-		t.Fatalf("header says %q", hd.Receiver.Text)
+	if hd := h.win.header; hd.Answers.Text != "answering 500 to media.*" || !hd.answersRow.Visible() {
+		t.Fatalf("header says %q", hd.Answers.Text)
 	}
 	// Saved rules come back in the editor, an empty row left out.
 	test.Tap(e.AddRule)

@@ -431,29 +431,30 @@ func findButton(o fyne.CanvasObject, text string) *widget.Button {
 }
 
 // TestHeaderSaysHowTheReceiverAnswers: any answer but 200 shows in the
-// header, in amber, with the way to change it.
+// header, in amber, in a row of its own with the way to change it; the
+// receiver's badge and the Local URL keep their room.
 func TestHeaderSaysHowTheReceiverAnswers(t *testing.T) {
 	h := newHarness(t, nil)
 	hd, s := h.win.header, h.win.settingsV
 	narrowest := h.win.w.Content().MinSize().Width
 	for _, tc := range []struct {
-		mode  []string
-		text  string
-		color fyne.ThemeColorName
+		mode []string
+		text string
 	}{
-		{[]string{"500"}, "answering 500 to every delivery", theme.ColorNameWarning},
-		{[]string{"hang"}, "holding every delivery 15 s, then answering 200", theme.ColorNameWarning},
-		{[]string{"close"}, "closing every connection unanswered", theme.ColorNameWarning},
-		{[]string{`delivery.signature == "invalid" => close`, "live_event.* => 500 x2 then 200", "media.* => 500"}, "closing connections unanswered for some deliveries …", theme.ColorNameWarning},
-		{nil, "listening on 127.0.0.1:8787", theme.ColorNameSuccess},
+		{[]string{"500"}, "answering 500 to every delivery"},
+		{[]string{"hang"}, "holding every delivery 15 s, then answering 200"},
+		{[]string{"close"}, "closing every connection unanswered"},
+		{[]string{`delivery.signature == "invalid" => close`, "live_event.* => 500 x2 then 200", "media.* => 500"},
+			"closing connections unanswered for some deliveries (rule 1 of 3; 2 more rules answer other than 200)"},
+		{nil, ""},
 	} {
 		s.Rules.setLines(tc.mode)
 		test.Tap(s.SaveButton)
-		if hd.Receiver.Text != tc.text || hd.Receiver.Color != tc.color {
-			t.Errorf("answer %s: header says %q in %s, want %q in %s", tc.mode, hd.Receiver.Text, hd.Receiver.Color, tc.text, tc.color)
+		if hd.Receiver.Text != "listening on 127.0.0.1:8787" || hd.Receiver.Color != theme.ColorNameSuccess {
+			t.Errorf("answer %s: the receiver's badge says %q in %s", tc.mode, hd.Receiver.Text, hd.Receiver.Color)
 		}
-		if hd.AnswerMode.Visible() != (tc.mode != nil) {
-			t.Errorf("answer %s: Answer mode button shown %v", tc.mode, hd.AnswerMode.Visible())
+		if shown := hd.answersRow.Visible() && hd.AnswerMode.Visible(); shown != (tc.text != "") || (shown && hd.Answers.Text != tc.text) {
+			t.Errorf("answer %s: Answers row shown %v, saying %q; want %q", tc.mode, shown, hd.Answers.Text, tc.text)
 		}
 		if w := h.win.w.Content().MinSize().Width; w > narrowest {
 			t.Errorf("answer %s: the window needs %.0f px, %.0f with the normal answer", tc.mode, w, narrowest)
