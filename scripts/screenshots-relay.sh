@@ -104,13 +104,13 @@ click 65 539 0.5
 typing 'events.exists(e, e.type == "viewing_session.play") => 200 after 12s'
 click 140 619 1.5                # Test against selected delivery
 click 75 733 1.5                 # Save settings
-click 945 26 1                   # Answer rules…: the card at the top
+click 1200 106 1                 # Answer rules… (the Answers row, shown once saved): the card at the top
 DISPLAY=$display xdotool mousemove 700 200
 sleep 0.5
 shot ui-rules
 
 # The Team relay card, from the header's Relay… button.
-click 240 145 1
+click 240 185 1                  # Relay… (below the Answers row now)
 DISPLAY=$display xdotool mousemove 700 200
 sleep 0.5
 shot ui-relay
@@ -118,8 +118,8 @@ shot ui-relay
 # 960x640: a fourth rule with an error under it.
 DISPLAY=$display xdotool windowsize "$(DISPLAY=$display xdotool search --name '^Hookscope$' | head -1)" 960 640
 sleep 1.5
-click 615 26 1.5                 # Answer rules… opens the card
-click 65 484 0.5                 # Add rule
+click 880 106 1.5                # Answer rules… opens the card
+click 65 524 0.5                 # Add rule
 typing 'delivery.sise > 100000 => 500'
 wheel 30 300 3 5
 shot960 ui-960-rules

@@ -78,7 +78,7 @@ shot ui-settings
 click 191 662   # Answer rules: the 500 preset adds the rule "500"
 click 73 734    # Save settings (the tab's footer: at the bottom)
 shot ui-answer-mode
-click 1247 619  # back to 200, for the runs below: delete rule 1
+click 1247 659  # back to 200, for the runs below: delete rule 1 (the Answers row pushed it down)
 click 73 734
 # A second window on the same port: the first one holds it.
 HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" DISPLAY=$display FYNE_THEME=light \
