@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"mime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -268,7 +269,7 @@ func ParseTokenResponse(status int, contentType string, body []byte, obtainedAt 
 	}
 	access, ok := str("access_token")
 	if !ok || access == "" {
-		r.Problem = fmt.Sprintf("HTTP %d: the JSON body has no access_token (fields: %s)", status, strings.Join(keys(raw), ", "))
+		r.Problem = fmt.Sprintf("HTTP %d: the JSON body has no access_token (fields: %s)", status, strings.Join(slices.Sorted(maps.Keys(raw)), ", "))
 		return r
 	}
 	t := &Token{AccessToken: access, ObtainedAt: obtainedAt}
@@ -406,15 +407,6 @@ func jsonKind(v json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
-}
-
-func keys(m map[string]json.RawMessage) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // describeBody names what a non-JSON body looks like without quoting it

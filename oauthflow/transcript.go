@@ -3,9 +3,10 @@ package oauthflow
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -164,7 +165,7 @@ func (t Transcript) Curl(o RenderOptions) string {
 	if t.Request.Method != "" && t.Request.Method != http.MethodGet {
 		c.Method = t.Request.Method
 	}
-	for _, k := range sortedKeys(t.Request.Header) {
+	for _, k := range slices.Sorted(maps.Keys(t.Request.Header)) {
 		if curlSkipHeaders[http.CanonicalHeaderKey(k)] {
 			continue
 		}
@@ -176,15 +177,6 @@ func (t Transcript) Curl(o RenderOptions) string {
 	// endpoint expects.
 	c.SendBody = t.Request.Body != "" || t.Request.Method == http.MethodPost || t.Request.Method == http.MethodPut
 	return c.String()
-}
-
-func sortedKeys(h http.Header) []string {
-	ks := make([]string, 0, len(h))
-	for k := range h {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // Markdown renders transcripts as a report: per step the request, the
@@ -254,7 +246,7 @@ func orDefault(s, d string) string {
 func httpText(first string, h http.Header, body string) string {
 	var b strings.Builder
 	b.WriteString(first + "\n")
-	for _, k := range sortedKeys(h) {
+	for _, k := range slices.Sorted(maps.Keys(h)) {
 		for _, v := range h[k] {
 			b.WriteString(k + ": " + v + "\n")
 		}

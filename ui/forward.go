@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -217,7 +218,7 @@ func (f *forwardRow) refresh() {
 	f.Reveal.Refresh()
 	var down []string
 	now := time.Now()
-	for _, name := range sortedKeys(f.routes) {
+	for _, name := range slices.Sorted(maps.Keys(f.routes)) {
 		if rs := f.routes[name]; rs.State == forward.RouteDown {
 			down = append(down, rs.DownText(now))
 		}
@@ -301,15 +302,6 @@ func capitalise(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // setForward applies set's forwarding to the station (off the UI
@@ -662,7 +654,7 @@ func (p *forwardPane) refreshControls() {
 		}
 	}
 	p.Route.Options = append([]string{allRoutes}, routes...)
-	if !contains(p.Route.Options, p.Route.Selected) {
+	if !slices.Contains(p.Route.Options, p.Route.Selected) {
 		p.Route.SetSelected(allRoutes)
 	}
 	p.Route.Refresh()
@@ -691,15 +683,6 @@ func (p *forwardPane) refreshControls() {
 		p.Count.SetText("Not forwarded")
 		p.Note.SetText("Forwarding is off. Type your app's URL in the header's Forward to field and turn it on.")
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // show fills Info and Body with attempt i.

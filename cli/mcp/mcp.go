@@ -8,6 +8,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -211,7 +212,7 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in ListIn) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := list.Find(ctx, db, e, cmpOr(in.Limit, list.DefaultLimit), time.Now())
+	res, err := list.Find(ctx, db, e, cmp.Or(max(in.Limit, 0), list.DefaultLimit), time.Now())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -224,13 +225,6 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in ListIn) (*
 		out.Failure = res.Stats.FirstFailure.Error()
 	}
 	return result(out)
-}
-
-func cmpOr(n, def int) int {
-	if n <= 0 {
-		return def
-	}
-	return n
 }
 
 func (s *Server) show(ctx context.Context, _ *sdk.CallToolRequest, in ShowIn) (*sdk.CallToolResult, any, error) {
