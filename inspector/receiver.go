@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -267,12 +268,7 @@ func requestHeaders(r *http.Request) ([]Header, bool) {
 	if r.Host != "" {
 		hs = append(hs, Header{Name: "Host", Value: r.Host})
 	}
-	names := make([]string, 0, len(r.Header))
-	for k := range r.Header {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
 		for _, v := range r.Header[k] {
 			hs = append(hs, Header{Name: k, Value: v})
 		}

@@ -6,7 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,11 +99,7 @@ func writeFixtures(opts Options, recs []*inspector.Record, sum *Summary) error {
 	if len(picked) == 0 {
 		return fmt.Errorf("no event in the selection to make a fixture of")
 	}
-	types := make([]string, 0, len(picked))
-	for t := range picked {
-		types = append(types, t)
-	}
-	sort.Strings(types)
+	types := slices.Sorted(maps.Keys(picked))
 	for _, t := range types {
 		b, err := marshalPretty(picked[t].fx)
 		if err != nil {
