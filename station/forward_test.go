@@ -136,7 +136,7 @@ func TestForwardAppDownThenUp(t *testing.T) {
 	if rs[0].State != forward.RouteDown || rs[0].Waiting != 30 {
 		t.Errorf("route status while down: %+v (want down, 30 waiting)", rs[0])
 	}
-	if !strings.Contains(rs[0].LastError, "nothing is listening on "+addr+": is your app running?") {
+	if !strings.Contains(rs[0].LastError, "nothing is listening on "+addr+" (connection refused); start it") {
 		t.Errorf("last error %q does not say the app is not running", rs[0].LastError)
 	}
 	app := newRawApp(t, addr)
@@ -260,7 +260,7 @@ func TestPassThrough(t *testing.T) {
 	}{
 		{name: "200", status: 200, want: 200, outcome: forward.Delivered},
 		{name: "500", status: 500, want: 500, wantErr: "the app answered 500", outcome: forward.Rejected},
-		{name: "timeout", status: 200, delay: 4 * time.Second, want: 504, wantErr: "no answer from", outcome: forward.Timeout},
+		{name: "timeout", status: 200, delay: 4 * time.Second, want: 504, wantErr: "accepted the connection but did not answer within", outcome: forward.Timeout},
 		{name: "refused", target: "http://" + deadAddr + "/", want: 502, wantErr: "nothing is listening on " + deadAddr, outcome: forward.Refused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -239,7 +239,7 @@ func TestForwardToHTTPSWithPrivateCA(t *testing.T) {
 		outcome forward.Outcome
 		text    string
 	}{
-		{"system roots", forward.Config{}, forward.Unreachable, "--forward-ca FILE, or --forward-insecure"},
+		{"system roots", forward.Config{}, forward.Unreachable, "--forward-ca FILE (the window: Trust CA file…), or --forward-insecure"},
 		{"CA file", forward.Config{CAFile: ca}, forward.Delivered, ""},
 		{"insecure", forward.Config{Insecure: true}, forward.Delivered, ""},
 	} {

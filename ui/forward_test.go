@@ -263,7 +263,7 @@ func TestWindowSaysTheAppIsDown(t *testing.T) {
 	h.waitFor(t, "the header says the app is down", func() bool {
 		return f.Down.Visible() && strings.Contains(f.Down.Text, "2 deliveries wait")
 	})
-	for _, want := range []string{"Your app at " + addr + " is down", "Nothing is listening on " + addr + ": is your app running?"} {
+	for _, want := range []string{"Your app at " + addr + " is down", "Nothing is listening on " + addr + " (connection refused); start it, or check the port in the URL."} {
 		if !strings.Contains(f.Down.Text, want) {
 			t.Errorf("down line lacks %q: %q", want, f.Down.Text)
 		}

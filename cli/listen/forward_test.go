@@ -212,13 +212,13 @@ func TestListenForwardTextAppDownAndBack(t *testing.T) {
 	out.WaitFor(t, "forward: your app at "+addr+" is back after")
 	out.WaitFor(t, "#3     → 200 in ")
 	text := out.String()
-	if strings.Count(text, "is down;") != 1 || strings.Count(text, "is back after") != 1 || strings.Contains(text, "refused") {
+	if strings.Count(text, "is down;") != 1 || strings.Count(text, "is back after") != 1 || strings.Count(text, "refused") != 1 {
 		t.Errorf("the down and back lines are not said once each, or a retry has a line:\n%s", text)
 	}
 	if !strings.Contains(text, "the 3 deliveries that waited go now, in order.") {
 		t.Errorf("the back line does not say how many waited:\n%s", text)
 	}
-	if !strings.Contains(text, "Nothing is listening on "+addr+": is your app running? Hookscope keeps trying every few seconds and sends them in order.") {
+	if !strings.Contains(text, "Nothing is listening on "+addr+" (connection refused); start it, or check the port in the URL. Hookscope keeps trying every few seconds and sends them in order.") {
 		t.Errorf("the down line does not say why:\n%s", text)
 	}
 	if len(app.got()) != 3 {
@@ -247,7 +247,7 @@ func TestForwardRouteLines(t *testing.T) {
 		p := newForwardPrinter(newPrinter(out, jsonOut, false), 1)
 		rs := forward.RouteStatus{Name: "http://localhost:3000/h", Target: "http://localhost:3000/h", State: forward.RouteUp}
 		p.route(rs, 0)
-		rs.State, rs.Waiting, rs.LastError, rs.Since = forward.RouteDown, 41, "nothing is listening on localhost:3000: is your app running?", time.Now()
+		rs.State, rs.Waiting, rs.LastError, rs.Since = forward.RouteDown, 41, "nothing is listening on localhost:3000 (connection refused); start it, or check the port in the URL", time.Now()
 		p.route(rs, 0)
 		p.route(rs, 0)
 		rs.State = forward.RouteUp

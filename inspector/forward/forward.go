@@ -100,8 +100,9 @@ type RouteStatus struct {
 	// Since is when the route entered its state.
 	Since time.Time `json:"since,omitzero"`
 	// LastError is the last attempt's failure in plain words, without
-	// what Hookscope does next ("nothing is listening on localhost:3000:
-	// is your app running?"); on standby, who forwards instead.
+	// what Hookscope does next ("nothing is listening on localhost:3000
+	// (connection refused); start it, or check the port in the URL"); on
+	// standby, who forwards instead.
 	LastError string    `json:"last_error,omitempty"`
 	NextAt    time.Time `json:"next_at,omitzero"`
 }

@@ -15,11 +15,11 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/export"
+	"github.com/hookscope/hookscope/internal/networds"
 )
 
 // CutHeader is set on a pass-through answer whose body was longer than
@@ -234,30 +234,32 @@ func classify(a *answer, ex exchange, err error, host string, budget time.Durati
 		}
 		return Rejected, msg
 	}
-	var dnsErr *net.DNSError
-	timedOut := errors.Is(err, context.DeadlineExceeded)
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		timedOut = true
+	// A network failure in the words every face uses (internal/networds).
+	stage := networds.Connect
+	if ex.connected {
+		stage = networds.Answer
 	}
-	switch {
-	case timedOut && ex.connected:
-		return Timeout, fmt.Sprintf("no answer from %s within %s", host, budget)
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return Refused, fmt.Sprintf("nothing is listening on %s: is your app running?", host)
-	case errors.As(err, &dnsErr):
-		return Unreachable, fmt.Sprintf("the host name in %s does not resolve (%s): check the URL", host, dnsErr.Err)
-	case timedOut:
-		return Unreachable, fmt.Sprintf("could not connect to %s within %s", host, budget)
-	case ex.tlsErr != nil || isTLSError(err):
-		return Unreachable, fmt.Sprintf("the TLS handshake with %s failed: %v (an app with a private or self-signed certificate: --forward-ca FILE, or --forward-insecure)", host, rootCause(cmpErr(ex.tlsErr, err)))
-	case !ex.connected:
-		return Unreachable, fmt.Sprintf("cannot reach %s: %v", host, rootCause(err))
+	w := networds.Explain(&networds.Error{Stage: stage, Budget: budget, Err: cmpErr(ex.tlsErr, err)}, host)
+	if ex.tlsErr != nil {
+		w.Fix = "an app with a private or self-signed certificate: --forward-ca FILE (the window: Trust CA file…), or --forward-insecure"
 	}
-	// Connected, sent (or began to), and the connection ended without a
-	// byte of answer: the app's verdict on this delivery, most often a
-	// crash on its payload.
-	return Dropped, fmt.Sprintf("the app at %s closed the connection without answering (did it crash on this delivery?)", host)
+	return outcomeOf(w.Kind), w.String()
+}
+
+// outcomeOf is an attempt's outcome for a kind of network failure (a
+// cancelled one is Hookscope stopping: the caller says so).
+func outcomeOf(k networds.Kind) Outcome {
+	switch k {
+	case networds.Refused:
+		return Refused
+	case networds.Timeout:
+		return Timeout
+	case networds.Dropped:
+		return Dropped
+	case networds.Cancelled:
+		return Stopped
+	}
+	return Unreachable
 }
 
 func announced(n int64) string {
@@ -289,31 +291,6 @@ func inspectDelivery(d *inspector.Delivery) (types []string, malformed bool) {
 		types = append(types, e.Type)
 	}
 	return types, false
-}
-
-// isTLSError reports a certificate or handshake failure.
-func isTLSError(err error) bool {
-	var (
-		unknown   x509.UnknownAuthorityError
-		hostname  x509.HostnameError
-		invalid   x509.CertificateInvalidError
-		verify    *tls.CertificateVerificationError
-		recordHdr tls.RecordHeaderError
-	)
-	return errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
-		errors.As(err, &verify) || errors.As(err, &recordHdr)
-}
-
-// rootCause is the innermost error: "connect: no route to host" rather
-// than the dial's full chain.
-func rootCause(err error) error {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err
-		}
-		err = next
-	}
 }
 
 // headerList turns an answer's headers into a list, sorted by name.

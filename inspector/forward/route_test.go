@@ -166,10 +166,10 @@ func TestClassify(t *testing.T) {
 		}) + "/", Rejected, "the app answered 500 Internal Server Error: panic: boom …"},
 		{"refused", "http://" + closed() + "/", Refused, "nothing is listening on 127.0.0.1:"},
 		{"timeout", "http://" + raw(func(net.Conn) { <-hang }) + "/", Timeout, "within 300ms"},
-		{"dropped", "http://" + raw(func(net.Conn) {}) + "/", Dropped, "closed the connection without answering (did it crash on this delivery?)"},
+		{"dropped", "http://" + raw(func(net.Conn) {}) + "/", Dropped, "closed the connection without answering (EOF); look at its log: it may have crashed on this request"},
 		{"cut", "http://" + raw(func(c net.Conn) { io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nhello world") }) + "/",
 			Dropped, "answered 200, then its answer was cut short after 11 bytes of the 1000 it announced"},
-		{"tls", tlsSrv.URL + "/", Unreachable, "the TLS handshake with 127.0.0.1:"},
+		{"tls", tlsSrv.URL + "/", Unreachable, "is not signed by an authority this machine trusts (x509: certificate signed by unknown authority); an app with a private or self-signed certificate: --forward-ca FILE"},
 	} {
 		route, err := ParseRoute(tc.url)
 		if err != nil {
@@ -184,7 +184,7 @@ func TestClassify(t *testing.T) {
 			t.Errorf("%s: %s %q", tc.name, a.Outcome, a.Error)
 		}
 	}
-	if o, text := classify(nil, exchange{}, &net.DNSError{Err: "no such host", Name: "nope"}, "nope:80", time.Second); o != Unreachable || !strings.Contains(text, "does not resolve (no such host)") {
+	if o, text := classify(nil, exchange{}, &net.DNSError{Err: "no such host", Name: "nope", IsNotFound: true}, "nope:80", time.Second); o != Unreachable || !strings.Contains(text, "the host name nope does not resolve (no such host); check the host name in the URL") {
 		t.Errorf("dns: %s %q", o, text)
 	}
 }
