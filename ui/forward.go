@@ -769,9 +769,9 @@ func attemptDetail(a *forward.Attempt) string {
 	fmt.Fprintf(&b, "Attempt %d to %s (%s%s), %s.\n", a.Number, a.Target, route, kind, a.StartedAt.Local().Format("2006-01-02 15:04:05.000"))
 	switch a.Outcome {
 	case forward.Delivered, forward.Rejected:
-		fmt.Fprintf(&b, "Your app answered %d %s in %s.", a.Status, a.StatusText, forward.Spoken(a.Latency))
+		fmt.Fprintf(&b, "Your app answered %d %s in %s.", a.Status, a.StatusText, human.Duration(a.Latency))
 	default:
-		fmt.Fprintf(&b, "No answer (%s) after %s.", a.Outcome, forward.Spoken(a.Latency))
+		fmt.Fprintf(&b, "No answer (%s) after %s.", a.Outcome, human.Duration(a.Latency))
 	}
 	if a.Error != "" && a.Outcome != forward.Rejected {
 		b.WriteString(" " + capitalise(a.Error))

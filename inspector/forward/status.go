@@ -34,7 +34,7 @@ func (rs RouteStatus) App() string {
 func (rs RouteStatus) DownText(now time.Time) string {
 	how := ""
 	if !now.IsZero() && !rs.Since.IsZero() {
-		how = " (" + Spoken(now.Sub(rs.Since).Round(time.Second)) + ")"
+		how = " (" + human.Duration(now.Sub(rs.Since).Round(time.Second)) + ")"
 	}
 	if rs.Mode == ModePassThrough {
 		return fmt.Sprintf("your app at %s is down%s. %s The service gets 502 for each delivery meanwhile and sends it again later; Hookscope keeps nothing back.",
@@ -49,7 +49,7 @@ func (rs RouteStatus) DownText(now time.Time) string {
 func (rs RouteStatus) BackText(downFor time.Duration) string {
 	after := "less than a second"
 	if d := downFor.Round(time.Second); d > 0 {
-		after = Spoken(d)
+		after = human.Duration(d)
 	}
 	msg := fmt.Sprintf("your app at %s is back after %s", rs.App(), after)
 	if rs.Waiting > 0 && rs.Mode != ModePassThrough {
@@ -57,11 +57,6 @@ func (rs RouteStatus) BackText(downFor time.Duration) string {
 	}
 	return msg + "."
 }
-
-// Spoken says d as Hookscope says durations everywhere ("6.1 ms",
-// "1.5 s", "2 min 10 s"): it is human.Duration, for the window's lines
-// about attempts.
-func Spoken(d time.Duration) string { return human.Duration(d) }
 
 // sentence starts s with a capital letter and ends it with a stop.
 func sentence(s string) string {
