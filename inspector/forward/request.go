@@ -15,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hookscope/hookscope/inspector"
@@ -156,14 +157,24 @@ type exchange struct {
 // one: the app closed that connection while it was idle.
 func (f *Forwarder) send(req *http.Request, keep int64) (*answer, exchange, error) {
 	for try := 0; ; try++ {
-		var ex exchange
+		// The trace's hooks run on the transport's goroutines, which may
+		// still be running when Do returns (a time-out): ex is read under
+		// mu, as a copy.
+		var (
+			mu sync.Mutex
+			tr exchange
+		)
+		set := func(fn func(*exchange)) { mu.Lock(); fn(&tr); mu.Unlock() }
 		trace := &httptrace.ClientTrace{
-			GotConn:              func(i httptrace.GotConnInfo) { ex.connected, ex.reused = true, i.Reused },
-			TLSHandshakeDone:     func(_ tls.ConnectionState, err error) { ex.tlsErr = err },
-			GotFirstResponseByte: func() { ex.answered = true },
+			GotConn:              func(i httptrace.GotConnInfo) { set(func(e *exchange) { e.connected, e.reused = true, i.Reused }) },
+			TLSHandshakeDone:     func(_ tls.ConnectionState, err error) { set(func(e *exchange) { e.tlsErr = err }) },
+			GotFirstResponseByte: func() { set(func(e *exchange) { e.answered = true }) },
 		}
 		r := req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 		resp, err := f.client.Do(r)
+		mu.Lock()
+		ex := tr
+		mu.Unlock()
 		if err != nil {
 			if try == 0 && ex.reused && !ex.answered && req.Context().Err() == nil && req.GetBody != nil {
 				f.client.CloseIdleConnections()
