@@ -490,21 +490,11 @@ func (e *Engine) Analyze(ctx context.Context, d *Delivery) *Analysis {
 // signature while it decodes.
 const concurrentVerifyMin = 64 << 10
 
-// ledgerStore is the part of the store the ledger reads.
-type ledgerStore interface {
-	FirstEventCopy(ctx context.Context, uuid string) (first EventCopy, copies int, found bool, err error)
-	FirstHookDelivery(ctx context.Context, hookUUID string) (deliveryID int64, found bool, err error)
-	LatestForSubject(ctx context.Context, subject string) (uuid string, generatedAt time.Time, found bool, err error)
-}
-
 // ledgerWith fills the dedupe and order facts of a from what st says was
 // analyzed before it. Events earlier in the same message count as "before".
-func ledgerWith(ctx context.Context, st ledgerStore, d *Delivery, a *Analysis) error {
+func ledgerWith(st *pendingLedger, d *Delivery, a *Analysis) {
 	if a.HookUUID != "" {
-		first, found, err := st.FirstHookDelivery(ctx, a.HookUUID)
-		if err != nil {
-			return fmt.Errorf("look up hook %s: %w", a.HookUUID, err)
-		}
+		first, found := st.FirstHookDelivery(a.HookUUID)
 		if found && first != d.ID {
 			a.Resend, a.ResendOf = true, first
 		}
@@ -519,7 +509,7 @@ func ledgerWith(ctx context.Context, st ledgerStore, d *Delivery, a *Analysis) e
 		found  bool
 	}
 	inMsg := map[string]*seen{}
-	// The store is asked once per uuid of the message: a message that
+	// The ledger is asked once per uuid of the message: a message that
 	// repeats one uuid a thousand times costs one lookup, not a thousand.
 	inStore := map[string]stored{}
 	latest := map[string]EventAnalysis{}
@@ -529,11 +519,7 @@ func ledgerWith(ctx context.Context, st ledgerStore, d *Delivery, a *Analysis) e
 		if ev.UUID != "" {
 			sc, ok := inStore[ev.UUID]
 			if !ok {
-				var err error
-				sc.first, sc.copies, sc.found, err = st.FirstEventCopy(ctx, ev.UUID)
-				if err != nil {
-					return fmt.Errorf("look up event %s: %w", ev.UUID, err)
-				}
+				sc.first, sc.copies, sc.found = st.FirstEventCopy(ev.UUID)
 				inStore[ev.UUID] = sc
 			}
 			first, copies, found := sc.first, sc.copies, sc.found
@@ -565,10 +551,7 @@ func ledgerWith(ctx context.Context, st ledgerStore, d *Delivery, a *Analysis) e
 		if ev.Subject == "" || ev.Duplicate || ev.GeneratedAt.IsZero() {
 			continue
 		}
-		uuid, at, found, err := st.LatestForSubject(ctx, ev.Subject)
-		if err != nil {
-			return fmt.Errorf("look up subject %s: %w", ev.Subject, err)
-		}
+		uuid, at, found := st.LatestForSubject(ev.Subject)
 		if prev, ok := latest[ev.Subject]; ok && (!found || prev.GeneratedAt.After(at)) {
 			uuid, at, found = prev.UUID, prev.GeneratedAt, true
 		}
@@ -581,7 +564,6 @@ func ledgerWith(ctx context.Context, st ledgerStore, d *Delivery, a *Analysis) e
 			latest[ev.Subject] = *ev
 		}
 	}
-	return nil
 }
 
 func subjectKind(subject string) string {

@@ -2,9 +2,9 @@ package inspector
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
-	"time"
 )
 
 // memStore is an in-memory Store for engine tests, so inspector's tests do
@@ -63,58 +63,33 @@ func (m *memStore) ids() []int64 {
 	return ids
 }
 
-func (m *memStore) FirstEventCopy(ctx context.Context, uuid string) (EventCopy, int, bool, error) {
+func (m *memStore) Ledger(_ context.Context, hooks, uuids, subjects []string) (Ledger, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.failRead != nil {
-		return EventCopy{}, 0, false, m.failRead
+		return Ledger{}, m.failRead
 	}
-	var first EventCopy
-	n := 0
+	l := Ledger{Hooks: map[string]int64{}, Events: map[string]EventCopies{}, Subjects: map[string]SubjectEvent{}}
 	for _, id := range m.ids() {
-		for _, e := range m.analyses[id].Events {
-			if e.UUID == uuid {
-				if n == 0 {
-					first = EventCopy{DeliveryID: id, Hash: e.Hash, ReceivedAt: m.rows[id].ReceivedAt}
+		a := m.analyses[id]
+		if _, ok := l.Hooks[a.HookUUID]; !ok && a.HookUUID != "" && slices.Contains(hooks, a.HookUUID) {
+			l.Hooks[a.HookUUID] = id
+		}
+		for _, e := range a.Events {
+			if slices.Contains(uuids, e.UUID) {
+				c, ok := l.Events[e.UUID]
+				if !ok {
+					c.First = EventCopy{DeliveryID: id, Hash: e.Hash, ReceivedAt: m.rows[id].ReceivedAt}
 				}
-				n++
+				c.Copies++
+				l.Events[e.UUID] = c
+			}
+			if cur, ok := l.Subjects[e.Subject]; slices.Contains(subjects, e.Subject) && !e.GeneratedAt.IsZero() && (!ok || e.GeneratedAt.After(cur.GeneratedAt)) {
+				l.Subjects[e.Subject] = SubjectEvent{UUID: e.UUID, GeneratedAt: e.GeneratedAt}
 			}
 		}
 	}
-	return first, n, n > 0, nil
-}
-
-func (m *memStore) FirstHookDelivery(ctx context.Context, hook string) (int64, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.failRead != nil {
-		return 0, false, m.failRead
-	}
-	for _, id := range m.ids() {
-		if m.analyses[id].HookUUID == hook {
-			return id, true, nil
-		}
-	}
-	return 0, false, nil
-}
-
-func (m *memStore) LatestForSubject(ctx context.Context, subject string) (string, time.Time, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.failRead != nil {
-		return "", time.Time{}, false, m.failRead
-	}
-	var uuid string
-	var at time.Time
-	found := false
-	for _, id := range m.ids() {
-		for _, e := range m.analyses[id].Events {
-			if e.Subject == subject && (!found || e.GeneratedAt.After(at)) {
-				uuid, at, found = e.UUID, e.GeneratedAt, true
-			}
-		}
-	}
-	return uuid, at, found, nil
+	return l, nil
 }
 
 func (m *memStore) Unanalyzed(ctx context.Context, after int64, limit int) ([]*Delivery, error) {

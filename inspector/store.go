@@ -12,6 +12,31 @@ type EventCopy struct {
 	ReceivedAt time.Time
 }
 
+// EventCopies is the first stored copy of an event and how many copies
+// are stored.
+type EventCopies struct {
+	First  EventCopy
+	Copies int
+}
+
+// SubjectEvent is the stored event with the latest generated_at about a
+// subject (events whose generated_at did not parse do not count).
+type SubjectEvent struct {
+	UUID        string
+	GeneratedAt time.Time
+}
+
+// Ledger is what the store knows of some keys; a key it has never seen
+// is absent from its map.
+type Ledger struct {
+	// Hooks maps a hook uuid to the first analyzed delivery carrying it.
+	Hooks map[string]int64
+	// Events maps an event uuid to its analyzed copies.
+	Events map[string]EventCopies
+	// Subjects maps a subject to its latest analyzed event.
+	Subjects map[string]SubjectEvent
+}
+
 // Store is what the receiver and the analysis engine need from persistence.
 // storage.DB implements it; tests may use an in-memory fake.
 type Store interface {
@@ -22,15 +47,9 @@ type Store interface {
 	// SaveAnalysis stores (or replaces) the analysis of one delivery,
 	// including one row per event for the ledger and filters.
 	SaveAnalysis(ctx context.Context, a *Analysis) error
-	// FirstEventCopy returns the first analyzed copy of an event uuid and
-	// how many analyzed copies exist.
-	FirstEventCopy(ctx context.Context, uuid string) (first EventCopy, copies int, found bool, err error)
-	// FirstHookDelivery returns the first analyzed delivery carrying the
-	// hook uuid.
-	FirstHookDelivery(ctx context.Context, hookUUID string) (deliveryID int64, found bool, err error)
-	// LatestForSubject returns the analyzed event with the latest
-	// generated_at for a subject.
-	LatestForSubject(ctx context.Context, subject string) (uuid string, generatedAt time.Time, found bool, err error)
+	// Ledger returns what the analyzed deliveries say of these hook
+	// uuids, event uuids and subjects, all read at one moment.
+	Ledger(ctx context.Context, hooks, uuids, subjects []string) (Ledger, error)
 	// Unanalyzed returns up to limit stored deliveries with id > afterID
 	// that have no analysis yet, oldest first: work a crash left behind.
 	Unanalyzed(ctx context.Context, afterID int64, limit int) ([]*Delivery, error)

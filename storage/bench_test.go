@@ -146,7 +146,7 @@ func buildFixture(b *testing.B, db *DB, n int) {
 	const perTx = 5000
 	for done := 0; done < n; {
 		err := db.write(ctx, func(tx *sql.Tx) error {
-			var search []searchEntry
+			var rows []analysisRow
 			for k := 0; k < perTx && done < n; k++ {
 				d, a := benchDelivery(r, words, done, start.Add(time.Duration(done)*time.Second))
 				p, err := newPendingInsert(d)
@@ -160,14 +160,10 @@ func buildFixture(b *testing.B, db *DB, n int) {
 				if err != nil {
 					return err
 				}
-				e, err := row.save(ctx, tx, db.stmts)
-				if err != nil {
-					return err
-				}
-				search = append(search, e)
+				rows = append(rows, row)
 				done++
 			}
-			return writeSearch(ctx, tx, search)
+			return saveAnalysisRows(ctx, tx, db.stmts, rows)
 		})
 		if err != nil {
 			b.Fatal(err)
@@ -356,13 +352,7 @@ func BenchmarkLarge(b *testing.B) {
 	}
 	b.Run("LedgerLookups", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, _, err := db.FirstEventCopy(ctx, uuid); err != nil {
-				b.Fatal(err)
-			}
-			if _, _, err := db.FirstHookDelivery(ctx, "nohook"); err != nil {
-				b.Fatal(err)
-			}
-			if _, _, _, err := db.LatestForSubject(ctx, subject); err != nil {
+			if _, err := db.Ledger(ctx, []string{"nohook"}, []string{uuid}, []string{subject}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -57,11 +57,8 @@ func (c *committer) do(fn func(tx *sql.Tx) error) error {
 	// o leads: it is the queue's first (it was handed the lead) or the
 	// queue was idle.
 	c.busy = true
-	n := min(len(c.queue), maxBatch)
-	batch := slices.Clone(c.queue[:n])
-	c.queue = c.queue[n:]
 	c.mu.Unlock()
-	c.commit(batch)
+	c.commit()
 	c.mu.Lock()
 	if len(c.queue) > 0 {
 		close(c.queue[0].lead)
@@ -72,25 +69,43 @@ func (c *committer) do(fn func(tx *sql.Tx) error) error {
 	return o.err
 }
 
-// commit runs batch in one transaction.
-func (c *committer) commit(batch []*op) {
+// take removes the next batch from the queue (the leader is its first).
+func (c *committer) take() []*op {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := min(len(c.queue), maxBatch)
+	batch := slices.Clone(c.queue[:n])
+	c.queue = c.queue[n:]
+	return batch
+}
+
+// commit runs the queue's next batch in one transaction. The batch is
+// taken once the write lock is held, so writes that came while the leader
+// waited for it share this commit instead of waiting for the next one.
+func (c *committer) commit() {
 	ctx := context.Background()
-	write := func(ops []*op) error {
-		return c.db.writeOn(ctx, c.h, func(tx *sql.Tx) error {
-			for _, o := range ops {
-				if err := o.run(tx); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	err := write(batch)
-	if err != nil && len(batch) > 1 {
+	var batch []*op
+	err := c.db.writeOn(ctx, c.h, func(tx *sql.Tx) error {
+		batch = c.take()
 		for _, o := range batch {
-			o.err = write([]*op{o})
+			if err := o.run(tx); err != nil {
+				return err
+			}
 		}
-	} else if err != nil {
+		return nil
+	})
+	switch {
+	case batch == nil:
+		// The transaction could not begin: the leader's batch fails whole.
+		batch = c.take()
+		for _, o := range batch {
+			o.err = err
+		}
+	case err != nil && len(batch) > 1:
+		for _, o := range batch {
+			o.err = c.db.writeOn(ctx, c.h, o.run)
+		}
+	case err != nil:
 		batch[0].err = err
 	}
 	for _, o := range batch {

@@ -376,7 +376,7 @@ func (db *DB) ForwardSummaries(ctx context.Context, ids []int64) (map[int64]forw
 		return out, nil
 	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, attempts, status, outcome, final, reforward, at
-		FROM forward_summary WHERE delivery_id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
+		FROM forward_summary WHERE delivery_id IN (`+placeholders(len(ids))+`)`, argsOf(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("read forward summaries: %w", err)
 	}

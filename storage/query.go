@@ -185,7 +185,7 @@ func (q *query) add(sql string, args ...any) {
 // applied to deliveries aliased d.
 func residual(q *query, f Filter, drv driver, match string) {
 	if len(f.IDs) > 0 && drv != driveIDs {
-		q.add(" AND d.id IN ("+placeholders(len(f.IDs))+")", int64Args(f.IDs)...)
+		q.add(" AND d.id IN ("+placeholders(len(f.IDs))+")", argsOf(f.IDs)...)
 	}
 	if text := strings.TrimSpace(f.Text); text != "" && drv != driveText {
 		if match != "" {
@@ -205,7 +205,7 @@ func residual(q *query, f Filter, drv driver, match string) {
 		q.add(" AND (d.duplicates > 0 OR d.divergent = 1)")
 	}
 	if len(f.Types) > 0 && drv != driveTypes {
-		q.add(" AND EXISTS (SELECT 1 FROM events e WHERE e.delivery_id = d.id AND e.type IN ("+placeholders(len(f.Types))+"))", stringArgs(f.Types)...)
+		q.add(" AND EXISTS (SELECT 1 FROM events e WHERE e.delivery_id = d.id AND e.type IN ("+placeholders(len(f.Types))+"))", argsOf(f.Types)...)
 	}
 	if len(f.Signatures) > 0 && drv != driveSignatures {
 		sigs := make([]any, len(f.Signatures))
@@ -220,14 +220,6 @@ func residual(q *query, f Filter, drv driver, match string) {
 	if !f.Since.IsZero() && drv != driveSince {
 		q.add(" AND d.received_at >= ?", nanos(f.Since))
 	}
-}
-
-func stringArgs(ss []string) []any {
-	args := make([]any, len(ss))
-	for i, s := range ss {
-		args[i] = s
-	}
-	return args
 }
 
 // idQuery builds a query yielding the ids matching f (column "id"), with
@@ -283,7 +275,7 @@ func idQueryDriven(f Filter, drv driver, ord order, after int64, limit int) *que
 	}
 	switch drv {
 	case driveIDs:
-		branch("deliveries d", "d.id IN ("+placeholders(len(f.IDs))+")", "d.id", int64Args(f.IDs)...)
+		branch("deliveries d", "d.id IN ("+placeholders(len(f.IDs))+")", "d.id", argsOf(f.IDs)...)
 	case driveText:
 		if hasResidual(f, drv) {
 			branch("search CROSS JOIN deliveries d ON d.id = search.rowid", "search MATCH ?", "search.rowid", match)
@@ -306,7 +298,7 @@ func idQueryDriven(f Filter, drv driver, ord order, after int64, limit int) *que
 			// Counting needs no order, so one IN walk with DISTINCT beats a
 			// UNION that would sort each branch for its merge.
 			q := &query{}
-			types := stringArgs(dedupe(f.Types))
+			types := argsOf(dedupe(f.Types))
 			if hasResidual(f, drv) {
 				q.add("SELECT DISTINCT e.delivery_id AS id FROM events e INDEXED BY events_type CROSS JOIN deliveries d ON d.id = e.delivery_id WHERE e.type IN ("+placeholders(len(types))+")", types...)
 			} else {

@@ -102,7 +102,7 @@ func fillRelaySeq(ctx context.Context, q interface {
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT id, relay_seq FROM deliveries WHERE id IN (`+placeholders(len(ids))+`) AND relay_seq IS NOT NULL`, int64Args(ids)...)
+	rows, err := q.QueryContext(ctx, `SELECT id, relay_seq FROM deliveries WHERE id IN (`+placeholders(len(ids))+`) AND relay_seq IS NOT NULL`, argsOf(ids)...)
 	if err != nil {
 		return fmt.Errorf("read relay sequences: %w", err)
 	}

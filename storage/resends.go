@@ -25,7 +25,7 @@ func (db *DB) EachArrival(ctx context.Context, hooks []string, fn func(resends.A
 		if len(hooks) == 0 {
 			return nil
 		}
-		q.add(` AND d.hook_uuid IN (`+placeholders(len(hooks))+`)`, stringArgs(hooks)...)
+		q.add(` AND d.hook_uuid IN (`+placeholders(len(hooks))+`)`, argsOf(hooks)...)
 	}
 	q.add(` ORDER BY d.hook_uuid, d.id`)
 	rows, err := db.sql.QueryContext(ctx, q.b.String(), q.args...)

@@ -13,9 +13,8 @@ var errClosed = errors.New("store is closed")
 
 // stmtCache holds statements prepared once for the life of the store.
 // modernc's driver parses SQL text on every QueryRowContext/ExecContext:
-// for the ledger's lookups (several per delivery analyzed) and the writer's
-// few statements, sqlite3Prepare was a quarter of analysis CPU
-// (measured when the ledger was written). A *sql.Stmt on the pool is prepared
+// for the ledger's lookups and the writers' statements, sqlite3Prepare was
+// a quarter of analysis CPU. A *sql.Stmt on the pool is prepared
 // lazily on each connection it runs on and reused there, and
 // Tx.StmtContext reuses the copy already prepared on the transaction's
 // connection, so every statement is parsed once per connection.
@@ -58,29 +57,6 @@ func (c *stmtCache) inTx(ctx context.Context, tx *sql.Tx, query string) (*sql.St
 		return nil, err
 	}
 	return tx.StmtContext(ctx, st), nil
-}
-
-// queryRow runs a one-row query on its cached statement.
-func (c *stmtCache) queryRow(ctx context.Context, query string, args ...any) *rowResult {
-	st, err := c.get(ctx, query)
-	if err != nil {
-		return &rowResult{err: err}
-	}
-	return &rowResult{row: st.QueryRowContext(ctx, args...)}
-}
-
-// rowResult is a *sql.Row that may carry a preparation error.
-type rowResult struct {
-	row *sql.Row
-	err error
-}
-
-// Scan is sql.Row.Scan, or the preparation error.
-func (r *rowResult) Scan(dest ...any) error {
-	if r.err != nil {
-		return r.err
-	}
-	return r.row.Scan(dest...)
 }
 
 // close closes every cached statement; later gets fail.

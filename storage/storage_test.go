@@ -430,27 +430,53 @@ func TestPagingBeforeID(t *testing.T) {
 func TestLedgerLookups(t *testing.T) {
 	db := openTemp(t)
 	ctx := context.Background()
-	if _, _, found, err := db.FirstEventCopy(ctx, "e1"); err != nil || found {
-		t.Fatalf("FirstEventCopy on empty store: found=%v err=%v", found, err)
+	if l, err := db.Ledger(ctx, []string{"h1"}, []string{"e1"}, []string{"media:m1"}); err != nil || len(l.Hooks)+len(l.Events)+len(l.Subjects) > 0 {
+		t.Fatalf("Ledger on an empty store = %+v, %v", l, err)
 	}
 	ids := fixture(t, db)
 
-	c, copies, found, err := db.FirstEventCopy(ctx, "e2")
-	if err != nil || !found || copies != 2 || c.DeliveryID != ids[1] || c.Hash != "h-e2" || !c.ReceivedAt.Equal(t0.Add(time.Second)) {
-		t.Fatalf("FirstEventCopy(e2) = %+v, %d, %v, %v", c, copies, found, err)
+	l, err := db.Ledger(ctx, []string{"h1", "nope", ""}, []string{"e2", "none"}, []string{"media:m1", "media:none"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if id, found, err := db.FirstHookDelivery(ctx, "h1"); err != nil || !found || id != ids[0] {
-		t.Fatalf("FirstHookDelivery(h1) = %d, %v, %v", id, found, err)
+	c, found := l.Events["e2"]
+	if !found || c.Copies != 2 || c.First.DeliveryID != ids[1] || c.First.Hash != "h-e2" || !c.First.ReceivedAt.Equal(t0.Add(time.Second)) {
+		t.Fatalf("Ledger events[e2] = %+v, %v", c, found)
 	}
-	if _, found, err := db.FirstHookDelivery(ctx, "nope"); err != nil || found {
-		t.Fatalf("FirstHookDelivery(nope) found=%v err=%v", found, err)
+	if id, found := l.Hooks["h1"]; !found || id != ids[0] {
+		t.Fatalf("Ledger hooks[h1] = %d, %v", id, found)
 	}
-	uuid, gen, found, err := db.LatestForSubject(ctx, "media:m1")
-	if err != nil || !found || uuid != "e2" || !gen.Equal(t0.Add(2*time.Second)) {
-		t.Fatalf("LatestForSubject(media:m1) = %q, %v, %v, %v", uuid, gen, found, err)
+	se, found := l.Subjects["media:m1"]
+	if !found || se.UUID != "e2" || !se.GeneratedAt.Equal(t0.Add(2*time.Second)) {
+		t.Fatalf("Ledger subjects[media:m1] = %+v, %v", se, found)
 	}
-	if _, _, found, _ := db.LatestForSubject(ctx, "media:none"); found {
-		t.Fatal("LatestForSubject found a subject never seen")
+	if len(l.Hooks) != 1 || len(l.Events) != 1 || len(l.Subjects) != 1 {
+		t.Fatalf("Ledger answered for keys never seen: %+v", l)
+	}
+
+	// The first copy is the lowest delivery, then the lowest index, even
+	// when the keys take more than one statement.
+	dup := &inspector.Delivery{Method: "POST", Path: "/webhooks", Body: []byte("{}"), BodyLength: 2, ReceivedAt: t0}
+	did, err := db.InsertDelivery(ctx, dup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &inspector.Analysis{DeliveryID: did, Events: []inspector.EventAnalysis{
+		{Index: 0, UUID: "twice", Type: "media.created", Hash: "first"},
+		{Index: 1, UUID: "twice", Type: "media.created", Hash: "second"},
+	}}
+	if err := db.SaveAnalysis(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	many := []string{"twice"}
+	for i := range 150 {
+		many = append(many, fmt.Sprintf("absent-%d", i))
+	}
+	if l, err = db.Ledger(ctx, nil, many, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := l.Events["twice"]; c.First.DeliveryID != did || c.First.Hash != "first" || c.Copies != 2 || len(l.Events) != 1 {
+		t.Fatalf("Ledger events = %+v", l.Events)
 	}
 
 	refs, err := db.EventCopies(ctx, "e2")

@@ -120,7 +120,7 @@ func (db *DB) queryIDs(ctx context.Context, q *query) ([]int64, error) {
 
 // hookIDs returns the ids of the deliveries that carried these hook uuids.
 func (db *DB) hookIDs(ctx context.Context, hooks []string) ([]int64, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM deliveries INDEXED BY deliveries_hook WHERE hook_uuid IN (`+placeholders(len(hooks))+`) ORDER BY id`, stringArgs(hooks)...)
+	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM deliveries INDEXED BY deliveries_hook WHERE hook_uuid IN (`+placeholders(len(hooks))+`) ORDER BY id`, argsOf(hooks)...)
 	if err != nil {
 		return nil, err
 	}
@@ -131,12 +131,12 @@ func (db *DB) hookIDs(ctx context.Context, hooks []string) ([]int64, error) {
 // narrowing's unindexed parts, as far as needs say.
 func (db *DB) loadNarrowed(ctx context.Context, ids []int64, n rules.Narrowing, needs rules.Needs) ([]*rules.Input, error) {
 	q := &query{}
-	q.add(`SELECT `+deliveryColumns+`, d.analyzed, d.signature, d.hook_uuid, d.resend, d.decode_error FROM deliveries d WHERE d.id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
+	q.add(`SELECT `+deliveryColumns+`, d.analyzed, d.signature, d.hook_uuid, d.resend, d.decode_error FROM deliveries d WHERE d.id IN (`+placeholders(len(ids))+`)`, argsOf(ids)...)
 	if !n.Until.IsZero() {
 		q.add(` AND d.received_at <= ?`, nanos(n.Until))
 	}
 	if len(n.Paths) > 1 {
-		q.add(` AND d.path IN (`+placeholders(len(n.Paths))+`)`, stringArgs(n.Paths)...)
+		q.add(` AND d.path IN (`+placeholders(len(n.Paths))+`)`, argsOf(n.Paths)...)
 	}
 	if len(n.Statuses) > 0 {
 		st := make([]any, len(n.Statuses))
@@ -146,7 +146,7 @@ func (db *DB) loadNarrowed(ctx context.Context, ids []int64, n rules.Narrowing, 
 		q.add(` AND d.status IN (`+placeholders(len(st))+`)`, st...)
 	}
 	if len(n.HookUUIDs) > 0 {
-		q.add(` AND d.hook_uuid IN (`+placeholders(len(n.HookUUIDs))+`)`, stringArgs(n.HookUUIDs)...)
+		q.add(` AND d.hook_uuid IN (`+placeholders(len(n.HookUUIDs))+`)`, argsOf(n.HookUUIDs)...)
 	}
 	q.add(` ORDER BY d.id`)
 	rows, err := db.sql.QueryContext(ctx, q.b.String(), q.args...)
@@ -233,7 +233,7 @@ func (db *DB) loadBodies(ctx context.Context, ids []int64, byID map[int64]*rules
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, headers, body FROM bodies WHERE delivery_id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
+	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, headers, body FROM bodies WHERE delivery_id IN (`+placeholders(len(ids))+`)`, argsOf(ids)...)
 	if err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (db *DB) loadBodies(ctx context.Context, ids []int64, byID map[int64]*rules
 
 // loadHeaders reads the headers of ids without their bodies.
 func (db *DB) loadHeaders(ctx context.Context, ids []int64, byID map[int64]*rules.Input) error {
-	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, headers FROM bodies WHERE delivery_id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
+	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, headers FROM bodies WHERE delivery_id IN (`+placeholders(len(ids))+`)`, argsOf(ids)...)
 	if err != nil {
 		return err
 	}
@@ -279,7 +279,7 @@ func (db *DB) loadHeaders(ctx context.Context, ids []int64, byID map[int64]*rule
 // loadEvents fills the partial analyses' events from the events table.
 func (db *DB) loadEvents(ctx context.Context, ids []int64, byID map[int64]*rules.Input) error {
 	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, idx, uuid, type, account_id, generated_at, generated_raw, duplicate, divergent, summary
-		FROM events WHERE delivery_id IN (`+placeholders(len(ids))+`) ORDER BY delivery_id, idx`, int64Args(ids)...)
+		FROM events WHERE delivery_id IN (`+placeholders(len(ids))+`) ORDER BY delivery_id, idx`, argsOf(ids)...)
 	if err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func (db *DB) loadEvents(ctx context.Context, ids []int64, byID map[int64]*rules
 
 // loadAnalyses replaces the partial analyses with the stored ones.
 func (db *DB) loadAnalyses(ctx context.Context, ids []int64, byID map[int64]*rules.Input) error {
-	rows, err := db.sql.QueryContext(ctx, `SELECT id, analysis FROM deliveries WHERE id IN (`+placeholders(len(ids))+`) AND analysis IS NOT NULL`, int64Args(ids)...)
+	rows, err := db.sql.QueryContext(ctx, `SELECT id, analysis FROM deliveries WHERE id IN (`+placeholders(len(ids))+`) AND analysis IS NOT NULL`, argsOf(ids)...)
 	if err != nil {
 		return err
 	}
@@ -337,7 +337,7 @@ func (db *DB) loadForward(ctx context.Context, ids []int64, byID map[int64]*rule
 	// SQLite takes the bare columns of a max() aggregate from the row
 	// holding the maximum: status and outcome are the latest attempt's.
 	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, route, count(*), max(id), status, outcome, max(final)
-		FROM forward_attempts WHERE delivery_id IN (`+placeholders(len(ids))+`) GROUP BY delivery_id, route ORDER BY delivery_id, route`, int64Args(ids)...)
+		FROM forward_attempts WHERE delivery_id IN (`+placeholders(len(ids))+`) GROUP BY delivery_id, route ORDER BY delivery_id, route`, argsOf(ids)...)
 	if err != nil {
 		return err
 	}
@@ -386,7 +386,7 @@ func (db *DB) EventTypes(ctx context.Context, ids []int64) (map[int64][]string, 
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, type FROM events WHERE delivery_id IN (`+placeholders(len(ids))+`) ORDER BY delivery_id, idx`, int64Args(ids)...)
+	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, type FROM events WHERE delivery_id IN (`+placeholders(len(ids))+`) ORDER BY delivery_id, idx`, argsOf(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("read event types: %w", err)
 	}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hookscope/hookscope/inspector"
 	"github.com/hookscope/hookscope/inspector/catalog"
@@ -51,49 +51,30 @@ func (s *store) SaveAnalysis(_ context.Context, a *inspector.Analysis) error {
 	return nil
 }
 
-func (s *store) FirstEventCopy(_ context.Context, uuid string) (inspector.EventCopy, int, bool, error) {
+func (s *store) Ledger(_ context.Context, hooks, uuids, subjects []string) (inspector.Ledger, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var first inspector.EventCopy
-	n := 0
+	l := inspector.Ledger{Hooks: map[string]int64{}, Events: map[string]inspector.EventCopies{}, Subjects: map[string]inspector.SubjectEvent{}}
 	for _, id := range s.ids() {
-		for _, e := range s.analyses[id].Events {
-			if e.UUID == uuid {
-				if n == 0 {
-					first = inspector.EventCopy{DeliveryID: id, Hash: e.Hash, ReceivedAt: s.rows[id].ReceivedAt}
+		a := s.analyses[id]
+		if _, ok := l.Hooks[a.HookUUID]; !ok && a.HookUUID != "" && slices.Contains(hooks, a.HookUUID) {
+			l.Hooks[a.HookUUID] = id
+		}
+		for _, e := range a.Events {
+			if slices.Contains(uuids, e.UUID) {
+				c, ok := l.Events[e.UUID]
+				if !ok {
+					c.First = inspector.EventCopy{DeliveryID: id, Hash: e.Hash, ReceivedAt: s.rows[id].ReceivedAt}
 				}
-				n++
+				c.Copies++
+				l.Events[e.UUID] = c
+			}
+			if cur, ok := l.Subjects[e.Subject]; slices.Contains(subjects, e.Subject) && !e.GeneratedAt.IsZero() && (!ok || e.GeneratedAt.After(cur.GeneratedAt)) {
+				l.Subjects[e.Subject] = inspector.SubjectEvent{UUID: e.UUID, GeneratedAt: e.GeneratedAt}
 			}
 		}
 	}
-	return first, n, n > 0, nil
-}
-
-func (s *store) FirstHookDelivery(_ context.Context, hook string) (int64, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, id := range s.ids() {
-		if s.analyses[id].HookUUID == hook {
-			return id, true, nil
-		}
-	}
-	return 0, false, nil
-}
-
-func (s *store) LatestForSubject(_ context.Context, subject string) (string, time.Time, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var uuid string
-	var at time.Time
-	found := false
-	for _, id := range s.ids() {
-		for _, e := range s.analyses[id].Events {
-			if e.Subject == subject && (!found || e.GeneratedAt.After(at)) {
-				uuid, at, found = e.UUID, e.GeneratedAt, true
-			}
-		}
-	}
-	return uuid, at, found, nil
+	return l, nil
 }
 
 func (s *store) Unanalyzed(context.Context, int64, int) ([]*inspector.Delivery, error) {

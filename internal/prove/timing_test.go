@@ -29,19 +29,9 @@ func (s *timedStore) SaveAnalysis(ctx context.Context, a *inspector.Analysis) er
 	return s.Store.SaveAnalysis(ctx, a)
 }
 
-func (s *timedStore) FirstEventCopy(ctx context.Context, uuid string) (inspector.EventCopy, int, bool, error) {
-	defer s.add("FirstEventCopy", time.Now())
-	return s.Store.FirstEventCopy(ctx, uuid)
-}
-
-func (s *timedStore) FirstHookDelivery(ctx context.Context, h string) (int64, bool, error) {
-	defer s.add("FirstHookDelivery", time.Now())
-	return s.Store.FirstHookDelivery(ctx, h)
-}
-
-func (s *timedStore) LatestForSubject(ctx context.Context, subj string) (string, time.Time, bool, error) {
-	defer s.add("LatestForSubject", time.Now())
-	return s.Store.LatestForSubject(ctx, subj)
+func (s *timedStore) Ledger(ctx context.Context, hooks, uuids, subjects []string) (inspector.Ledger, error) {
+	defer s.add("Ledger", time.Now())
+	return s.Store.Ledger(ctx, hooks, uuids, subjects)
 }
 
 func (s *timedStore) Unanalyzed(ctx context.Context, after int64, limit int) ([]*inspector.Delivery, error) {
