@@ -464,17 +464,21 @@ func (db *DB) UpdateSignature(ctx context.Context, id int64, r inspector.Signatu
 // Ledger returns what the analyzed deliveries say of these hook uuids,
 // event uuids and subjects (inspector.Store), read in one transaction so
 // the answers are of one moment. Keys go in multi-row statements
-// (inGroups): one query per key was a fifth of analysis's CPU.
+// (inGroups): one query per key was a fifth of analysis's CPU. It reads
+// on the relaxed handle, whose connection analysis saves on: a commit by
+// another connection empties a connection's page cache, its own does not,
+// so the probes find the index pages the last save touched (a backlog of
+// 60,000 was worked off ~8% faster than with reads on the main handle).
 func (db *DB) Ledger(ctx context.Context, hooks, uuids, subjects []string) (inspector.Ledger, error) {
 	l := inspector.Ledger{Hooks: map[string]int64{}, Events: map[string]inspector.EventCopies{}, Subjects: map[string]inspector.SubjectEvent{}}
-	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := db.relaxed.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return l, fmt.Errorf("read the ledger: %w", err)
 	}
 	defer tx.Rollback()
 	query := func(keys []string, q func(n int) string, scan func(*sql.Rows) error) error {
 		return inGroups(keys, func(g []string) error {
-			st, err := db.stmts.inTx(ctx, tx, q(len(g)))
+			st, err := db.rstmts.inTx(ctx, tx, q(len(g)))
 			if err != nil {
 				return err
 			}
