@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookscope/hookscope/internal/testport"
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/sandbox"
 )
@@ -29,21 +30,10 @@ type testEnv struct {
 	profile oauthflow.Profile
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
-}
-
 func newEnv(t testing.TB, redirectURI string, mutate func(*sandbox.Config)) *testEnv {
 	t.Helper()
 	if redirectURI == "" {
-		redirectURI = "http://127.0.0.1:" + strconv.Itoa(freePort(t)) + "/callback"
+		redirectURI = "http://127.0.0.1:" + strconv.Itoa(testport.Free(t)) + "/callback"
 	}
 	app := sandbox.DefaultApp()
 	app.RedirectURI = redirectURI

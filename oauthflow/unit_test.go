@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookscope/hookscope/internal/testport"
 )
 
 var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -456,12 +457,7 @@ func TestTokenRequestShapes(t *testing.T) {
 }
 
 func TestLocalhostListenerServesOnlyItsPath(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := testport.Free(t)
 	p := Profile{Name: "p", BaseURL: "http://127.0.0.1:1", ClientID: "c", RedirectURI: fmt.Sprintf("http://localhost:%d/cb", port)}
 	f, err := New(p, Options{})
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookscope/hookscope/cli/cmdutil"
+	"github.com/hookscope/hookscope/internal/testport"
 	"github.com/hookscope/hookscope/oauthflow"
 	"github.com/hookscope/hookscope/sandbox"
 	"github.com/hookscope/hookscope/storage"
@@ -65,12 +65,7 @@ type oauthCLIEnv struct {
 func newOAuthCLIEnv(t *testing.T, redirect string) *oauthCLIEnv {
 	t.Helper()
 	if redirect == "" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		redirect = "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "/callback"
-		ln.Close()
+		redirect = "http://127.0.0.1:" + strconv.Itoa(testport.Free(t)) + "/callback"
 	}
 	app := sandbox.DefaultApp()
 	app.RedirectURI = redirect
