@@ -255,25 +255,14 @@ func saveAnalysisRows(ctx context.Context, tx *sql.Tx, stmts *stmtCache, ops []a
 		ids[i] = op.id
 	}
 	analyzed := make(map[int64]bool, len(ops))
-	err := inGroups(ids, func(g []int64) error {
-		st, err := stmts.inTx(ctx, tx, `SELECT id, analyzed FROM deliveries WHERE id IN (`+placeholders(len(g))+`)`)
-		if err != nil {
-			return err
-		}
-		rows, err := st.QueryContext(ctx, argsOf(g)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			var done bool
-			if err := rows.Scan(&id, &done); err != nil {
-				return err
-			}
-			analyzed[id] = done
-		}
-		return rows.Err()
+	err := queryGroups(ctx, tx, stmts, ids, func(n int) string {
+		return `SELECT id, analyzed FROM deliveries WHERE id IN (` + placeholders(n) + `)`
+	}, func(rows *sql.Rows) error {
+		var id int64
+		var done bool
+		err := rows.Scan(&id, &done)
+		analyzed[id] = done
+		return err
 	})
 	if err != nil {
 		return err
@@ -362,6 +351,28 @@ func inGroups[T any](rows []T, run func(group []T) error) error {
 		rows = rows[n:]
 	}
 	return nil
+}
+
+// queryGroups runs the query q builds for a group of keys (its "?"s),
+// on keys a group at a time (inGroups), in tx, and scans each row.
+func queryGroups[T any](ctx context.Context, tx *sql.Tx, stmts *stmtCache, keys []T, q func(n int) string, scan func(*sql.Rows) error) error {
+	return inGroups(keys, func(g []T) error {
+		st, err := stmts.inTx(ctx, tx, q(len(g)))
+		if err != nil {
+			return err
+		}
+		rows, err := st.QueryContext(ctx, argsOf(g)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
 }
 
 // rowPlaceholders returns n rows of width "?"s: "(?,?),(?,?)".
@@ -477,23 +488,7 @@ func (db *DB) Ledger(ctx context.Context, hooks, uuids, subjects []string) (insp
 	}
 	defer tx.Rollback()
 	query := func(keys []string, q func(n int) string, scan func(*sql.Rows) error) error {
-		return inGroups(keys, func(g []string) error {
-			st, err := db.rstmts.inTx(ctx, tx, q(len(g)))
-			if err != nil {
-				return err
-			}
-			rows, err := st.QueryContext(ctx, argsOf(g)...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				if err := scan(rows); err != nil {
-					return err
-				}
-			}
-			return rows.Err()
-		})
+		return queryGroups(ctx, tx, db.rstmts, keys, q, scan)
 	}
 	err = query(nonEmpty(hooks), func(n int) string {
 		return `SELECT hook_uuid, min(id) FROM deliveries WHERE hook_uuid IN (` + placeholders(n) + `) GROUP BY hook_uuid`
