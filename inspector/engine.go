@@ -503,26 +503,14 @@ func ledgerWith(st *pendingLedger, d *Delivery, a *Analysis) {
 		hash   string
 		copies int
 	}
-	type stored struct {
-		first  EventCopy
-		copies int
-		found  bool
-	}
 	inMsg := map[string]*seen{}
-	// The ledger is asked once per uuid of the message: a message that
-	// repeats one uuid a thousand times costs one lookup, not a thousand.
-	inStore := map[string]stored{}
 	latest := map[string]EventAnalysis{}
 	for i := range a.Events {
 		ev := &a.Events[i]
 		ev.FirstDeliveryID = d.ID
 		if ev.UUID != "" {
-			sc, ok := inStore[ev.UUID]
-			if !ok {
-				sc.first, sc.copies, sc.found = st.FirstEventCopy(ev.UUID)
-				inStore[ev.UUID] = sc
-			}
-			first, copies, found := sc.first, sc.copies, sc.found
+			// What was there before this message (st learns of it after).
+			first, copies, found := st.FirstEventCopy(ev.UUID)
 			// A re-analysis of the same delivery must not count itself.
 			if found && first.DeliveryID == d.ID {
 				found = false

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -153,6 +154,21 @@ func TestSaveAnalysesInGroups(t *testing.T) {
 	}
 	if s, _ := db.Stats(ctx); s.Events != 55 {
 		t.Errorf("Stats.Events after re-analysis = %d, want 55", s.Events)
+	}
+	// The search entries are replaced too: each delivery is found by its
+	// latest analysis's summaries only.
+	for text, want := range map[string][]int64{"b": {ids[2], ids[0]}, "a": {ids[1]}, "old": nil} {
+		got, err := db.List(ctx, Filter{Text: text}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotIDs []int64
+		for _, s := range got {
+			gotIDs = append(gotIDs, s.ID)
+		}
+		if !slices.Equal(gotIDs, want) {
+			t.Errorf("search %q found %v, want %v", text, gotIDs, want)
+		}
 	}
 
 	// A missing delivery fails the batch and saves nothing of it.

@@ -208,16 +208,14 @@ func (db *DB) SaveAnalyses(ctx context.Context, as []*inspector.Analysis) error 
 	})
 }
 
-// analysisRow is one analysis encoded for its rows.
+// analysisRow is one analysis encoded for its rows, before the write
+// lock is taken: the deliveries columns (cols, in the order of the
+// UPDATE's VALUES, the id first), the event rows and the search text.
 type analysisRow struct {
-	a                       *inspector.Analysis
-	id                      int64
-	blob                    []byte
-	decodeErr               sql.NullString
-	firstType, firstSummary string
-	summaries               string
-	duplicates, problems    int
-	divergent, outOfOrder   bool
+	id        int64
+	cols      []any
+	events    [][]any
+	summaries string
 }
 
 func newAnalysisRow(a *inspector.Analysis) (analysisRow, error) {
@@ -225,30 +223,43 @@ func newAnalysisRow(a *inspector.Analysis) (analysisRow, error) {
 	if err != nil {
 		return analysisRow{}, err
 	}
-	r := analysisRow{a: a, id: a.DeliveryID, blob: blob}
+	var decodeErr sql.NullString
 	if a.Error != nil {
-		r.decodeErr = sql.NullString{String: a.Error.Reason, Valid: true}
+		decodeErr = sql.NullString{String: a.Error.Reason, Valid: true}
 	}
+	var firstType, firstSummary string
+	outOfOrder := false
 	texts := make([]string, 0, 2*len(a.Events)+1)
+	events := make([][]any, 0, len(a.Events))
 	for i, e := range a.Events {
 		if i == 0 {
-			r.firstType, r.firstSummary = e.Type, e.Summary
+			firstType, firstSummary = e.Type, e.Summary
 		}
-		r.outOfOrder = r.outOfOrder || e.OutOfOrder
+		outOfOrder = outOfOrder || e.OutOfOrder
 		texts = append(texts, e.Type, e.Summary)
+		var gen sql.NullInt64
+		if !e.GeneratedAt.IsZero() {
+			gen = sql.NullInt64{Int64: nanos(e.GeneratedAt), Valid: true}
+		}
+		events = append(events, []any{a.DeliveryID, e.Index, e.UUID, e.Type, e.AccountID, gen, e.GeneratedRaw, e.Subject, e.Hash,
+			boolInt(e.Duplicate), boolInt(e.Divergent), boolInt(e.OutOfOrder), len(e.Problems), e.Summary})
 	}
 	if a.Error != nil {
 		texts = append(texts, a.Error.Reason)
 	}
-	r.summaries = strings.Join(texts, "\n")
-	r.duplicates, r.divergent, r.problems = a.Duplicates(), a.Divergent(), a.ProblemCount()
-	return r, nil
+	return analysisRow{
+		id: a.DeliveryID,
+		cols: []any{a.DeliveryID, string(a.Signature.Status), a.Signature.SecretIndex, nullString(a.HookUUID), boolInt(a.Resend), decodeErr,
+			len(a.Events), firstType, firstSummary, a.Duplicates(), boolInt(a.Divergent()), boolInt(outOfOrder), a.ProblemCount(), blob},
+		events:    events,
+		summaries: strings.Join(texts, "\n"),
+	}, nil
 }
 
 // saveAnalysisRows writes ops (one per delivery) in tx: the deliveries'
-// analysis columns, their event rows (replacing an earlier analysis's)
-// and their search entries. Rows go in multi-row statements (inGroups):
-// one statement per row cost analysis more than the rows themselves.
+// analysis columns, their event rows and their search entries, replacing
+// an earlier analysis's. Rows go in multi-row statements (inGroups): one
+// statement per row cost analysis more than the rows themselves.
 func saveAnalysisRows(ctx context.Context, tx *sql.Tx, stmts *stmtCache, ops []analysisRow) error {
 	ids := make([]int64, len(ops))
 	for i, op := range ops {
@@ -277,56 +288,34 @@ func saveAnalysisRows(ctx context.Context, tx *sql.Tx, stmts *stmtCache, ops []a
 			again = append(again, id)
 		}
 	}
-	if err := inGroups(again, func(g []int64) error {
-		st, err := stmts.inTx(ctx, tx, `DELETE FROM events WHERE delivery_id IN (`+placeholders(len(g))+`)`)
-		if err != nil {
+	for _, table := range []string{"events WHERE delivery_id", "search WHERE rowid"} {
+		if err := execGroups(ctx, tx, stmts, again, func(n int) string {
+			return `DELETE FROM ` + table + ` IN (` + placeholders(n) + `)`
+		}, argsOf[int64]); err != nil {
 			return err
 		}
-		_, err = st.ExecContext(ctx, argsOf(g)...)
-		return err
-	}); err != nil {
-		return err
 	}
 	cols := make([][]any, len(ops))
 	var events [][]any
 	search := make([]searchEntry, len(ops))
 	for i, r := range ops {
-		a := r.a
-		cols[i] = []any{r.id, string(a.Signature.Status), a.Signature.SecretIndex, nullString(a.HookUUID), boolInt(a.Resend), r.decodeErr,
-			len(a.Events), r.firstType, r.firstSummary, r.duplicates, boolInt(r.divergent), boolInt(r.outOfOrder), r.problems, r.blob}
-		for _, e := range a.Events {
-			var gen sql.NullInt64
-			if !e.GeneratedAt.IsZero() {
-				gen = sql.NullInt64{Int64: nanos(e.GeneratedAt), Valid: true}
-			}
-			events = append(events, []any{r.id, e.Index, e.UUID, e.Type, e.AccountID, gen, e.GeneratedRaw, e.Subject, e.Hash,
-				boolInt(e.Duplicate), boolInt(e.Divergent), boolInt(e.OutOfOrder), len(e.Problems), e.Summary})
-		}
-		search[i] = searchEntry{ID: r.id, Summaries: r.summaries, replace: analyzed[r.id]}
+		cols[i] = r.cols
+		events = append(events, r.events...)
+		search[i] = searchEntry{ID: r.id, Summaries: r.summaries}
 	}
-	if err := inGroups(cols, func(g [][]any) error {
-		st, err := stmts.inTx(ctx, tx, `UPDATE deliveries SET analyzed = 1, signature = v.column2, secret_index = v.column3,
+	if err := execGroups(ctx, tx, stmts, cols, func(n int) string {
+		return `UPDATE deliveries SET analyzed = 1, signature = v.column2, secret_index = v.column3,
 			hook_uuid = v.column4, resend = v.column5, decode_error = v.column6, event_count = v.column7, first_type = v.column8,
 			first_summary = v.column9, duplicates = v.column10, divergent = v.column11, out_of_order = v.column12,
 			problem_count = v.column13, analysis = v.column14
-			FROM (VALUES `+rowPlaceholders(len(g), 14)+`) AS v WHERE deliveries.id = v.column1`)
-		if err != nil {
-			return err
-		}
-		_, err = st.ExecContext(ctx, flatten(g)...)
-		return err
-	}); err != nil {
+			FROM (VALUES ` + rowPlaceholders(n, 14) + `) AS v WHERE deliveries.id = v.column1`
+	}, flatten); err != nil {
 		return err
 	}
-	if err := inGroups(events, func(g [][]any) error {
-		st, err := stmts.inTx(ctx, tx, `INSERT INTO events(delivery_id, idx, uuid, type, account_id, generated_at,
-			generated_raw, subject, hash, duplicate, divergent, out_of_order, problem_count, summary) VALUES `+rowPlaceholders(len(g), 14))
-		if err != nil {
-			return err
-		}
-		_, err = st.ExecContext(ctx, flatten(g)...)
-		return err
-	}); err != nil {
+	if err := execGroups(ctx, tx, stmts, events, func(n int) string {
+		return `INSERT INTO events(delivery_id, idx, uuid, type, account_id, generated_at,
+			generated_raw, subject, hash, duplicate, divergent, out_of_order, problem_count, summary) VALUES ` + rowPlaceholders(n, 14)
+	}, flatten); err != nil {
 		return err
 	}
 	return writeSearch(ctx, tx, search)
@@ -375,6 +364,19 @@ func queryGroups[T any](ctx context.Context, tx *sql.Tx, stmts *stmtCache, keys 
 	})
 }
 
+// execGroups runs the statement q builds for a group of rows (its "?"s),
+// on rows a group at a time (inGroups), in tx, with args(group).
+func execGroups[T any](ctx context.Context, tx *sql.Tx, stmts *stmtCache, rows []T, q func(n int) string, args func([]T) []any) error {
+	return inGroups(rows, func(g []T) error {
+		st, err := stmts.inTx(ctx, tx, q(len(g)))
+		if err != nil {
+			return err
+		}
+		_, err = st.ExecContext(ctx, args(g)...)
+		return err
+	})
+}
+
 // rowPlaceholders returns n rows of width "?"s: "(?,?),(?,?)".
 func rowPlaceholders(n, width int) string {
 	row := "(" + strings.Repeat("?,", width-1) + "?)"
@@ -390,45 +392,20 @@ func flatten(rows [][]any) []any {
 	return out
 }
 
-// searchEntry asks for delivery id's full-text entry to be (re)written
-// with these summaries; replace says an older entry may exist.
+// searchEntry is one delivery's full-text entry: its body (read from
+// bodies by the INSERT) and these summaries.
 type searchEntry struct {
 	ID        int64  `json:"id"`
 	Summaries string `json:"s"`
-	replace   bool
 }
 
-// writeSearch writes full-text entries: removals of replaced entries
-// first, then every entry in one INSERT (the last one for an id wins).
+// writeSearch writes full-text entries, one per delivery (an earlier
+// entry of each is already deleted), in one INSERT: one FTS segment.
 func writeSearch(ctx context.Context, tx *sql.Tx, es []searchEntry) error {
 	if len(es) == 0 {
 		return nil
 	}
-	last := make(map[int64]int, len(es))
-	for i, e := range es {
-		last[e.ID] = i
-	}
-	var entries []searchEntry
-	var replaced []int64
-	for i, e := range es {
-		if last[e.ID] != i {
-			continue
-		}
-		entries = append(entries, e)
-		if e.replace {
-			replaced = append(replaced, e.ID)
-		}
-	}
-	if len(replaced) > 0 {
-		ids, err := json.Marshal(replaced)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid IN (SELECT value FROM json_each(?))`, string(ids)); err != nil {
-			return err
-		}
-	}
-	list, err := json.Marshal(entries)
+	list, err := json.Marshal(es)
 	if err != nil {
 		return err
 	}
