@@ -13,23 +13,14 @@ import (
 
 // Analysis saves its analyses a chunk at a time, in one transaction:
 // bigger chunks share more of a commit's cost (pages several deliveries
-// touch are written once: a backlog was worked off ~10% faster in chunks
-// of 256 than of 128), and hold the store's write lock, which the
-// receiver's acks and the forward routes wait for, longer. A chunk is an
-// eighth of the work waiting, between minChunk and maxChunk: small while
-// analysis keeps up with the receiver, big while it works off a backlog
-// (a delivery arriving after a second without any waits for at most one
-// such chunk, ~0.15 s on 2 cores). While deliveries arrive
-// (one within receivingFor), a chunk is also no bigger than the last
-// chunk's save says fits in saveBudget: an ack waits for at most one
-// analysis commit (the store's writers take turns in order), so that
-// commit's length bounds what analysis adds to an ack.
+// touch are written once). A chunk is an eighth of the work waiting,
+// between minChunk and maxChunk: small while analysis keeps up with the
+// receiver (a delivery is shown analyzed soon after it came), big while
+// it works off a backlog. The receiver's acks do not wait for these
+// commits (the store keeps analysis in a file of its own).
 const (
-	minChunk     = 8
-	maxChunk     = 256
-	minBusyChunk = 2
-	saveBudget   = 8 * time.Millisecond
-	receivingFor = time.Second
+	minChunk = 8
+	maxChunk = 256
 )
 
 // chunkSize is how many of waiting deliveries the next chunk analyzes:
@@ -39,17 +30,28 @@ func (e *Engine) chunkSize(waiting int) int {
 	if e.saving.IsFailing() {
 		return 1
 	}
-	n := min(max(waiting/8, minChunk), maxChunk)
-	if per := time.Duration(e.saveCost.Load()); per > 0 && e.q.since() < receivingFor {
-		n = min(n, max(int(saveBudget/per), minBusyChunk))
-	}
-	return n
+	return min(max(waiting/8, minChunk), maxChunk)
 }
 
 // batchSaver is a store that saves several analyses in one transaction
 // (storage.DB); others get them one by one.
 type batchSaver interface {
 	SaveAnalyses(ctx context.Context, as []*Analysis) error
+}
+
+// ledgerPinner is a store whose ledger can be read as it is at one moment
+// (storage.DB): the next chunk is judged while the chunk before it is
+// saved, against the store as it was before that save plus the chunk's
+// analyses, which is what the store says once the save is committed.
+type ledgerPinner interface {
+	PinLedger(ctx context.Context) (LedgerSnapshot, error)
+}
+
+// LedgerSnapshot reads a store's ledger as it was when it was pinned.
+type LedgerSnapshot interface {
+	Ledger(ctx context.Context, hooks, uuids, subjects []string) (Ledger, error)
+	// Close lets the store go on past the moment.
+	Close()
 }
 
 // stopped reports whether stop (nil: never) is closed.
@@ -78,12 +80,36 @@ func stopped(stop <-chan struct{}) bool {
 func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery, stop <-chan struct{}) error {
 	var errs []error
 	backoff := retryMin
+	var ahead *judged // the next chunk, judged while the one before it was saved
 	for len(ds) > 0 {
 		if stopped(stop) {
 			return errors.Join(errs...)
 		}
-		n := chunkLen(ds, e.chunkSize(len(ds)+e.q.len()))
-		saved, chunkErrs := e.analyzeChunk(ctx, ds[:n], stop)
+		var cur judged
+		if ahead != nil && len(ahead.ds) <= len(ds) && ahead.ds[0] == ds[0] {
+			cur = *ahead
+		} else {
+			cur = e.judge(ctx, ds[:chunkLen(ds, e.chunkSize(len(ds)+e.q.len()))], nil, nil)
+		}
+		ahead = nil
+		n := len(cur.ds)
+		var saved int
+		var chunkErrs []error
+		switch {
+		case stopped(stop):
+			return errors.Join(errs...) // a stop before the save leaves the chunk unanalyzed
+		case cur.err != nil:
+			chunkErrs = []error{cur.err}
+		default:
+			next := e.judgeAhead(ctx, ds[n:], cur.recs)
+			var whole bool
+			saved, chunkErrs, whole = e.save(ctx, cur.recs)
+			if next != nil {
+				if j := <-next; whole && j.err == nil {
+					ahead = &j
+				}
+			}
+		}
 		if saved == 0 && len(chunkErrs) > 0 && stop != nil {
 			e.saving.Fail(chunkErrs[0])
 			select {
@@ -107,6 +133,35 @@ func (e *Engine) analyzeBatch(ctx context.Context, ds []*Delivery, stop <-chan s
 		ds = ds[n:]
 	}
 	return errors.Join(errs...)
+}
+
+// judged is a chunk (ds) analyzed and judged against the ledger, not
+// saved: its records, or why they could not be judged.
+type judged struct {
+	ds   []*Delivery
+	recs []*Record
+	err  error
+}
+
+// judgeAhead judges the chunk after before (the first of rest) on its own
+// goroutine while before is being saved, against the ledger pinned now
+// plus before's analyses; nil when the store cannot pin its ledger.
+func (e *Engine) judgeAhead(ctx context.Context, rest []*Delivery, before []*Record) <-chan judged {
+	p, ok := e.store.(ledgerPinner)
+	if _, batches := e.store.(batchSaver); !ok || !batches || len(rest) == 0 {
+		return nil
+	}
+	snap, err := p.PinLedger(ctx)
+	if err != nil {
+		return nil // judged after the save instead
+	}
+	ds := rest[:chunkLen(rest, e.chunkSize(len(rest)+e.q.len()))]
+	out := make(chan judged, 1)
+	go func() {
+		defer snap.Close()
+		out <- e.judge(ctx, ds, snap, before)
+	}()
+	return out
 }
 
 // chunkLen is how many of ds the next chunk takes: up to size, and no
@@ -152,19 +207,18 @@ func (e *Engine) stillUnanalyzed(ctx context.Context, chunk []*Delivery) ([]*Del
 	return out, nil
 }
 
-// analyzeChunk analyzes and saves one chunk and returns how many analyses
-// it saved. A stop before the chunk is saved leaves it unanalyzed.
-func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery, stop <-chan struct{}) (int, []error) {
-	if stopped(stop) {
-		return 0, nil
-	}
+// judge analyzes ds and judges each analysis against the ledger: the
+// store's (snap's when set), then before's analyses (a chunk being saved),
+// then the chunk's earlier ones, so it sees exactly what one-by-one
+// analysis would.
+func (e *Engine) judge(ctx context.Context, ds []*Delivery, snap LedgerSnapshot, before []*Record) judged {
 	as := e.analyzeAll(ctx, ds)
-	if stopped(stop) {
-		return 0, nil
-	}
-	pl, err := e.ledgerFor(ctx, as)
+	pl, err := e.ledgerFor(ctx, snap, as)
 	if err != nil {
-		return 0, []error{fmt.Errorf("analyze deliveries %d to %d: %w", ds[0].ID, ds[len(ds)-1].ID, err)}
+		return judged{ds: ds, err: fmt.Errorf("analyze deliveries %d to %d: %w", ds[0].ID, ds[len(ds)-1].ID, err)}
+	}
+	for _, r := range before {
+		pl.add(r.Delivery, r.Analysis)
 	}
 	recs := make([]*Record, len(ds))
 	for i, d := range ds {
@@ -172,15 +226,24 @@ func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery, stop <-chan s
 		pl.add(d, as[i])
 		recs[i] = &Record{Delivery: d, Analysis: as[i]}
 	}
+	return judged{ds: ds, recs: recs}
+}
+
+// save saves a judged chunk and notifies the subscribers; it returns how
+// many analyses it saved, and whether they were saved whole, in one
+// transaction, as judged.
+func (e *Engine) save(ctx context.Context, recs []*Record) (int, []error, bool) {
 	var errs []error
-	if bs, ok := e.store.(batchSaver); ok && len(as) > 1 {
-		start := time.Now()
+	if bs, ok := e.store.(batchSaver); ok && len(recs) > 1 {
+		as := make([]*Analysis, len(recs))
+		for i, r := range recs {
+			as[i] = r.Analysis
+		}
 		if bs.SaveAnalyses(ctx, as) == nil {
-			e.saveCost.Store(int64(time.Since(start)) / int64(len(as)))
 			for _, r := range recs {
 				e.notify(r)
 			}
-			return len(recs), errs
+			return len(recs), errs, true
 		}
 	}
 	// One by one: a chunk that failed as a whole, or a store without
@@ -207,7 +270,7 @@ func (e *Engine) analyzeChunk(ctx context.Context, ds []*Delivery, stop <-chan s
 		}
 		errs = append(errs, fmt.Errorf("save analysis of delivery %d: %w", r.Delivery.ID, err))
 	}
-	return saved, errs
+	return saved, errs, len(failed) == 0
 }
 
 // analyzeAll analyzes ds on up to GOMAXPROCS goroutines, in ds's order:
@@ -230,9 +293,9 @@ func (e *Engine) analyzeAll(ctx context.Context, ds []*Delivery) []*Analysis {
 	return as
 }
 
-// ledgerFor reads what the store knows of the hooks, event uuids and
-// subjects of as, in one go, for a chunk's pendingLedger.
-func (e *Engine) ledgerFor(ctx context.Context, as []*Analysis) (*pendingLedger, error) {
+// ledgerFor reads what the store (snap, when set) knows of the hooks,
+// event uuids and subjects of as, in one go, for a chunk's pendingLedger.
+func (e *Engine) ledgerFor(ctx context.Context, snap LedgerSnapshot, as []*Analysis) (*pendingLedger, error) {
 	var hooks, uuids, subjects []string
 	for _, a := range as {
 		if a.HookUUID != "" {
@@ -248,7 +311,11 @@ func (e *Engine) ledgerFor(ctx context.Context, as []*Analysis) (*pendingLedger,
 		}
 	}
 	dedupe := func(keys []string) []string { return slices.Compact(slices.Sorted(slices.Values(keys))) }
-	l, err := e.store.Ledger(ctx, dedupe(hooks), dedupe(uuids), dedupe(subjects))
+	read := e.store.Ledger
+	if snap != nil {
+		read = snap.Ledger
+	}
+	l, err := read(ctx, dedupe(hooks), dedupe(uuids), dedupe(subjects))
 	if err != nil {
 		return nil, fmt.Errorf("read the dedupe ledger: %w", err)
 	}

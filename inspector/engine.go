@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -98,9 +97,6 @@ type Engine struct {
 	bodyBudget int64
 	// recovered is the highest id analyzed by recovery from the store.
 	recovered atomic.Int64
-	// saveCost is what the last chunk's save took per delivery, in
-	// nanoseconds (0: none yet): it sizes chunks while deliveries arrive.
-	saveCost atomic.Int64
 	// storing and saving report the store's faults once per change of
 	// state: the receiver's inserts, the analysis' reads and saves.
 	storing, saving fault.State
@@ -661,8 +657,6 @@ type queue struct {
 	bytes int64
 	limit int64
 	kick  chan struct{}
-	// pushed is when the last delivery was queued.
-	pushed time.Time
 }
 
 func (q *queue) push(d *Delivery) {
@@ -675,23 +669,11 @@ func (q *queue) push(d *Delivery) {
 	}
 	q.bytes += int64(len(d.Body))
 	q.items = append(q.items, d)
-	q.pushed = time.Now()
 	q.mu.Unlock()
 	select {
 	case q.kick <- struct{}{}:
 	default:
 	}
-}
-
-// since is how long ago the last delivery was queued (a long time when
-// none was).
-func (q *queue) since() time.Duration {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.pushed.IsZero() {
-		return time.Duration(math.MaxInt64)
-	}
-	return time.Since(q.pushed)
 }
 
 // len is how many deliveries wait in the queue.

@@ -145,10 +145,11 @@ func buildFixture(b *testing.B, db *DB, n int) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	const perTx = 5000
 	for done := 0; done < n; {
+		var rows []analysisRow
 		err := db.write(ctx, func(tx *sql.Tx) error {
-			var rows []analysisRow
-			for k := 0; k < perTx && done < n; k++ {
-				d, a := benchDelivery(r, words, done, start.Add(time.Duration(done)*time.Second))
+			rows = rows[:0]
+			for k := 0; k < perTx && done+k < n; k++ {
+				d, a := benchDelivery(r, words, done+k, start.Add(time.Duration(done+k)*time.Second))
 				p, err := newPendingInsert(d)
 				if err != nil {
 					return err
@@ -161,16 +162,31 @@ func buildFixture(b *testing.B, db *DB, n int) {
 					return err
 				}
 				rows = append(rows, row)
-				done++
 			}
-			return saveAnalysisRows(ctx, tx, db.stmts, rows)
+			return nil
 		})
+		var file string
+		if err == nil {
+			err = db.writeAnalysis(ctx, func(tx *sql.Tx) (err error) {
+				file, err = saveAnalysisRows(ctx, tx, db.astmts, rows)
+				return err
+			})
+		}
+		if err == nil {
+			err = db.write(ctx, func(tx *sql.Tx) error {
+				_, err := markAnalyzed(ctx, tx, db.stmts, rows, file)
+				return err
+			})
+		}
 		if err != nil {
 			b.Fatal(err)
 		}
+		done += len(rows)
 	}
-	if _, err := db.sql.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		b.Fatal(err)
+	for _, h := range []*sql.DB{db.sql, db.an} {
+		if _, err := h.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -347,7 +363,7 @@ func BenchmarkLarge(b *testing.B) {
 		}
 	})
 	var uuid, subject string
-	if err := db.sql.QueryRow(`SELECT uuid, subject FROM events WHERE delivery_id = ?`, mid).Scan(&uuid, &subject); err != nil {
+	if err := db.an.QueryRow(`SELECT uuid, subject FROM events WHERE delivery_id = ?`, mid).Scan(&uuid, &subject); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("LedgerLookups", func(b *testing.B) {

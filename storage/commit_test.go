@@ -121,7 +121,7 @@ func TestSaveAnalysesInGroups(t *testing.T) {
 		}
 		tags = map[string]bool{}
 		var rows int
-		if err := db.sql.QueryRow(`SELECT count(*) FROM events WHERE delivery_id = ?`, id).Scan(&rows); err != nil {
+		if err := db.an.QueryRow(`SELECT count(*) FROM events WHERE delivery_id = ?`, id).Scan(&rows); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range rec.Analysis.Events {

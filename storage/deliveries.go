@@ -179,11 +179,12 @@ func (db *DB) SaveAnalysis(ctx context.Context, a *inspector.Analysis) error {
 	return nil
 }
 
-// SaveAnalyses stores several analyses in one transaction: all, or none
-// when one fails (a missing delivery wraps ErrNotFound). The search
-// entries are written by one statement at the end, so the batch makes one
-// FTS segment, not one per delivery. The commit does not wait for the
-// disk: an analysis a power cut loses is made again at the next start.
+// SaveAnalyses stores several analyses: all, or none when one fails (a
+// missing delivery wraps ErrNotFound). Their rows go to the analysis file
+// in one transaction (the search entries by one statement at the end, so
+// the batch makes one FTS segment), then the log marks the deliveries
+// analyzed with their verdict columns: that commit does not wait for the
+// disk (an analysis a power cut loses is made again at the next start).
 func (db *DB) SaveAnalyses(ctx context.Context, as []*inspector.Analysis) error {
 	// The last analysis of a delivery in the batch wins, as if each were
 	// saved in turn.
@@ -203,8 +204,65 @@ func (db *DB) SaveAnalyses(ctx context.Context, as []*inspector.Analysis) error 
 		ops = append(ops, op)
 	}
 	ctx = context.WithoutCancel(ctx)
-	return db.writeRelaxed(ctx, func(tx *sql.Tx) error {
-		return saveAnalysisRows(ctx, tx, db.rstmts, ops)
+	var file string
+	if err := db.writeAnalysis(ctx, func(tx *sql.Tx) error {
+		var err error
+		file, err = saveAnalysisRows(ctx, tx, db.astmts, ops)
+		return err
+	}); err != nil {
+		return err
+	}
+	var marked int64
+	if err := db.writeRelaxed(ctx, func(tx *sql.Tx) error {
+		var err error
+		marked, err = markAnalyzed(ctx, tx, db.rstmts, ops, file)
+		return err
+	}); err != nil {
+		return err
+	}
+	if marked < int64(len(ops)) {
+		// Deleted since (their rows must go with them), or the analysis
+		// file was reset by another process (the rows are made again).
+		return db.dropUnmarked(ctx, ops)
+	}
+	return nil
+}
+
+// dropUnmarked removes the rows just saved for deliveries the log did not
+// mark analyzed.
+func (db *DB) dropUnmarked(ctx context.Context, ops []analysisRow) error {
+	ids := make([]int64, len(ops))
+	for i, op := range ops {
+		ids[i] = op.id
+	}
+	marked := make(map[int64]bool, len(ids))
+	tx, err := db.an.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := queryGroups(ctx, tx, db.astmts, ids, func(n int) string {
+		return `SELECT id FROM deliveries WHERE id IN (` + placeholders(n) + `) AND analyzed = 1`
+	}, func(rows *sql.Rows) error {
+		var id int64
+		err := rows.Scan(&id)
+		marked[id] = true
+		return err
+	}); err != nil {
+		return err
+	}
+	tx.Rollback()
+	var unmarked []int64
+	for _, id := range ids {
+		if !marked[id] {
+			unmarked = append(unmarked, id)
+		}
+	}
+	if len(unmarked) == 0 {
+		return nil
+	}
+	return db.writeAnalysis(ctx, func(tx *sql.Tx) error {
+		return dropAnalyses(ctx, tx, db.astmts, unmarked)
 	})
 }
 
@@ -214,6 +272,7 @@ func (db *DB) SaveAnalyses(ctx context.Context, as []*inspector.Analysis) error 
 type analysisRow struct {
 	id        int64
 	cols      []any
+	blob      []byte
 	events    [][]any
 	summaries string
 }
@@ -250,75 +309,104 @@ func newAnalysisRow(a *inspector.Analysis) (analysisRow, error) {
 	return analysisRow{
 		id: a.DeliveryID,
 		cols: []any{a.DeliveryID, string(a.Signature.Status), a.Signature.SecretIndex, nullString(a.HookUUID), boolInt(a.Resend), decodeErr,
-			len(a.Events), firstType, firstSummary, a.Duplicates(), boolInt(a.Divergent()), boolInt(outOfOrder), a.ProblemCount(), blob},
+			len(a.Events), firstType, firstSummary, a.Duplicates(), boolInt(a.Divergent()), boolInt(outOfOrder), a.ProblemCount()},
+		blob:      blob,
 		events:    events,
 		summaries: strings.Join(texts, "\n"),
 	}, nil
 }
 
-// saveAnalysisRows writes ops (one per delivery) in tx: the deliveries'
-// analysis columns, their event rows and their search entries, replacing
-// an earlier analysis's. Rows go in multi-row statements (inGroups): one
-// statement per row cost analysis more than the rows themselves.
-func saveAnalysisRows(ctx context.Context, tx *sql.Tx, stmts *stmtCache, ops []analysisRow) error {
+// saveAnalysisRows writes ops (one per delivery) in tx on the analysis
+// file: the analysis JSON, the event rows and the search entries,
+// replacing an earlier analysis's, and returns the file's id. Rows go in
+// multi-row statements (inGroups): one statement per row cost analysis
+// more than the rows themselves.
+func saveAnalysisRows(ctx context.Context, tx *sql.Tx, stmts *stmtCache, ops []analysisRow) (string, error) {
+	var file string
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM analysis_meta WHERE key = 'id'`).Scan(&file); err != nil {
+		return "", fmt.Errorf("read the analysis file's id: %w", err)
+	}
 	ids := make([]int64, len(ops))
 	for i, op := range ops {
 		ids[i] = op.id
 	}
-	analyzed := make(map[int64]bool, len(ops))
+	found := make(map[int64]bool, len(ops))
+	var again []int64
 	err := queryGroups(ctx, tx, stmts, ids, func(n int) string {
-		return `SELECT id, analyzed FROM deliveries WHERE id IN (` + placeholders(n) + `)`
+		return `SELECT d.id, a.delivery_id IS NOT NULL FROM deliveries d LEFT JOIN analyses a ON a.delivery_id = d.id
+			WHERE d.id IN (` + placeholders(n) + `)`
 	}, func(rows *sql.Rows) error {
 		var id int64
-		var done bool
-		err := rows.Scan(&id, &done)
-		analyzed[id] = done
+		var saved bool
+		err := rows.Scan(&id, &saved)
+		found[id] = true
+		if saved {
+			again = append(again, id)
+		}
 		return err
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
-	var again []int64
 	for _, id := range ids {
-		done, ok := analyzed[id]
-		if !ok {
-			return fmt.Errorf("delivery %d: %w", id, ErrNotFound)
-		}
-		if done {
-			again = append(again, id)
+		if !found[id] {
+			return "", fmt.Errorf("delivery %d: %w", id, ErrNotFound)
 		}
 	}
-	for _, table := range []string{"events WHERE delivery_id", "search WHERE rowid"} {
-		if err := execGroups(ctx, tx, stmts, again, func(n int) string {
-			return `DELETE FROM ` + table + ` IN (` + placeholders(n) + `)`
-		}, argsOf[int64]); err != nil {
-			return err
-		}
+	if err := dropAnalyses(ctx, tx, stmts, again); err != nil {
+		return "", err
 	}
-	cols := make([][]any, len(ops))
+	blobs := make([][]any, len(ops))
 	var events [][]any
 	search := make([]searchEntry, len(ops))
 	for i, r := range ops {
-		cols[i] = r.cols
+		blobs[i] = []any{r.id, r.blob}
 		events = append(events, r.events...)
 		search[i] = searchEntry{ID: r.id, Summaries: r.summaries}
 	}
-	if err := execGroups(ctx, tx, stmts, cols, func(n int) string {
-		return `UPDATE deliveries SET analyzed = 1, signature = v.column2, secret_index = v.column3,
-			hook_uuid = v.column4, resend = v.column5, decode_error = v.column6, event_count = v.column7, first_type = v.column8,
-			first_summary = v.column9, duplicates = v.column10, divergent = v.column11, out_of_order = v.column12,
-			problem_count = v.column13, analysis = v.column14
-			FROM (VALUES ` + rowPlaceholders(n, 14) + `) AS v WHERE deliveries.id = v.column1`
+	if err := execGroups(ctx, tx, stmts, blobs, func(n int) string {
+		return `INSERT INTO analyses(delivery_id, analysis) VALUES ` + rowPlaceholders(n, 2)
 	}, flatten); err != nil {
-		return err
+		return "", err
 	}
 	if err := execGroups(ctx, tx, stmts, events, func(n int) string {
 		return `INSERT INTO events(delivery_id, idx, uuid, type, account_id, generated_at,
 			generated_raw, subject, hash, duplicate, divergent, out_of_order, problem_count, summary) VALUES ` + rowPlaceholders(n, 14)
 	}, flatten); err != nil {
-		return err
+		return "", err
 	}
-	return writeSearch(ctx, tx, search)
+	return file, writeSearch(ctx, tx, search)
+}
+
+// markAnalyzed writes the verdict columns of ops' deliveries in tx on the
+// log and marks them analyzed, if the log's analyzed flags still refer to
+// the analysis file (file) their rows were saved in; it returns how many
+// it marked.
+func markAnalyzed(ctx context.Context, tx *sql.Tx, stmts *stmtCache, ops []analysisRow, file string) (int64, error) {
+	var marked int64
+	cols := make([][]any, len(ops))
+	for i, r := range ops {
+		cols[i] = append(r.cols, file)
+	}
+	err := inGroups(cols, func(group [][]any) error {
+		st, err := stmts.inTx(ctx, tx, `UPDATE deliveries SET analyzed = 1, signature = v.column2, secret_index = v.column3,
+			hook_uuid = v.column4, resend = v.column5, decode_error = v.column6, event_count = v.column7, first_type = v.column8,
+			first_summary = v.column9, duplicates = v.column10, divergent = v.column11, out_of_order = v.column12,
+			problem_count = v.column13
+			FROM (VALUES `+rowPlaceholders(len(group), 14)+`) AS v WHERE deliveries.id = v.column1
+			AND v.column14 = (SELECT value FROM kv WHERE key = 'analysis_file')`)
+		if err != nil {
+			return err
+		}
+		res, err := st.ExecContext(ctx, flatten(group)...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		marked += n
+		return err
+	})
+	return marked, err
 }
 
 // maxGroup bounds the rows of one multi-row statement (14 columns x 64
@@ -420,29 +508,39 @@ func writeSearch(ctx context.Context, tx *sql.Tx, es []searchEntry) error {
 // A delivery not analyzed yet gets the columns only; its analysis will
 // compute its own verdict.
 func (db *DB) UpdateSignature(ctx context.Context, id int64, r inspector.SignatureResult) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.writeAnalysis(ctx, func(tx *sql.Tx) error {
 		var blob []byte
-		if err := tx.QueryRowContext(ctx, `SELECT analysis FROM deliveries WHERE id = ?`, id).Scan(&blob); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return ErrNotFound
-			}
+		err := tx.QueryRowContext(ctx, `SELECT analysis FROM analyses WHERE delivery_id = ?`, id).Scan(&blob)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // not analyzed yet
+		}
+		if err != nil {
 			return err
 		}
-		if blob != nil {
-			var a inspector.Analysis
-			if err := json.Unmarshal(blob, &a); err != nil {
-				return fmt.Errorf("decode stored analysis: %w", err)
-			}
-			a.Signature = r
-			var err error
-			if blob, err = json.Marshal(&a); err != nil {
-				return err
-			}
+		var a inspector.Analysis
+		if err := json.Unmarshal(blob, &a); err != nil {
+			return fmt.Errorf("decode stored analysis: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET signature = ?, secret_index = ?, analysis = ? WHERE id = ?`,
-			string(r.Status), r.SecretIndex, blob, id)
+		a.Signature = r
+		if blob, err = json.Marshal(&a); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE analyses SET analysis = ? WHERE delivery_id = ?`, blob, id)
 		return err
 	})
+	if err == nil {
+		err = db.write(ctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, `UPDATE deliveries SET signature = ?, secret_index = ? WHERE id = ?`,
+				string(r.Status), r.SecretIndex, id)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return cmp.Or(err, ErrNotFound)
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("update signature of delivery %d: %w", id, err)
 	}
@@ -452,22 +550,48 @@ func (db *DB) UpdateSignature(ctx context.Context, id int64, r inspector.Signatu
 // Ledger returns what the analyzed deliveries say of these hook uuids,
 // event uuids and subjects (inspector.Store), read in one transaction so
 // the answers are of one moment. Keys go in multi-row statements
-// (inGroups): one query per key was a fifth of analysis's CPU. It reads
-// on the relaxed handle, whose connection analysis saves on: a commit by
-// another connection empties a connection's page cache, its own does not,
-// so the probes find the index pages the last save touched (a backlog of
-// 60,000 was worked off ~8% faster than with reads on the main handle).
+// (inGroups): one query per key was a fifth of analysis's CPU.
 func (db *DB) Ledger(ctx context.Context, hooks, uuids, subjects []string) (inspector.Ledger, error) {
-	l := inspector.Ledger{Hooks: map[string]int64{}, Events: map[string]inspector.EventCopies{}, Subjects: map[string]inspector.SubjectEvent{}}
-	tx, err := db.relaxed.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	snap, err := db.PinLedger(ctx)
 	if err != nil {
-		return l, fmt.Errorf("read the ledger: %w", err)
+		return inspector.Ledger{}, err
 	}
-	defer tx.Rollback()
+	defer snap.Close()
+	return snap.Ledger(ctx, hooks, uuids, subjects)
+}
+
+// PinLedger returns the ledger as it is now (inspector.LedgerSnapshot):
+// one read transaction on both files, its snapshots taken at once.
+func (db *DB) PinLedger(ctx context.Context) (inspector.LedgerSnapshot, error) {
+	tx, err := db.an.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("read the ledger: %w", err)
+	}
+	// A read transaction's snapshot of a file is taken at its first read.
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM analysis_meta), (SELECT count(*) FROM kv)`).Scan(new(int), new(int)); err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("read the ledger: %w", err)
+	}
+	return &ledgerSnapshot{db: db, tx: tx}, nil
+}
+
+// ledgerSnapshot is a pinned read of the ledger.
+type ledgerSnapshot struct {
+	db *DB
+	tx *sql.Tx
+}
+
+// Close ends the read transaction.
+func (s *ledgerSnapshot) Close() { s.tx.Rollback() }
+
+// Ledger answers as Store.Ledger does, from the snapshot.
+func (s *ledgerSnapshot) Ledger(ctx context.Context, hooks, uuids, subjects []string) (inspector.Ledger, error) {
+	l := inspector.Ledger{Hooks: map[string]int64{}, Events: map[string]inspector.EventCopies{}, Subjects: map[string]inspector.SubjectEvent{}}
+	db, tx := s.db, s.tx
 	query := func(keys []string, q func(n int) string, scan func(*sql.Rows) error) error {
-		return queryGroups(ctx, tx, db.rstmts, keys, q, scan)
+		return queryGroups(ctx, tx, db.astmts, keys, q, scan)
 	}
-	err = query(nonEmpty(hooks), func(n int) string {
+	err := query(nonEmpty(hooks), func(n int) string {
 		return `SELECT hook_uuid, min(id) FROM deliveries WHERE hook_uuid IN (` + placeholders(n) + `) GROUP BY hook_uuid`
 	}, func(rows *sql.Rows) error {
 		var hook string
@@ -605,9 +729,15 @@ func deliveryDest(d *inspector.Delivery) ([]any, func()) {
 	}
 }
 
-// recordColumns are the columns scanRecord reads, from deliveries d
-// joined with bodies b.
-const recordColumns = deliveryColumns + `, d.analysis, b.headers, b.body, b.digest`
+// recordColumns are the columns scanRecord reads, from recordTables:
+// deliveries d joined with bodies b and (on the analysis handle) analyses a.
+// plainRecordColumns read a record without its analysis, from deliveries
+// d joined with bodies b on any handle.
+const (
+	recordColumns      = deliveryColumns + `, a.analysis, b.headers, b.body, b.digest`
+	recordTables       = `deliveries d JOIN bodies b ON b.delivery_id = d.id LEFT JOIN analyses a ON a.delivery_id = d.id`
+	plainRecordColumns = deliveryColumns + `, NULL, b.headers, b.body, b.digest`
+)
 
 // scanRecord reads one row of recordColumns (then extra's columns) into a
 // record: the body checked against its digest, the analysis decoded with
@@ -648,8 +778,7 @@ func (db *DB) records(ctx context.Context, ids []int64) ([]*inspector.Record, er
 		return nil, nil
 	}
 	in := placeholders(len(ids))
-	rows, err := db.sql.QueryContext(ctx, `SELECT `+recordColumns+`
-		FROM deliveries d JOIN bodies b ON b.delivery_id = d.id WHERE d.id IN (`+in+`) ORDER BY d.id`, argsOf(ids)...)
+	rows, err := db.an.QueryContext(ctx, `SELECT `+recordColumns+` FROM `+recordTables+` WHERE d.id IN (`+in+`) ORDER BY d.id`, argsOf(ids)...)
 	if err != nil {
 		return nil, err
 	}
@@ -666,10 +795,10 @@ func (db *DB) records(ctx context.Context, ids []int64) ([]*inspector.Record, er
 		return nil, err
 	}
 	rows.Close()
-	if err := fillRelaySeq(ctx, db.sql, recs); err != nil {
+	if err := fillRelaySeq(ctx, db.an, recs); err != nil {
 		return nil, err
 	}
-	return recs, fillGeneratedAt(ctx, db.sql, recs)
+	return recs, fillGeneratedAt(ctx, db.an, recs)
 }
 
 // fillGeneratedAt sets each event's GeneratedAt, which is not part of the
@@ -744,18 +873,18 @@ func fillRaw(a *inspector.Analysis, body []byte) {
 	}
 }
 
-// deleteIDs removes deliveries and everything hanging off them inside tx.
+// deleteIDs removes deliveries and their bodies inside tx, and records
+// them in analysis_gone for sweepGone, which removes their analysis rows
+// once tx is committed.
 func deleteIDs(ctx context.Context, tx *sql.Tx, ids []int64) (int64, error) {
 	in := placeholders(len(ids))
 	args := argsOf(ids)
-	for _, q := range []string{
-		`DELETE FROM events WHERE delivery_id IN (` + in + `)`,
-		`DELETE FROM search WHERE rowid IN (` + in + `)`,
-		`DELETE FROM bodies WHERE delivery_id IN (` + in + `)`,
-	} {
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return 0, err
-		}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM bodies WHERE delivery_id IN (`+in+`)`, args...); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO analysis_gone(delivery_id)
+		SELECT id FROM deliveries WHERE id IN (`+in+`)`, args...); err != nil {
+		return 0, err
 	}
 	res, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE id IN (`+in+`)`, args...)
 	if err != nil {
@@ -781,7 +910,7 @@ func (db *DB) Delete(ctx context.Context, ids ...int64) error {
 		}
 		ids = ids[n:]
 	}
-	return nil
+	return db.sweepGone(ctx)
 }
 
 // Prune deletes the oldest deliveries beyond the newest keep and returns how
@@ -826,7 +955,7 @@ func (db *DB) Prune(ctx context.Context, keep int64) (int64, error) {
 			return total, fmt.Errorf("prune to %d deliveries: %w", keep, err)
 		}
 		if n == 0 {
-			return total, nil
+			return total, db.sweepGone(ctx)
 		}
 	}
 }

@@ -178,8 +178,9 @@ func (db *DB) PendingForwards(ctx context.Context, route string, after int64, li
 	return out, nil
 }
 
-// pendingQuery reads a route's queue: ?1 route, ?2 after, ?3 limit.
-const pendingQuery = `SELECT ` + recordColumns + `,
+// pendingQuery reads a route's queue: ?1 route, ?2 after, ?3 limit. The
+// deliveries come without their analysis: forwarding sends what came.
+const pendingQuery = `SELECT ` + plainRecordColumns + `,
 	(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1),
 	(SELECT count(*) FROM forward_attempts a WHERE a.delivery_id = d.id AND a.route = ?1 AND a.outcome IN ('rejected', 'timeout', 'dropped'))
 	FROM deliveries d JOIN bodies b ON b.delivery_id = d.id

@@ -416,7 +416,7 @@ func (db *DB) List(ctx context.Context, f Filter, limit int) ([]Summary, error) 
 		limit = defaultLimit
 	}
 	ids := idQuery(f, newestFirst, 0, limit)
-	rows, err := db.sql.QueryContext(ctx, `SELECT `+summaryColumns+` FROM deliveries WHERE id IN (`+ids.b.String()+`) ORDER BY id DESC`, ids.args...)
+	rows, err := db.an.QueryContext(ctx, `SELECT `+summaryColumns+` FROM deliveries WHERE id IN (`+ids.b.String()+`) ORDER BY id DESC`, ids.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
@@ -440,7 +440,7 @@ func (db *DB) List(ctx context.Context, f Filter, limit int) ([]Summary, error) 
 func (db *DB) Count(ctx context.Context, f Filter) (int64, error) {
 	var n int64
 	if isZero(f) {
-		if err := db.sql.QueryRowContext(ctx, `SELECT n FROM counters WHERE name = 'deliveries'`).Scan(&n); err != nil {
+		if err := db.an.QueryRowContext(ctx, `SELECT n FROM counters WHERE name = 'deliveries'`).Scan(&n); err != nil {
 			return 0, fmt.Errorf("count deliveries: %w", err)
 		}
 		return n, nil
@@ -450,7 +450,7 @@ func (db *DB) Count(ctx context.Context, f Filter) (int64, error) {
 		return 0, fmt.Errorf("count deliveries: %w", err)
 	}
 	ids := idQueryDriven(f, drv, unordered, 0, -1)
-	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+ids.b.String()+`)`, ids.args...).Scan(&n); err != nil {
+	if err := db.an.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+ids.b.String()+`)`, ids.args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count deliveries: %w", err)
 	}
 	return n, nil
@@ -497,7 +497,7 @@ func (db *DB) countDriver(ctx context.Context, f Filter) (driver, error) {
 	// tells two common filters apart.
 	top := f.BeforeID - 1
 	if f.BeforeID <= 0 {
-		if err := db.sql.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM deliveries`).Scan(&top); err != nil {
+		if err := db.an.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM deliveries`).Scan(&top); err != nil {
 			return 0, err
 		}
 	}
@@ -507,7 +507,7 @@ func (db *DB) countDriver(ctx context.Context, f Filter) (driver, error) {
 		c.only.BeforeID = f.BeforeID
 		q := idQueryDriven(c.only, c.drv, unordered, after, -1)
 		var n int64
-		if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+q.b.String()+`)`, q.args...).Scan(&n); err != nil {
+		if err := db.an.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+q.b.String()+`)`, q.args...).Scan(&n); err != nil {
 			return 0, err
 		}
 		if best < 0 || n < best {
@@ -524,7 +524,7 @@ func isZero(f Filter) bool {
 
 // Stats returns the store-wide totals.
 func (db *DB) Stats(ctx context.Context) (Stats, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT name, n FROM counters`)
+	rows, err := db.an.QueryContext(ctx, `SELECT name, n FROM counters UNION ALL SELECT name, n FROM event_counters`)
 	if err != nil {
 		return Stats{}, fmt.Errorf("read stats: %w", err)
 	}
@@ -558,7 +558,7 @@ func (db *DB) Stats(ctx context.Context) (Stats, error) {
 // EventCopies returns every analyzed delivery that carried the event uuid,
 // oldest first.
 func (db *DB) EventCopies(ctx context.Context, uuid string) ([]EventRef, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT e.delivery_id, e.idx, d.received_at, e.hash, e.duplicate, e.divergent
+	rows, err := db.an.QueryContext(ctx, `SELECT e.delivery_id, e.idx, d.received_at, e.hash, e.duplicate, e.divergent
 		FROM events e JOIN deliveries d ON d.id = e.delivery_id WHERE e.uuid = ? ORDER BY e.delivery_id, e.idx`, uuid)
 	if err != nil {
 		return nil, fmt.Errorf("list copies of event %q: %w", uuid, err)
@@ -591,7 +591,7 @@ func (db *DB) Each(ctx context.Context, f Filter, fn func(*inspector.Record) err
 	var after int64
 	for {
 		ids := idQuery(f, oldestFirst, after, eachBatch)
-		rows, err := db.sql.QueryContext(ctx, ids.b.String(), ids.args...)
+		rows, err := db.an.QueryContext(ctx, ids.b.String(), ids.args...)
 		if err != nil {
 			return fmt.Errorf("walk deliveries: %w", err)
 		}

@@ -30,9 +30,8 @@ var openChecks = []string{
 	`PRAGMA quick_check(kv)`,
 	`PRAGMA quick_check(counters)`,
 	`PRAGMA quick_check(schema_migrations)`,
-	`SELECT count(*), sum(length(d.analysis)), sum(length(b.headers)), count(substr(b.body, -1)), count(b.digest)
+	`SELECT count(*), sum(length(b.headers)), count(substr(b.body, -1)), count(b.digest)
 		FROM (SELECT * FROM deliveries ORDER BY id DESC LIMIT 32) d JOIN bodies b ON b.delivery_id = d.id`,
-	`SELECT count(*), sum(length(summary)) FROM events WHERE delivery_id >= coalesce((SELECT id FROM deliveries ORDER BY id DESC LIMIT 1 OFFSET 32), 0)`,
 	`SELECT count(*) FROM (SELECT id FROM deliveries ORDER BY id LIMIT 32)`,
 	`SELECT count(*) FROM (SELECT delivery_id FROM bodies ORDER BY delivery_id LIMIT 32)`,
 	`SELECT count(*) FROM (SELECT id FROM deliveries INDEXED BY deliveries_signature WHERE signature = '' ORDER BY id DESC LIMIT 32)`,
@@ -40,20 +39,39 @@ var openChecks = []string{
 	`SELECT count(*) FROM (SELECT id FROM deliveries INDEXED BY deliveries_path ORDER BY path DESC, id DESC LIMIT 32)`,
 	`SELECT count(*) FROM (SELECT id FROM deliveries INDEXED BY deliveries_received ORDER BY received_at DESC LIMIT 32)`,
 	`SELECT count(*) FROM (SELECT id FROM deliveries INDEXED BY deliveries_unanalyzed WHERE analyzed = 0 ORDER BY id DESC LIMIT 32)`,
-	`SELECT count(*) FROM (SELECT delivery_id FROM events INDEXED BY events_type ORDER BY type DESC, delivery_id DESC LIMIT 32)`,
-	`SELECT count(*) FROM (SELECT delivery_id FROM events INDEXED BY events_uuid ORDER BY uuid DESC, delivery_id DESC LIMIT 32)`,
 }
 
-// check runs openChecks; damage found wraps ErrDamaged.
+// analysisChecks are openChecks for the analysis file: damage there is
+// not reported but repaired (analysis makes the file again).
+var analysisChecks = []string{
+	`PRAGMA quick_check(analysis_meta)`,
+	`PRAGMA quick_check(event_counters)`,
+	`SELECT count(*), sum(length(analysis)) FROM (SELECT * FROM analyses ORDER BY delivery_id DESC LIMIT 32)`,
+	`SELECT count(*), sum(length(summary)) FROM (SELECT * FROM events ORDER BY delivery_id DESC LIMIT 256)`,
+	`SELECT count(*) FROM (SELECT delivery_id FROM analyses ORDER BY delivery_id LIMIT 32)`,
+	`SELECT count(*) FROM (SELECT delivery_id FROM events INDEXED BY events_type ORDER BY type DESC, delivery_id DESC LIMIT 32)`,
+	`SELECT count(*) FROM (SELECT delivery_id FROM events INDEXED BY events_uuid ORDER BY uuid DESC, delivery_id DESC LIMIT 32)`,
+	`SELECT count(*) FROM (SELECT delivery_id FROM events INDEXED BY events_subject WHERE subject <> '' AND generated_at IS NOT NULL ORDER BY subject DESC, generated_at DESC LIMIT 32)`,
+}
+
+// check runs openChecks on the log; damage found wraps ErrDamaged.
 func (db *DB) check(ctx context.Context) error {
-	for _, q := range openChecks {
-		rows, err := db.sql.QueryContext(ctx, q)
+	if err := checkOn(ctx, db.sql, openChecks); err != nil {
+		return db.damaged(err)
+	}
+	return nil
+}
+
+// checkOn runs checks on h.
+func checkOn(ctx context.Context, h *sql.DB, checks []string) error {
+	for _, q := range checks {
+		rows, err := h.QueryContext(ctx, q)
 		if err == nil {
 			err = drainCheck(rows)
 		}
 		if err != nil {
 			what, _, _ := strings.Cut(strings.Join(strings.Fields(q), " "), " FROM (")
-			return db.damaged(fmt.Errorf("check (%s): %w", what, err))
+			return fmt.Errorf("check (%s): %w", what, err)
 		}
 	}
 	return nil
@@ -128,6 +146,16 @@ func Salvage(ctx context.Context, path string, fn func(*inspector.Record) error)
 	}
 	defer sqlDB.Close()
 	s := &salvager{ctx: ctx, db: sqlDB, fn: fn, rep: &SalvageReport{}}
+	s.columns, s.tables = plainRecordColumns, `deliveries d JOIN bodies b ON b.delivery_id = d.id`
+	// One connection, so the analysis file it attaches (when there is one
+	// and it reads) is there for every query; without, deliveries come
+	// without their analysis.
+	sqlDB.SetMaxOpenConns(1)
+	if _, err := sqlDB.ExecContext(ctx, `ATTACH DATABASE ? AS an`, "file:"+AnalysisPath(path)+"?mode=ro"); err == nil {
+		if sqlDB.QueryRowContext(ctx, `SELECT count(*) FROM an.analyses`).Scan(new(int64)) == nil {
+			s.columns, s.tables = recordColumns, recordTables
+		}
+	}
 	err = s.store()
 	s.flushSkip()
 	if err != nil && !errors.Is(err, errStop) {
@@ -143,11 +171,14 @@ func Salvage(ctx context.Context, path string, fn func(*inspector.Record) error)
 var errStop = errors.New("stopped by the caller")
 
 type salvager struct {
-	ctx  context.Context
-	db   *sql.DB
-	fn   func(*inspector.Record) error
-	rep  *SalvageReport
-	stop error
+	ctx context.Context
+	db  *sql.DB
+	// columns and tables read a record: scanRecord's columns, with the
+	// analysis when the analysis file reads.
+	columns, tables string
+	fn              func(*inspector.Record) error
+	rep             *SalvageReport
+	stop            error
 	// skip is the run of ids being skipped for the same reason.
 	skipFrom, skipTo int64
 	skipWhy          string
@@ -245,7 +276,7 @@ func (s *salvager) highestID() int64 {
 
 // chunk reads up to salvageChunk whole records after id.
 func (s *salvager) chunk(after int64) ([]*inspector.Record, error) {
-	rows, err := s.db.QueryContext(s.ctx, `SELECT `+recordColumns+` FROM deliveries d JOIN bodies b ON b.delivery_id = d.id
+	rows, err := s.db.QueryContext(s.ctx, `SELECT `+s.columns+` FROM `+s.tables+`
 		WHERE d.id > ? ORDER BY d.id LIMIT ?`, after, salvageChunk)
 	if err != nil {
 		return nil, err
@@ -283,7 +314,7 @@ func (s *salvager) chunk(after int64) ([]*inspector.Record, error) {
 // one reads delivery id alone: whole if it can, else as much of it as
 // can be read.
 func (s *salvager) one(id int64) error {
-	rows, err := s.db.QueryContext(s.ctx, `SELECT `+recordColumns+` FROM deliveries d JOIN bodies b ON b.delivery_id = d.id WHERE d.id = ?`, id)
+	rows, err := s.db.QueryContext(s.ctx, `SELECT `+s.columns+` FROM `+s.tables+` WHERE d.id = ?`, id)
 	if err == nil {
 		var r *inspector.Record
 		if rows.Next() {

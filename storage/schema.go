@@ -177,3 +177,20 @@ ALTER TABLE forward_routes ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE forward_routes ADD COLUMN sending INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE forward_routes ADD COLUMN off_at INTEGER NOT NULL DEFAULT 0;
 `
+
+// schemaAnalysisFile is migration 12: what analysis derives (the analysis
+// JSON, the event rows and the full-text index) moves to the analysis
+// file beside the store (analysis.go), so acks never wait for analysis's
+// commits. Nothing is copied: every delivery is set unanalyzed, and
+// analysis makes its rows again in the new file, in id order, with the
+// same verdicts. analysis_gone is where the log records deleted
+// deliveries until their analysis rows are gone too.
+const schemaAnalysisFile = `
+DROP TABLE events;
+DROP TABLE search;
+DELETE FROM counters WHERE name IN ('events', 'duplicates', 'divergent');
+UPDATE deliveries SET analyzed = 0 WHERE analyzed = 1;
+ALTER TABLE deliveries DROP COLUMN analysis;
+CREATE TABLE analysis_gone (delivery_id INTEGER PRIMARY KEY);
+DELETE FROM kv WHERE key = 'analysis_file';
+`

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
@@ -54,7 +55,12 @@ type DB struct {
 	// inserts and records commit the small writes of each handle in
 	// groups (committer).
 	inserts, marks committer
-	logf           func(string, ...any)
+	// an is the analysis file with the log attached (analysis.go): every
+	// read that needs analysis rows, and analysis's writes, after amu.
+	an     *sql.DB
+	astmts *stmtCache
+	amu    sync.Mutex
+	logf   func(string, ...any)
 }
 
 // Options tunes how a store is opened.
@@ -86,6 +92,7 @@ func migrations() []migration {
 		{9, "oauth-scrub", schemaOAuthScrub},
 		{10, "one log: ids from SQLite, forward cursors with leases", schemaOneLog},
 		{11, "relayed deliveries: the relay's stream and sequence", schemaRelayed},
+		{12, "analysis in its own file", schemaAnalysisFile},
 	}
 }
 
@@ -164,6 +171,10 @@ func openTo(path string, o Options, upTo int) (*DB, error) {
 	db.inserts = committer{db: db, h: db.sql}
 	db.marks = committer{db: db, h: db.relaxed}
 	if upTo == 0 {
+		if err := db.openAnalysis(context.Background()); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
 		if err := db.moveLegacyInbox(context.Background()); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -181,13 +192,15 @@ func (db *DB) SQL() *sql.DB { return db.sql }
 
 // Close closes the store. Every write already returned is committed.
 func (db *DB) Close() error {
-	for _, c := range []*stmtCache{db.stmts, db.rstmts} {
+	for _, c := range []*stmtCache{db.stmts, db.rstmts, db.astmts} {
 		if c != nil {
 			c.close()
 		}
 	}
-	if db.relaxed != nil {
-		db.relaxed.Close()
+	for _, h := range []*sql.DB{db.relaxed, db.an} {
+		if h != nil {
+			h.Close()
+		}
 	}
 	if err := db.sql.Close(); err != nil {
 		return fmt.Errorf("close store %s: %w", db.path, err)

@@ -343,7 +343,7 @@ func TestFilters(t *testing.T) {
 					continue
 				}
 				q := idQueryDriven(tt.f, drv, newestFirst, 0, 50)
-				rows, err := db.SQL().Query(q.b.String(), q.args...)
+				rows, err := db.an.Query(q.b.String(), q.args...)
 				if err != nil {
 					t.Fatalf("driver %d: %v", drv, err)
 				}
@@ -805,7 +805,7 @@ func TestQueryPlans(t *testing.T) {
 	fullScan := map[string]bool{"SCAN d": true, "SCAN deliveries": true, "SCAN e": true, "SCAN events": true, "SCAN b": true, "SCAN bodies": true}
 	for _, f := range filters {
 		ids := idQuery(f, newestFirst, 0, 50)
-		rows, err := db.SQL().Query(`EXPLAIN QUERY PLAN SELECT `+summaryColumns+` FROM deliveries WHERE id IN (`+ids.b.String()+`) ORDER BY id DESC`, ids.args...)
+		rows, err := db.an.Query(`EXPLAIN QUERY PLAN SELECT `+summaryColumns+` FROM deliveries WHERE id IN (`+ids.b.String()+`) ORDER BY id DESC`, ids.args...)
 		if err != nil {
 			t.Fatalf("%+v: %v", f, err)
 		}

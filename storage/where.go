@@ -111,7 +111,7 @@ func (db *DB) EachNarrowed(ctx context.Context, q rules.Query, fn func(*rules.In
 }
 
 func (db *DB) queryIDs(ctx context.Context, q *query) ([]int64, error) {
-	rows, err := db.sql.QueryContext(ctx, q.b.String(), q.args...)
+	rows, err := db.an.QueryContext(ctx, q.b.String(), q.args...)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (db *DB) queryIDs(ctx context.Context, q *query) ([]int64, error) {
 
 // hookIDs returns the ids of the deliveries that carried these hook uuids.
 func (db *DB) hookIDs(ctx context.Context, hooks []string) ([]int64, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM deliveries INDEXED BY deliveries_hook WHERE hook_uuid IN (`+placeholders(len(hooks))+`) ORDER BY id`, argsOf(hooks)...)
+	rows, err := db.an.QueryContext(ctx, `SELECT id FROM deliveries INDEXED BY deliveries_hook WHERE hook_uuid IN (`+placeholders(len(hooks))+`) ORDER BY id`, argsOf(hooks)...)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (db *DB) loadNarrowed(ctx context.Context, ids []int64, n rules.Narrowing, 
 		q.add(` AND d.hook_uuid IN (`+placeholders(len(n.HookUUIDs))+`)`, argsOf(n.HookUUIDs)...)
 	}
 	q.add(` ORDER BY d.id`)
-	rows, err := db.sql.QueryContext(ctx, q.b.String(), q.args...)
+	rows, err := db.an.QueryContext(ctx, q.b.String(), q.args...)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ func (db *DB) loadBodies(ctx context.Context, ids []int64, byID map[int64]*rules
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, headers, body FROM bodies WHERE delivery_id IN (`+placeholders(len(ids))+`)`, argsOf(ids)...)
+	rows, err := db.an.QueryContext(ctx, `SELECT delivery_id, headers, body FROM bodies WHERE delivery_id IN (`+placeholders(len(ids))+`)`, argsOf(ids)...)
 	if err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (db *DB) loadBodies(ctx context.Context, ids []int64, byID map[int64]*rules
 
 // loadHeaders reads the headers of ids without their bodies.
 func (db *DB) loadHeaders(ctx context.Context, ids []int64, byID map[int64]*rules.Input) error {
-	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, headers FROM bodies WHERE delivery_id IN (`+placeholders(len(ids))+`)`, argsOf(ids)...)
+	rows, err := db.an.QueryContext(ctx, `SELECT delivery_id, headers FROM bodies WHERE delivery_id IN (`+placeholders(len(ids))+`)`, argsOf(ids)...)
 	if err != nil {
 		return err
 	}
@@ -278,7 +278,7 @@ func (db *DB) loadHeaders(ctx context.Context, ids []int64, byID map[int64]*rule
 
 // loadEvents fills the partial analyses' events from the events table.
 func (db *DB) loadEvents(ctx context.Context, ids []int64, byID map[int64]*rules.Input) error {
-	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, idx, uuid, type, account_id, generated_at, generated_raw, duplicate, divergent, summary
+	rows, err := db.an.QueryContext(ctx, `SELECT delivery_id, idx, uuid, type, account_id, generated_at, generated_raw, duplicate, divergent, summary
 		FROM events WHERE delivery_id IN (`+placeholders(len(ids))+`) ORDER BY delivery_id, idx`, argsOf(ids)...)
 	if err != nil {
 		return err
@@ -303,7 +303,7 @@ func (db *DB) loadEvents(ctx context.Context, ids []int64, byID map[int64]*rules
 
 // loadAnalyses replaces the partial analyses with the stored ones.
 func (db *DB) loadAnalyses(ctx context.Context, ids []int64, byID map[int64]*rules.Input) error {
-	rows, err := db.sql.QueryContext(ctx, `SELECT id, analysis FROM deliveries WHERE id IN (`+placeholders(len(ids))+`) AND analysis IS NOT NULL`, argsOf(ids)...)
+	rows, err := db.an.QueryContext(ctx, `SELECT delivery_id, analysis FROM analyses WHERE delivery_id IN (`+placeholders(len(ids))+`)`, argsOf(ids)...)
 	if err != nil {
 		return err
 	}
@@ -329,14 +329,14 @@ func (db *DB) loadAnalyses(ctx context.Context, ids []int64, byID map[int64]*rul
 		return err
 	}
 	rows.Close()
-	return fillGeneratedAt(ctx, db.sql, recs)
+	return fillGeneratedAt(ctx, db.an, recs)
 }
 
 // loadForward sets each delivery's latest attempt per route.
 func (db *DB) loadForward(ctx context.Context, ids []int64, byID map[int64]*rules.Input) error {
 	// SQLite takes the bare columns of a max() aggregate from the row
 	// holding the maximum: status and outcome are the latest attempt's.
-	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, route, count(*), max(id), status, outcome, max(final)
+	rows, err := db.an.QueryContext(ctx, `SELECT delivery_id, route, count(*), max(id), status, outcome, max(final)
 		FROM forward_attempts WHERE delivery_id IN (`+placeholders(len(ids))+`) GROUP BY delivery_id, route ORDER BY delivery_id, route`, argsOf(ids)...)
 	if err != nil {
 		return err
@@ -360,7 +360,7 @@ var _ rules.AttemptSource = (*DB)(nil)
 // HookAttempts calls fn with each hook uuid of the deliveries received
 // since since, and how many deliveries carried it (rules.AttemptSource).
 func (db *DB) HookAttempts(ctx context.Context, since time.Time, fn func(hook string, n int) error) error {
-	rows, err := db.sql.QueryContext(ctx, `SELECT hook_uuid, count(*) FROM deliveries INDEXED BY deliveries_received
+	rows, err := db.an.QueryContext(ctx, `SELECT hook_uuid, count(*) FROM deliveries INDEXED BY deliveries_received
 		WHERE received_at >= ? AND hook_uuid IS NOT NULL GROUP BY hook_uuid`, nanos(since))
 	if err != nil {
 		return fmt.Errorf("count attempts per message: %w", err)
@@ -386,7 +386,7 @@ func (db *DB) EventTypes(ctx context.Context, ids []int64) (map[int64][]string, 
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT delivery_id, type FROM events WHERE delivery_id IN (`+placeholders(len(ids))+`) ORDER BY delivery_id, idx`, argsOf(ids)...)
+	rows, err := db.an.QueryContext(ctx, `SELECT delivery_id, type FROM events WHERE delivery_id IN (`+placeholders(len(ids))+`) ORDER BY delivery_id, idx`, argsOf(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("read event types: %w", err)
 	}

@@ -388,8 +388,8 @@ func TestLoopbackByDefault(t *testing.T) {
 	})
 }
 
-// TestStoreFilesPrivate: the store and its WAL side files are 0600 once
-// listen has written to them, whatever the umask.
+// TestStoreFilesPrivate: the store, its analysis file and their WAL side
+// files are 0600 once listen has written to them, whatever the umask.
 func TestStoreFilesPrivate(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "p.db")
 	out, errOut := &outBuf{}, &outBuf{}
@@ -409,10 +409,11 @@ func TestStoreFilesPrivate(t *testing.T) {
 	}
 	resp.Body.Close()
 	out.wait(t, "delivery_id")
-	// Nothing but the store and its WAL side files is written beside it.
+	// Nothing but the store, its analysis file and their WAL side files
+	// is written beside it.
 	files, _ := filepath.Glob(db + "*")
 	slices.Sort(files)
-	if want := []string{db, db + "-shm", db + "-wal"}; !slices.Equal(files, want) {
+	if want := []string{db, db + "-analysis", db + "-analysis-shm", db + "-analysis-wal", db + "-shm", db + "-wal"}; !slices.Equal(files, want) {
 		t.Errorf("files beside the store: %v, want %v", files, want)
 	}
 	for _, p := range files {
