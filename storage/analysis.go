@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	sqldriver "database/sql/driver"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -107,15 +106,7 @@ func (c attachConnector) Driver() sqldriver.Driver { return c.driver }
 // it with the log, and removes the rows of deliveries deleted meanwhile.
 func (db *DB) openAnalysis(ctx context.Context) error {
 	path := AnalysisPath(db.path)
-	h, err := db.openAnalysisHandle(path)
-	if err == nil {
-		if err = checkOn(ctx, h, analysisChecks); err == nil {
-			err = db.reconcileAnalysis(ctx, h)
-		}
-		if err != nil {
-			h.Close()
-		}
-	}
+	h, err := db.openCheckedAnalysis(ctx, path)
 	if err != nil {
 		if !errors.Is(db.damaged(err), ErrDamaged) {
 			return fmt.Errorf("open analysis file %s: %w", path, err)
@@ -127,17 +118,29 @@ func (db *DB) openAnalysis(ctx context.Context) error {
 				return fmt.Errorf("remove damaged analysis file: %w", err)
 			}
 		}
-		if h, err = db.openAnalysisHandle(path); err == nil {
-			if err = db.reconcileAnalysis(ctx, h); err != nil {
-				h.Close()
-			}
-		}
-		if err != nil {
+		if h, err = db.openCheckedAnalysis(ctx, path); err != nil {
 			return fmt.Errorf("open analysis file %s: %w", path, err)
 		}
 	}
 	db.an, db.astmts = h, newStmtCache(h)
 	return db.sweepGone(ctx)
+}
+
+// openCheckedAnalysis opens the analysis file at path, checks it for
+// damage and reconciles it with the log.
+func (db *DB) openCheckedAnalysis(ctx context.Context, path string) (*sql.DB, error) {
+	h, err := db.openAnalysisHandle(path)
+	if err != nil {
+		return nil, err
+	}
+	if err = checkOn(ctx, h, analysisChecks); err == nil {
+		err = db.reconcileAnalysis(ctx, h)
+	}
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
 }
 
 // openAnalysisHandle opens the handle (0600 from the first byte, like the
@@ -178,17 +181,16 @@ func (db *DB) openAnalysisHandle(path string) (*sql.DB, error) {
 // delivery is set unanalyzed, while the file's write lock is held (so a
 // second process opening the store waits, then finds it done).
 func (db *DB) reconcileAnalysis(ctx context.Context, h *sql.DB) error {
+	// ids reads the file's id and the one the log refers to.
 	var mine, logs string
-	read := func(q *sql.DB) error {
-		err := q.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM analysis_meta WHERE key = 'id'), ''),
+	ids := func(q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}) error {
+		return q.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM analysis_meta WHERE key = 'id'), ''),
 			coalesce((SELECT value FROM log.kv WHERE key = 'analysis_file'), '')`).Scan(&mine, &logs)
-		return err
 	}
-	if err := read(h); err != nil {
+	if err := ids(h); err != nil || (mine != "" && mine == logs) {
 		return err
-	}
-	if mine != "" && mine == logs {
-		return nil
 	}
 	conn, err := h.Conn(ctx)
 	if err != nil {
@@ -203,21 +205,15 @@ func (db *DB) reconcileAnalysis(ctx context.Context, h *sql.DB) error {
 	if _, err := conn.ExecContext(ctx, takeAnalysisLock); err != nil {
 		return err
 	}
-	if err := conn.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM analysis_meta WHERE key = 'id'), ''),
-		coalesce((SELECT value FROM log.kv WHERE key = 'analysis_file'), '')`).Scan(&mine, &logs); err != nil {
+	if err := ids(conn); err != nil || (mine != "" && mine == logs) {
 		return err
-	}
-	if mine != "" && mine == logs {
-		return nil
 	}
 	for _, table := range analysisTables {
 		if _, err := conn.ExecContext(ctx, `DELETE FROM `+strings.Fields(table)[0]); err != nil {
 			return err
 		}
 	}
-	var b [16]byte
-	rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
+	id := rand.Text()
 	if _, err := conn.ExecContext(ctx, `INSERT OR REPLACE INTO analysis_meta(key, value) VALUES ('id', ?)`, id); err != nil {
 		return err
 	}

@@ -212,7 +212,7 @@ func (db *DB) SaveAnalyses(ctx context.Context, as []*inspector.Analysis) error 
 	}); err != nil {
 		return err
 	}
-	var marked int64
+	var marked map[int64]bool
 	if err := db.writeRelaxed(ctx, func(tx *sql.Tx) error {
 		var err error
 		marked, err = markAnalyzed(ctx, tx, db.rstmts, ops, file)
@@ -220,42 +220,13 @@ func (db *DB) SaveAnalyses(ctx context.Context, as []*inspector.Analysis) error 
 	}); err != nil {
 		return err
 	}
-	if marked < int64(len(ops)) {
-		// Deleted since (their rows must go with them), or the analysis
-		// file was reset by another process (the rows are made again).
-		return db.dropUnmarked(ctx, ops)
-	}
-	return nil
-}
-
-// dropUnmarked removes the rows just saved for deliveries the log did not
-// mark analyzed.
-func (db *DB) dropUnmarked(ctx context.Context, ops []analysisRow) error {
-	ids := make([]int64, len(ops))
-	for i, op := range ops {
-		ids[i] = op.id
-	}
-	marked := make(map[int64]bool, len(ids))
-	tx, err := db.an.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := queryGroups(ctx, tx, db.astmts, ids, func(n int) string {
-		return `SELECT id FROM deliveries WHERE id IN (` + placeholders(n) + `) AND analyzed = 1`
-	}, func(rows *sql.Rows) error {
-		var id int64
-		err := rows.Scan(&id)
-		marked[id] = true
-		return err
-	}); err != nil {
-		return err
-	}
-	tx.Rollback()
+	// Rows of deliveries the log did not mark go: deleted since, or the
+	// analysis file was made again by another process (they are analyzed
+	// again into it).
 	var unmarked []int64
-	for _, id := range ids {
-		if !marked[id] {
-			unmarked = append(unmarked, id)
+	for _, op := range ops {
+		if !marked[op.id] {
+			unmarked = append(unmarked, op.id)
 		}
 	}
 	if len(unmarked) == 0 {
@@ -380,10 +351,10 @@ func saveAnalysisRows(ctx context.Context, tx *sql.Tx, stmts *stmtCache, ops []a
 
 // markAnalyzed writes the verdict columns of ops' deliveries in tx on the
 // log and marks them analyzed, if the log's analyzed flags still refer to
-// the analysis file (file) their rows were saved in; it returns how many
+// the analysis file (file) their rows were saved in; it returns the ids
 // it marked.
-func markAnalyzed(ctx context.Context, tx *sql.Tx, stmts *stmtCache, ops []analysisRow, file string) (int64, error) {
-	var marked int64
+func markAnalyzed(ctx context.Context, tx *sql.Tx, stmts *stmtCache, ops []analysisRow, file string) (map[int64]bool, error) {
+	marked := make(map[int64]bool, len(ops))
 	cols := make([][]any, len(ops))
 	for i, r := range ops {
 		cols[i] = append(r.cols, file)
@@ -394,16 +365,18 @@ func markAnalyzed(ctx context.Context, tx *sql.Tx, stmts *stmtCache, ops []analy
 			first_summary = v.column9, duplicates = v.column10, divergent = v.column11, out_of_order = v.column12,
 			problem_count = v.column13
 			FROM (VALUES `+rowPlaceholders(len(group), 14)+`) AS v WHERE deliveries.id = v.column1
-			AND v.column14 = (SELECT value FROM kv WHERE key = 'analysis_file')`)
+			AND v.column14 = (SELECT value FROM kv WHERE key = 'analysis_file') RETURNING deliveries.id`)
 		if err != nil {
 			return err
 		}
-		res, err := st.ExecContext(ctx, flatten(group)...)
+		rows, err := st.QueryContext(ctx, flatten(group)...)
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		marked += n
+		ids, err := scanIDs(rows)
+		for _, id := range ids {
+			marked[id] = true
+		}
 		return err
 	})
 	return marked, err
