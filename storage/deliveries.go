@@ -704,11 +704,14 @@ func deliveryDest(d *inspector.Delivery) ([]any, func()) {
 
 // recordColumns are the columns scanRecord reads, from recordTables:
 // deliveries d joined with bodies b and (on the analysis handle) analyses a.
+// A delivery shows its analysis once the log marks it analyzed, with the
+// verdict columns (hook, signature) other reads take from the log: the
+// rows are saved just before that mark.
 // plainRecordColumns read a record without its analysis, from deliveries
 // d joined with bodies b on any handle.
 const (
 	recordColumns      = deliveryColumns + `, a.analysis, b.headers, b.body, b.digest`
-	recordTables       = `deliveries d JOIN bodies b ON b.delivery_id = d.id LEFT JOIN analyses a ON a.delivery_id = d.id`
+	recordTables       = `deliveries d JOIN bodies b ON b.delivery_id = d.id LEFT JOIN analyses a ON a.delivery_id = d.id AND d.analyzed = 1`
 	plainRecordColumns = deliveryColumns + `, NULL, b.headers, b.body, b.digest`
 )
 

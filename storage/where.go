@@ -303,7 +303,7 @@ func (db *DB) loadEvents(ctx context.Context, ids []int64, byID map[int64]*rules
 
 // loadAnalyses replaces the partial analyses with the stored ones.
 func (db *DB) loadAnalyses(ctx context.Context, ids []int64, byID map[int64]*rules.Input) error {
-	rows, err := db.an.QueryContext(ctx, `SELECT delivery_id, analysis FROM analyses WHERE delivery_id IN (`+placeholders(len(ids))+`)`, argsOf(ids)...)
+	rows, err := db.an.QueryContext(ctx, `SELECT a.delivery_id, a.analysis FROM analyses a JOIN deliveries d ON d.id = a.delivery_id AND d.analyzed = 1 WHERE a.delivery_id IN (`+placeholders(len(ids))+`)`, argsOf(ids)...)
 	if err != nil {
 		return err
 	}
