@@ -18,14 +18,15 @@ import (
 // ledger's indexes, and the full-text index. It has a write lock and a
 // WAL of its own, so the receiver's commits never wait for analysis's
 // (which write several times the pages of an ack) nor flush its pages
-// with their fsync: acks at 1,000/s went from a p99 of 31 ms to 9 ms.
+// with their fsync.
 //
 // Invariants:
 //   - It can always be rebuilt from the log: the log's analyzed flag
 //     says which deliveries have analysis rows, and only for the analysis
 //     file whose id the log records (kv analysis_file). A missing,
-//     foreign or damaged file gets a new id, so the log sets every
-//     delivery unanalyzed and analysis makes the rows again.
+//     foreign or damaged file, or one of another layout
+//     (analysisLayout), gets a new id, so the log sets every delivery
+//     unanalyzed and analysis makes the rows again.
 //   - Rows are written before the log marks their deliveries analyzed
 //     (SaveAnalyses), with a full fsync, so a crash or a power cut leaves
 //     rows without the mark (made again), never the mark without rows.
@@ -64,7 +65,7 @@ CREATE TABLE IF NOT EXISTS events (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS events_uuid    ON events(uuid, delivery_id);
 CREATE INDEX IF NOT EXISTS events_type    ON events(type, delivery_id);
-CREATE INDEX IF NOT EXISTS events_subject ON events(subject, generated_at) WHERE subject <> '' AND generated_at IS NOT NULL;
+DROP INDEX IF EXISTS main.events_subject;
 CREATE VIRTUAL TABLE IF NOT EXISTS search USING fts5(body, summaries, content='', contentless_delete=1);
 CREATE TABLE IF NOT EXISTS event_counters (
 	name TEXT PRIMARY KEY,
@@ -81,7 +82,37 @@ CREATE TRIGGER IF NOT EXISTS events_count_delete AFTER DELETE ON events BEGIN
 	UPDATE event_counters SET n = n - 1 WHERE name = 'duplicates' AND old.duplicate <> 0;
 	UPDATE event_counters SET n = n - 1 WHERE name = 'divergent' AND old.divergent <> 0;
 END;
+CREATE TABLE IF NOT EXISTS subject_latest (
+	subject      TEXT    PRIMARY KEY,
+	generated_at INTEGER NOT NULL,
+	delivery_id  INTEGER NOT NULL,
+	idx          INTEGER NOT NULL,
+	uuid         TEXT    NOT NULL
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS subject_latest_insert AFTER INSERT ON events
+WHEN new.subject <> '' AND new.generated_at IS NOT NULL BEGIN
+	INSERT INTO subject_latest VALUES (new.subject, new.generated_at, new.delivery_id, new.idx, new.uuid)
+	ON CONFLICT(subject) DO UPDATE SET generated_at = excluded.generated_at,
+		delivery_id = excluded.delivery_id, idx = excluded.idx, uuid = excluded.uuid
+	WHERE excluded.generated_at > generated_at
+		OR (excluded.generated_at = generated_at AND (excluded.delivery_id, excluded.idx) < (delivery_id, idx));
+END;
+CREATE TRIGGER IF NOT EXISTS subject_latest_delete AFTER DELETE ON events
+WHEN old.subject <> '' BEGIN
+	DELETE FROM subject_latest WHERE subject = old.subject AND delivery_id = old.delivery_id AND idx = old.idx;
+END;
 `
+
+// analysisLayout names the analysis file's tables as schemaAnalysis
+// makes them; a file of another layout is made again (reconcileAnalysis).
+// Layout 2 keeps the ledger's latest event per subject in subject_latest,
+// kept by triggers on events: one row per subject, where an index over
+// every event's subject made each saved event write a random page. The
+// first stored of equal times is the latest, as in the inspector's
+// pending ledger. Deleting the latest event forgets its subject: an
+// older event about it still stored no longer counts for order, which
+// only matters after a user deletes a delivery in the middle.
+const analysisLayout = "2"
 
 // analysisTables are the analysis file's tables of rows (their delivery
 // id column), emptied when the file is reset.
@@ -160,8 +191,7 @@ func (db *DB) openAnalysisHandle(path string) (*sql.DB, error) {
 	// Deferred transactions: a write takes the lock of the file it writes
 	// (analysis writes only this one), a read takes none. SQLite's
 	// autocheckpoint runs every 8,000 WAL pages rather than 1,000: the
-	// random index pages several chunks touch are copied back once (a
-	// backlog after 30 s at 2,000/s was a third smaller).
+	// random index pages several chunks touch are copied back once.
 	h := sql.OpenDB(attachConnector{driver: d, dsn: strings.Replace(dsn(path, "FULL"), "_txlock=immediate", "_txlock=deferred&_pragma=wal_autocheckpoint(8000)", 1)})
 	h.SetMaxIdleConns(8)
 	if _, err := h.Exec(schemaAnalysis); err != nil {
@@ -186,8 +216,9 @@ func (db *DB) reconcileAnalysis(ctx context.Context, h *sql.DB) error {
 	ids := func(q interface {
 		QueryRowContext(context.Context, string, ...any) *sql.Row
 	}) error {
-		return q.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM analysis_meta WHERE key = 'id'), ''),
-			coalesce((SELECT value FROM log.kv WHERE key = 'analysis_file'), '')`).Scan(&mine, &logs)
+		return q.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM analysis_meta WHERE key = 'id'
+				AND (SELECT value FROM analysis_meta WHERE key = 'layout') = ?), ''),
+			coalesce((SELECT value FROM log.kv WHERE key = 'analysis_file'), '')`, analysisLayout).Scan(&mine, &logs)
 	}
 	if err := ids(h); err != nil || (mine != "" && mine == logs) {
 		return err
@@ -214,7 +245,7 @@ func (db *DB) reconcileAnalysis(ctx context.Context, h *sql.DB) error {
 		}
 	}
 	id := rand.Text()
-	if _, err := conn.ExecContext(ctx, `INSERT OR REPLACE INTO analysis_meta(key, value) VALUES ('id', ?)`, id); err != nil {
+	if _, err := conn.ExecContext(ctx, `INSERT OR REPLACE INTO analysis_meta(key, value) VALUES ('id', ?), ('layout', ?)`, id, analysisLayout); err != nil {
 		return err
 	}
 	// The log forgets what was analyzed before the file's rows are gone
@@ -237,7 +268,7 @@ func (db *DB) reconcileAnalysis(ctx context.Context, h *sql.DB) error {
 		return err
 	}
 	if mine != "" || logs != "" {
-		db.logf("analysis is made again for every stored delivery (the analysis file %s did not belong to this store)", AnalysisPath(db.path))
+		db.logf("analysis is made again for every stored delivery (the analysis file %s belonged to another store or an older version)", AnalysisPath(db.path))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -98,7 +99,19 @@ func TestAnalysisFileMadeAgain(t *testing.T) {
 			if err := os.WriteFile(path, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}, "did not belong to this store"},
+		}, "belonged to another store or an older version"},
+		{"an older layout's", func(t *testing.T, path string) {
+			// Layout 1 had no layout row and an index over every event's subject.
+			old, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer old.Close()
+			if _, err := old.Exec(`DELETE FROM analysis_meta WHERE key = 'layout';
+				CREATE INDEX events_subject ON events(subject, generated_at) WHERE subject <> '' AND generated_at IS NOT NULL`); err != nil {
+				t.Fatal(err)
+			}
+		}, "belonged to another store or an older version"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "h.db")
@@ -127,6 +140,10 @@ func TestAnalysisFileMadeAgain(t *testing.T) {
 			}
 			if s, _ := db.Stats(ctx); s.Events != 0 {
 				t.Errorf("Stats.Events = %d, want 0", s.Events)
+			}
+			var oldIndex int
+			if err := db.an.QueryRowContext(ctx, `SELECT count(*) FROM main.sqlite_schema WHERE name = 'events_subject'`).Scan(&oldIndex); err != nil || oldIndex != 0 {
+				t.Errorf("layout 1's subject index left: %d, %v", oldIndex, err)
 			}
 			if tc.report != "" && !strings.Contains(strings.Join(logged, "\n"), tc.report) {
 				t.Errorf("reported %q, want %q", logged, tc.report)

@@ -598,8 +598,7 @@ func (s *ledgerSnapshot) Ledger(ctx context.Context, hooks, uuids, subjects []st
 	}
 	// Events whose generated_at did not parse do not count for order.
 	err = query(nonEmpty(subjects), func(n int) string {
-		return `SELECT subject, uuid, max(generated_at) FROM events
-			WHERE subject IN (` + placeholders(n) + `) AND subject <> '' AND generated_at IS NOT NULL GROUP BY subject`
+		return `SELECT subject, uuid, generated_at FROM subject_latest WHERE subject IN (` + placeholders(n) + `)`
 	}, func(rows *sql.Rows) error {
 		var subject string
 		var e inspector.SubjectEvent

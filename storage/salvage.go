@@ -51,7 +51,7 @@ var analysisChecks = []string{
 	`SELECT count(*) FROM (SELECT delivery_id FROM analyses ORDER BY delivery_id LIMIT 32)`,
 	`SELECT count(*) FROM (SELECT delivery_id FROM events INDEXED BY events_type ORDER BY type DESC, delivery_id DESC LIMIT 32)`,
 	`SELECT count(*) FROM (SELECT delivery_id FROM events INDEXED BY events_uuid ORDER BY uuid DESC, delivery_id DESC LIMIT 32)`,
-	`SELECT count(*) FROM (SELECT delivery_id FROM events INDEXED BY events_subject WHERE subject <> '' AND generated_at IS NOT NULL ORDER BY subject DESC, generated_at DESC LIMIT 32)`,
+	`SELECT count(*), sum(length(uuid)) FROM (SELECT * FROM subject_latest ORDER BY subject DESC LIMIT 32)`,
 }
 
 // check runs openChecks on the log; damage found wraps ErrDamaged.

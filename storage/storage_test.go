@@ -479,6 +479,39 @@ func TestLedgerLookups(t *testing.T) {
 		t.Fatalf("Ledger events = %+v", l.Events)
 	}
 
+	// The latest event about a subject is the first stored of equal
+	// times (as the inspector's pending ledger has it), across
+	// deliveries and within one.
+	var ties []*inspector.Analysis
+	for _, uuids := range [][]string{{"tie-1", "tie-2"}, {"tie-3"}} {
+		var evs []event
+		for _, u := range uuids {
+			evs = append(evs, event{uuid: u, typ: "media.updated", subject: "media:tie", gen: t0.Add(time.Hour)})
+		}
+		ties = append(ties, analysis(insert(t, db, delivery(9, "{}")), inspector.SignatureValid, "", evs...))
+	}
+	latest := func() string {
+		t.Helper()
+		l, err := db.Ledger(ctx, nil, nil, []string{"media:tie", "media:tie"})
+		if err != nil || len(l.Subjects) > 1 {
+			t.Fatalf("Ledger subjects = %+v, %v", l.Subjects, err)
+		}
+		return l.Subjects["media:tie"].UUID
+	}
+	save(t, db, ties[1])
+	save(t, db, ties[0]) // stored later, but the lower delivery
+	save(t, db, ties[0]) // an analysis replaced keeps its place
+	if got := latest(); got != "tie-1" {
+		t.Fatalf("latest of equal times = %q, want tie-1", got)
+	}
+	// Deleting the latest event forgets the subject (analysisLayout).
+	if err := db.Delete(ctx, ties[0].DeliveryID); err != nil {
+		t.Fatal(err)
+	}
+	if got := latest(); got != "" {
+		t.Fatalf("latest after its delivery was deleted = %q, want the subject forgotten", got)
+	}
+
 	refs, err := db.EventCopies(ctx, "e2")
 	if err != nil {
 		t.Fatal(err)
